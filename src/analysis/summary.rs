@@ -1,0 +1,159 @@
+//! The ingest summary: files, ranks, time window, events per category and per device stream,
+//! table sizes. Every duration is integer nanoseconds; shares say their denominator.
+
+use crate::model::{Category, Tables, ThreadId};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FileSummary {
+    pub path: String,
+    pub format: &'static str,
+    pub size_bytes: u64,
+    pub parsed_bytes: u64,
+    pub gzip: bool,
+    /// -1 when unknown.
+    pub rank: i32,
+    pub events: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CategorySummary {
+    pub category: &'static str,
+    pub events: u64,
+    /// Sum of event durations (overlaps counted each time).
+    pub dur_ns_sum: i64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StreamSummary {
+    pub file: String,
+    pub rank: i32,
+    pub process: String,
+    pub device_id: i32,
+    /// Physical stream id (Ascend Hardware / Kineto device tracks).
+    pub stream: i64,
+    pub thread_name: String,
+    pub events: u64,
+    /// Sum of durations of the stream's events.
+    pub dur_ns_sum: i64,
+    /// Events per category on this stream.
+    pub by_category: BTreeMap<&'static str, u64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TimeWindow {
+    /// Earliest event start, ns (in the file's own clock).
+    pub start_ns: i64,
+    /// Latest event end, ns.
+    pub end_ns: i64,
+    pub duration_ns: i64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub files: Vec<FileSummary>,
+    /// Distinct known ranks.
+    pub ranks: Vec<i32>,
+    pub window: Option<TimeWindow>,
+    pub events: u64,
+    pub processes: u64,
+    pub threads: u64,
+    pub counters: u64,
+    pub flows: u64,
+    pub distinct_strings: u64,
+    pub by_category: Vec<CategorySummary>,
+    pub device_streams: Vec<StreamSummary>,
+}
+
+pub fn compute(t: &Tables) -> Summary {
+    let e = &t.events;
+    let mut per_file = vec![0u64; t.files.len()];
+    let mut per_thread = vec![(0u64, 0i64); t.threads.len()];
+    let mut per_cat = [(0u64, 0i64); Category::ALL.len()];
+    let mut per_thread_cat: BTreeMap<(u32, u8), u64> = BTreeMap::new();
+    let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+    for i in 0..e.len() {
+        let th = e.thread[i].idx();
+        per_thread[th].0 += 1;
+        per_thread[th].1 += e.dur_ns[i];
+        let c = e.category[i] as usize;
+        per_cat[c].0 += 1;
+        per_cat[c].1 += e.dur_ns[i];
+        lo = lo.min(e.ts_ns[i]);
+        hi = hi.max(e.ts_ns[i] + e.dur_ns[i]);
+        if e.stream[i] >= 0 {
+            *per_thread_cat
+                .entry((th as u32, e.category[i] as u8))
+                .or_default() += 1;
+        }
+    }
+    for (th, &(n, _)) in per_thread.iter().enumerate() {
+        per_file[t.process_file(t.threads.process[th]).idx()] += n;
+    }
+    let files = (0..t.files.len())
+        .map(|f| FileSummary {
+            path: t.files.path[f].clone(),
+            format: t.files.format[f].map_or("unknown", |x| x.as_str()),
+            size_bytes: t.files.size_bytes[f],
+            parsed_bytes: t.files.parsed_bytes[f],
+            gzip: t.files.gzip[f],
+            rank: t.files.rank[f],
+            events: per_file[f],
+        })
+        .collect();
+    let mut ranks: Vec<i32> = t.files.rank.iter().copied().filter(|&r| r >= 0).collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    let by_category = Category::ALL
+        .iter()
+        .map(|&c| CategorySummary {
+            category: c.as_str(),
+            events: per_cat[c as usize].0,
+            dur_ns_sum: per_cat[c as usize].1,
+        })
+        .filter(|c| c.events > 0)
+        .collect();
+    let mut stream_threads: Vec<u32> = per_thread_cat.keys().map(|&(th, _)| th).collect();
+    stream_threads.dedup();
+    let device_streams = stream_threads
+        .into_iter()
+        .map(|th| {
+            let tid = ThreadId(th);
+            let p = t.thread_process(tid);
+            let f = t.process_file(p).idx();
+            let by_category = per_thread_cat
+                .range((th, 0)..=(th, u8::MAX))
+                .map(|(&(_, c), &n)| (Category::ALL[c as usize].as_str(), n))
+                .collect();
+            StreamSummary {
+                file: t.files.path[f].clone(),
+                rank: t.files.rank[f],
+                process: t.process_label(p),
+                device_id: t.processes.device_id[p.idx()],
+                stream: t.threads.tid[th as usize],
+                thread_name: t.thread_label(tid),
+                events: per_thread[th as usize].0,
+                dur_ns_sum: per_thread[th as usize].1,
+                by_category,
+            }
+        })
+        .collect();
+    Summary {
+        files,
+        ranks,
+        window: (lo <= hi).then_some(TimeWindow {
+            start_ns: lo,
+            end_ns: hi,
+            duration_ns: hi - lo,
+        }),
+        events: e.len() as u64,
+        processes: t.processes.len() as u64,
+        threads: t.threads.len() as u64,
+        counters: t.counters.len() as u64,
+        flows: t.flows.len() as u64,
+        distinct_strings: t.strings.len() as u64,
+        by_category,
+        device_streams,
+    }
+}

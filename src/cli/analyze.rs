@@ -1,0 +1,99 @@
+//! `profscope analyze [PATH...]`: ingest and print the report. Without a path it analyses the
+//! bundled demo root `fixtures/demo/` (found next to the crate, so `cargo run -- analyze` works).
+
+use crate::ingest::{Progress, ingest_paths};
+use crate::render::{Format, render};
+use crate::report::Report;
+use anyhow::Context;
+use clap::Args;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+#[derive(Args)]
+pub struct AnalyzeArgs {
+    /// Files or folders to analyse (default: the bundled demo root fixtures/demo).
+    pub paths: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Never show the progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// The bundled demo root: `fixtures/demo` in the current directory, else next to the crate.
+pub fn demo_root() -> PathBuf {
+    let local = PathBuf::from("fixtures/demo");
+    if local.is_dir() {
+        return local;
+    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo")
+}
+
+pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
+    let paths = if args.paths.is_empty() {
+        vec![demo_root()]
+    } else {
+        args.paths
+    };
+    let progress = Progress::default();
+    let bar = (!args.quiet).then(|| spawn_progress_bar(progress.clone()));
+    let t0 = Instant::now();
+    let result = ingest_paths(&paths, &progress);
+    let elapsed = t0.elapsed();
+    if let Some((stop, handle)) = bar {
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let _ = handle.join();
+    }
+    let tables = result.context("ingest failed")?;
+    let summary = crate::analysis::summary::compute(&tables);
+    let inputs = paths.iter().map(|p| p.display().to_string()).collect();
+    let report = Report::build(
+        inputs,
+        summary,
+        &tables.diagnostics,
+        Some(elapsed.as_secs_f64() * 1e3),
+    );
+    crate::cli::write_stdout(&render(&report, args.format))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+type BarHandle = (
+    std::sync::Arc<std::sync::atomic::AtomicBool>,
+    std::thread::JoinHandle<()>,
+);
+
+/// A progress bar on stderr that appears only when ingest takes more than a second.
+fn spawn_progress_bar(progress: Progress) -> BarHandle {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let stop2 = stop.clone();
+    let handle = std::thread::spawn(move || {
+        let start = Instant::now();
+        let mut bar: Option<indicatif::ProgressBar> = None;
+        while !stop2.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(100));
+            if bar.is_none() && start.elapsed() >= Duration::from_secs(1) {
+                let b = indicatif::ProgressBar::with_draw_target(
+                    Some(progress.total()),
+                    indicatif::ProgressDrawTarget::stderr(),
+                );
+                b.set_style(
+                    indicatif::ProgressStyle::with_template(
+                        "{spinner} ingest {bytes}/{total_bytes} ({bytes_per_sec}, {eta})",
+                    )
+                    .expect("valid template"),
+                );
+                bar = Some(b);
+            }
+            if let Some(b) = &bar {
+                b.set_position(progress.done());
+            }
+        }
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+    });
+    (stop, handle)
+}

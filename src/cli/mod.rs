@@ -1,0 +1,61 @@
+//! Command-line interface: clap arguments → options, one file per subcommand, and the only place
+//! that picks exit codes (0 ok, 1 ran and found problems, 2 error) and prints errors.
+
+mod analyze;
+mod synth;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "profscope",
+    version,
+    about = "Turns Ascend NPU / PyTorch profiles into answers"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Ingest a profile (file or folder; default: the bundled demo root) and print the report.
+    Analyze(analyze::AnalyzeArgs),
+    /// Write a deterministic, realistic Ascend serving profiling root with its ground truth.
+    Synth(synth::SynthArgs),
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Analyze(a) => analyze::run(a),
+        Command::Synth(a) => synth::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            if is_broken_pipe(&e) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("profscope: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// Writes to stdout; a closed pipe (`| head`) surfaces as BrokenPipe and ends quietly.
+pub(crate) fn write_stdout(s: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(s.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}

@@ -1,0 +1,41 @@
+//! `profscope synth OUT_DIR`: writes a generated profiling root (see [`crate::synth`]).
+
+use crate::synth::{SynthOpts, generate, parse_size};
+use clap::Args;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct SynthArgs {
+    /// Output folder (created; existing generated files are overwritten).
+    pub out: PathBuf,
+    /// Number of ranks.
+    #[arg(long, default_value_t = 2)]
+    pub ranks: u32,
+    /// Approximate size of each rank's trace_view.json (e.g. 500KB, 100MB, 2GB).
+    #[arg(long, default_value = "1MB")]
+    pub size: String,
+    /// Random seed (same seed, same bytes).
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Also write lmdeploy-style Kineto rank files (`lmdeploy_profile_<rank>.json.gz`).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub kineto: bool,
+}
+
+pub fn run(a: SynthArgs) -> anyhow::Result<ExitCode> {
+    let opts = SynthOpts {
+        ranks: a.ranks,
+        target_bytes: parse_size(&a.size)?,
+        seed: a.seed,
+        kineto: a.kineto,
+    };
+    let truth = generate(&a.out, &opts)?;
+    eprintln!(
+        "profscope synth: wrote {} rank(s) to {} ({} decode steps per rank)",
+        a.ranks,
+        a.out.display(),
+        truth.ranks[0].decode_steps
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,267 @@
+//! The one way into [`Tables`]: every ingest path adds files and merges chunk-local columns
+//! here, then [`TablesBuilder::finish`] runs the post-passes that need the whole file (metadata
+//! roles, `B`/`E` matching, stream fill, classification, overlap and phase accounting).
+
+use super::chrome_json::chunk::{ChunkOut, MetaKind};
+use super::chrome_json::local::IdKey;
+use super::postpass;
+use crate::diag::Severity;
+use crate::model::files::SourceFormat;
+use crate::model::hash::FxHashMap;
+use crate::model::{FileId, ProcessId, StrId, Tables, ThreadId};
+
+/// A pid/tid key with global string ids.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum GKey {
+    Num(i64),
+    Text(StrId),
+}
+
+/// What a file's header said, recorded in the files table.
+#[derive(Debug, Clone, Default)]
+pub struct FileMeta {
+    pub format: Option<SourceFormat>,
+    pub size_bytes: u64,
+    pub parsed_bytes: u64,
+    pub gzip: bool,
+    pub rank: Option<i32>,
+    pub world_size: Option<i32>,
+    pub base_time_ns: i64,
+    pub display_time_unit: String,
+}
+
+/// A `B` or `E` event waiting to be matched, with global ids.
+pub(super) struct PendingBe {
+    pub thread: ThreadId,
+    pub begin: bool,
+    pub ts_ns: i64,
+    pub name: StrId,
+    pub cat: StrId,
+    pub offset: usize,
+}
+
+#[derive(Default)]
+pub struct TablesBuilder {
+    pub(super) t: Tables,
+    processes: FxHashMap<(FileId, GKey), ProcessId>,
+    threads: FxHashMap<(ProcessId, GKey), ThreadId>,
+    pub(super) pending_be: Vec<PendingBe>,
+    /// Per file: events per phase byte.
+    pub(super) phase_counts: Vec<[u64; 128]>,
+}
+
+impl TablesBuilder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn tables(&self) -> &Tables {
+        &self.t
+    }
+
+    pub fn diag(&mut self) -> &mut crate::diag::Diagnostics {
+        &mut self.t.diagnostics
+    }
+
+    pub fn add_file(&mut self, path: &str, meta: FileMeta) -> FileId {
+        let f = &mut self.t.files;
+        let id = FileId(f.len() as u32);
+        f.path.push(path.to_string());
+        f.format.push(meta.format);
+        f.size_bytes.push(meta.size_bytes);
+        f.parsed_bytes.push(meta.parsed_bytes);
+        f.gzip.push(meta.gzip);
+        f.rank.push(meta.rank.unwrap_or(-1));
+        f.world_size.push(meta.world_size.unwrap_or(-1));
+        f.base_time_ns.push(meta.base_time_ns);
+        let unit = self.t.strings.intern(&meta.display_time_unit);
+        self.t.files.display_time_unit.push(unit);
+        self.phase_counts.push([0; 128]);
+        id
+    }
+
+    /// Updates header fields learnt after the events (Kineto keys after `traceEvents`).
+    pub fn update_file(&mut self, file: FileId, meta: &FileMeta) {
+        let f = &mut self.t.files;
+        let i = file.idx();
+        f.format[i] = meta.format;
+        f.parsed_bytes[i] = meta.parsed_bytes;
+        if let Some(r) = meta.rank {
+            f.rank[i] = r;
+        }
+        if let Some(w) = meta.world_size {
+            f.world_size[i] = w;
+        }
+        f.base_time_ns[i] = meta.base_time_ns;
+        let unit = self.t.strings.intern(&meta.display_time_unit);
+        self.t.files.display_time_unit[i] = unit;
+    }
+
+    fn process(&mut self, file: FileId, pid: GKey) -> ProcessId {
+        if let Some(&p) = self.processes.get(&(file, pid)) {
+            return p;
+        }
+        let (num, text) = match pid {
+            GKey::Num(n) => (n, StrId::EMPTY),
+            GKey::Text(s) => (-1 - s.0 as i64, s),
+        };
+        let p = self.t.processes.push(file, num, text);
+        self.processes.insert((file, pid), p);
+        p
+    }
+
+    fn thread(&mut self, file: FileId, pid: GKey, tid: GKey) -> ThreadId {
+        let p = self.process(file, pid);
+        if let Some(&t) = self.threads.get(&(p, tid)) {
+            return t;
+        }
+        let (num, text) = match tid {
+            GKey::Num(n) => (n, StrId::EMPTY),
+            GKey::Text(s) => (-1 - s.0 as i64, s),
+        };
+        let t = self.t.threads.push(p, num, text);
+        self.threads.insert((p, tid), t);
+        t
+    }
+
+    /// Appends one parsed chunk of `file` (chunks must come in file order).
+    pub fn merge_chunk(&mut self, file: FileId, out: ChunkOut<'_>) {
+        let path = &self.t.files.path[file.idx()];
+        let mut non_utf8 = 0u64;
+        let smap: Vec<StrId> = out
+            .strings
+            .list
+            .iter()
+            .map(|b| match std::str::from_utf8(b) {
+                Ok(s) => self.t.strings.intern(s),
+                Err(_) => {
+                    non_utf8 += 1;
+                    self.t.strings.intern(&String::from_utf8_lossy(b))
+                }
+            })
+            .collect();
+        if non_utf8 > 0 {
+            let p = path.clone();
+            self.t
+                .diagnostics
+                .add_n("non_utf8_string", Severity::Info, non_utf8, || {
+                    format!("{p}: strings with invalid UTF-8 were decoded lossily (U+FFFD)")
+                });
+        }
+        let g = |k: IdKey| match k {
+            IdKey::Num(n) => GKey::Num(n),
+            IdKey::Text(s) => GKey::Text(smap[s as usize]),
+        };
+        let tmap: Vec<ThreadId> = out
+            .threads
+            .keys
+            .iter()
+            .map(|&(p, t)| self.thread(file, g(p), g(t)))
+            .collect();
+
+        let e = &mut self.t.events;
+        e.reserve(out.ev_ts.len());
+        e.thread
+            .extend(out.ev_thread.iter().map(|&t| tmap[t as usize]));
+        e.ts_ns.extend_from_slice(&out.ev_ts);
+        e.dur_ns.extend_from_slice(&out.ev_dur);
+        e.name.extend(out.ev_name.iter().map(|&s| smap[s as usize]));
+        e.cat.extend(out.ev_cat.iter().map(|&s| smap[s as usize]));
+        e.task_type
+            .extend(out.ev_task_type.iter().map(|&s| smap[s as usize]));
+        e.stream.extend_from_slice(&out.ev_stream);
+        e.category.extend(std::iter::repeat_n(
+            crate::model::Category::Other,
+            out.ev_ts.len(),
+        ));
+        e.kind.extend_from_slice(&out.ev_kind);
+        e.connection_id.extend_from_slice(&out.ev_conn);
+        e.correlation_id.extend_from_slice(&out.ev_corr);
+
+        for be in &out.begin_end {
+            self.pending_be.push(PendingBe {
+                thread: tmap[be.thread as usize],
+                begin: be.begin,
+                ts_ns: be.ts_ns,
+                name: smap[be.name as usize],
+                cat: smap[be.cat as usize],
+                offset: be.offset,
+            });
+        }
+        for m in &out.metas {
+            let text = smap[m.text as usize];
+            match m.kind {
+                MetaKind::ProcessName | MetaKind::ProcessLabels | MetaKind::ProcessSortIndex => {
+                    let p = self.process(file, g(m.pid)).idx();
+                    let pt = &mut self.t.processes;
+                    match m.kind {
+                        MetaKind::ProcessName => pt.name[p] = text,
+                        MetaKind::ProcessLabels => pt.labels[p] = text,
+                        _ => pt.sort_index[p] = m.int,
+                    }
+                }
+                MetaKind::ThreadName | MetaKind::ThreadSortIndex => {
+                    let t = self.thread(file, g(m.pid), g(m.tid)).idx();
+                    if m.kind == MetaKind::ThreadName {
+                        self.t.threads.name[t] = text;
+                    } else {
+                        self.t.threads.sort_index[t] = m.int;
+                    }
+                }
+            }
+        }
+        for i in 0..out.ctr_ts.len() {
+            let p = self.process(file, g(out.ctr_pid[i]));
+            let c = &mut self.t.counters;
+            c.process.push(p);
+            c.name.push(smap[out.ctr_name[i] as usize]);
+            c.series.push(smap[out.ctr_series[i] as usize]);
+            c.ts_ns.push(out.ctr_ts[i]);
+            c.value.push(out.ctr_value[i]);
+        }
+        let f = &mut self.t.flows;
+        f.thread
+            .extend(out.flow_thread.iter().map(|&t| tmap[t as usize]));
+        f.phase.extend_from_slice(&out.flow_phase);
+        f.cat.extend(out.flow_cat.iter().map(|&s| smap[s as usize]));
+        f.name
+            .extend(out.flow_name.iter().map(|&s| smap[s as usize]));
+        f.id.extend_from_slice(&out.flow_id);
+        f.ts_ns.extend_from_slice(&out.flow_ts);
+        f.bind_enclosing.extend_from_slice(&out.flow_bp);
+        for &(t, dev) in &out.device_hints {
+            let p = self.t.threads.process[tmap[t as usize].idx()].idx();
+            if self.t.processes.device_id[p] < 0 {
+                self.t.processes.device_id[p] = dev;
+            }
+        }
+        let pc = &mut self.phase_counts[file.idx()];
+        for (a, b) in pc.iter_mut().zip(out.phase_counts.iter()) {
+            *a += b;
+        }
+        let path = self.t.files.path[file.idx()].clone();
+        for &(offset, why) in out.skipped.iter() {
+            self.t
+                .diagnostics
+                .add("skipped_event", Severity::DataLoss, || {
+                    format!("{path}: byte {offset}: {why}")
+                });
+        }
+        let extra = out.skipped_count.saturating_sub(out.skipped.len() as u64);
+        self.t
+            .diagnostics
+            .add_n("skipped_event", Severity::DataLoss, extra, || {
+                format!("{path}: more skipped events")
+            });
+        self.t
+            .diagnostics
+            .add_n("ignored_metadata", Severity::Info, out.ignored_meta, || {
+                format!("{path}: M events other than process/thread name, labels and sort index")
+            });
+    }
+
+    /// Runs the whole-table post-passes and returns the tables.
+    pub fn finish(self) -> Tables {
+        postpass::run(self)
+    }
+}

@@ -1,0 +1,529 @@
+//! Parses one byte range of the top-level event array into chunk-local columns. Runs on its own
+//! thread; knows nothing of other chunks. Stops before the first event that starts at or after
+//! `limit`, at the closing `]`, at the end of the bytes (truncation), or at a syntax error.
+
+use super::lexer::{LexError, Lexer, RawStr};
+use super::local::{IdKey, LocalStrings, LocalThreads};
+use super::number::{parse_f64, parse_i64, us_to_ns};
+use crate::model::events::EventKind;
+use crate::model::flows::FlowPhase;
+
+/// Which metadata record an `M` event carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetaKind {
+    ProcessName,
+    ProcessLabels,
+    ProcessSortIndex,
+    ThreadName,
+    ThreadSortIndex,
+}
+
+pub struct MetaRecord {
+    pub pid: IdKey,
+    pub tid: IdKey,
+    pub kind: MetaKind,
+    pub text: u32,
+    pub int: i64,
+}
+
+/// A `B` or `E` event, matched into a complete event by the builder.
+pub struct BeginEnd {
+    pub thread: u32,
+    pub begin: bool,
+    pub ts_ns: i64,
+    pub name: u32,
+    pub cat: u32,
+    pub offset: usize,
+}
+
+/// How a chunk's parse ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChunkEnd {
+    /// Stopped before an event starting at this offset (the next chunk's first event).
+    NextEvent(usize),
+    /// Consumed the closing `]`; the offset is just past it.
+    ArrayEnd(usize),
+    /// Bytes ended inside (or right after) an event: the offset where the incomplete part starts.
+    Truncated(usize),
+    /// A syntax error at this offset.
+    Error { offset: usize, what: &'static str },
+}
+
+/// Columns of one chunk, with chunk-local string and thread ids.
+#[derive(Default)]
+pub struct ChunkOut<'a> {
+    pub start: usize,
+    pub end: Option<ChunkEnd>,
+    pub strings: LocalStrings<'a>,
+    pub threads: LocalThreads,
+    pub ev_thread: Vec<u32>,
+    pub ev_ts: Vec<i64>,
+    pub ev_dur: Vec<i64>,
+    pub ev_name: Vec<u32>,
+    pub ev_cat: Vec<u32>,
+    pub ev_task_type: Vec<u32>,
+    pub ev_stream: Vec<i64>,
+    pub ev_kind: Vec<EventKind>,
+    pub ev_conn: Vec<i64>,
+    pub ev_corr: Vec<i64>,
+    pub begin_end: Vec<BeginEnd>,
+    pub metas: Vec<MetaRecord>,
+    pub ctr_pid: Vec<IdKey>,
+    pub ctr_name: Vec<u32>,
+    pub ctr_series: Vec<u32>,
+    pub ctr_ts: Vec<i64>,
+    pub ctr_value: Vec<f64>,
+    pub flow_thread: Vec<u32>,
+    pub flow_phase: Vec<FlowPhase>,
+    pub flow_cat: Vec<u32>,
+    pub flow_name: Vec<u32>,
+    pub flow_id: Vec<u64>,
+    pub flow_ts: Vec<i64>,
+    pub flow_bp: Vec<bool>,
+    /// (local thread, device id) from Kineto `args.device`.
+    pub device_hints: Vec<(u32, i32)>,
+    /// Events per phase byte (X, B, i, ...), all phases including unknown ones.
+    pub phase_counts: Vec<u64>,
+    /// (offset, reason) of events skipped for a missing/malformed required field.
+    pub skipped: Vec<(usize, &'static str)>,
+    pub skipped_count: u64,
+    pub ignored_meta: u64,
+}
+
+/// Fields of one event, reused across events (no allocation per event).
+#[derive(Default)]
+struct Raw {
+    ph: u8,
+    name: RawStr,
+    cat: RawStr,
+    pid: IdKey,
+    tid: IdKey,
+    pid_text: Option<RawStr>,
+    tid_text: Option<RawStr>,
+    ts: Option<i64>,
+    dur: Option<i64>,
+    ts_bad: bool,
+    id: Option<u64>,
+    bp_e: bool,
+    task_type: RawStr,
+    phys_stream: i64,
+    stream_id: i64,
+    kineto_stream: i64,
+    hccl_stream: i64,
+    conn: i64,
+    corr: i64,
+    device: i64,
+    meta_name: RawStr,
+    meta_labels: RawStr,
+    sort_index: Option<i64>,
+    has_name: bool,
+    nums: [(RawStr, (u32, u32)); 16],
+    n_nums: usize,
+    nums_overflow: bool,
+}
+
+impl Raw {
+    fn reset(&mut self) {
+        self.ph = 0;
+        self.name = RawStr::default();
+        self.cat = RawStr::default();
+        self.pid = IdKey::Num(0);
+        self.tid = IdKey::Num(0);
+        self.pid_text = None;
+        self.tid_text = None;
+        self.ts = None;
+        self.dur = None;
+        self.ts_bad = false;
+        self.id = None;
+        self.bp_e = false;
+        self.task_type = RawStr::default();
+        self.phys_stream = -1;
+        self.stream_id = -1;
+        self.kineto_stream = -1;
+        self.hccl_stream = -1;
+        self.conn = -1;
+        self.corr = -1;
+        self.device = -1;
+        self.meta_name = RawStr::default();
+        self.meta_labels = RawStr::default();
+        self.sort_index = None;
+        self.has_name = false;
+        self.n_nums = 0;
+        self.nums_overflow = false;
+    }
+
+    fn stream(&self) -> i64 {
+        [
+            self.phys_stream,
+            self.stream_id,
+            self.kineto_stream,
+            self.hccl_stream,
+        ]
+        .into_iter()
+        .find(|&s| s >= 0)
+        .unwrap_or(-1)
+    }
+}
+
+/// Parses events of the array from `start` (an event's `{`, or the first byte after `[`).
+pub fn parse_chunk(b: &[u8], start: usize, limit: usize) -> ChunkOut<'_> {
+    let mut out = ChunkOut {
+        start,
+        phase_counts: vec![0; 128],
+        ..Default::default()
+    };
+    let mut lx = Lexer::new(b, start);
+    let mut raw = Raw::default();
+    let end = loop {
+        let c = match lx.peek() {
+            Ok(c) => c,
+            Err(_) => break ChunkEnd::Truncated(lx.pos),
+        };
+        match c {
+            b']' => break ChunkEnd::ArrayEnd(lx.pos + 1),
+            b',' => {
+                lx.pos += 1;
+                continue;
+            }
+            b'{' => {}
+            _ => {
+                break ChunkEnd::Error {
+                    offset: lx.pos,
+                    what: "expected an event object",
+                };
+            }
+        }
+        let ev_start = lx.pos;
+        if ev_start >= limit {
+            break ChunkEnd::NextEvent(ev_start);
+        }
+        raw.reset();
+        match parse_event(&mut lx, &mut raw) {
+            Ok(()) => emit(&mut out, b, &raw, ev_start),
+            Err(LexError::Eof) => break ChunkEnd::Truncated(ev_start),
+            Err(LexError::Unexpected { pos, what }) => break ChunkEnd::Error { offset: pos, what },
+        }
+    };
+    out.end = Some(end);
+    out
+}
+
+#[inline]
+fn id_key(lx: &mut Lexer<'_>, strings_hint: &mut Option<RawStr>) -> Result<IdKey, LexError> {
+    if lx.peek()? == b'"' {
+        let s = lx.string()?;
+        let bytes = lx.bytes(s);
+        if let Some(v) = parse_i64(bytes) {
+            return Ok(IdKey::Num(v));
+        }
+        *strings_hint = Some(s);
+        Ok(IdKey::Text(u32::MAX))
+    } else {
+        let t = lx.scalar_token()?;
+        Ok(IdKey::Num(parse_i64(t).unwrap_or(0)))
+    }
+}
+
+#[inline]
+fn int_value(lx: &mut Lexer<'_>) -> Result<i64, LexError> {
+    if lx.peek()? == b'"' {
+        let s = lx.string()?;
+        return Ok(parse_i64(lx.bytes(s)).unwrap_or(-1));
+    }
+    match lx.peek()? {
+        b'{' | b'[' => {
+            lx.skip_value()?;
+            Ok(-1)
+        }
+        _ => Ok(parse_i64(lx.scalar_token()?).unwrap_or(-1)),
+    }
+}
+
+#[inline]
+fn time_value(lx: &mut Lexer<'_>) -> Result<Option<i64>, LexError> {
+    let t = if lx.peek()? == b'"' {
+        let s = lx.string()?;
+        lx.bytes(s)
+    } else {
+        lx.scalar_token()?
+    };
+    Ok(us_to_ns(t))
+}
+
+#[inline]
+fn string_value(lx: &mut Lexer<'_>) -> Result<RawStr, LexError> {
+    if lx.peek()? == b'"' {
+        lx.string()
+    } else {
+        lx.skip_value()?;
+        Ok(RawStr::default())
+    }
+}
+
+fn parse_event(lx: &mut Lexer<'_>, raw: &mut Raw) -> Result<(), LexError> {
+    lx.expect(b'{', "expected '{'")?;
+    if lx.peek()? == b'}' {
+        lx.pos += 1;
+        return Ok(());
+    }
+    loop {
+        let key = lx.string()?;
+        lx.expect(b':', "expected ':'")?;
+        match lx.bytes(key) {
+            b"ph" => {
+                let s = string_value(lx)?;
+                raw.ph = if s.len > 0 { lx.b[s.start as usize] } else { 0 };
+            }
+            b"name" => {
+                raw.name = string_value(lx)?;
+                raw.has_name = true;
+            }
+            b"cat" => raw.cat = string_value(lx)?,
+            b"pid" => raw.pid = id_key(lx, &mut raw.pid_text)?,
+            b"tid" => raw.tid = id_key(lx, &mut raw.tid_text)?,
+            b"ts" => {
+                raw.ts = time_value(lx)?;
+                raw.ts_bad = raw.ts.is_none();
+            }
+            b"dur" => raw.dur = time_value(lx)?,
+            b"id" => raw.id = Some(flow_id(lx)?),
+            b"bp" => {
+                let s = string_value(lx)?;
+                raw.bp_e = lx.bytes(s) == b"e";
+            }
+            b"args" => parse_args(lx, raw)?,
+            _ => lx.skip_value()?,
+        }
+        if !lx.comma_or_close(b'}')? {
+            break;
+        }
+    }
+    Ok(())
+}
+
+fn flow_id(lx: &mut Lexer<'_>) -> Result<u64, LexError> {
+    let bytes = if lx.peek()? == b'"' {
+        let s = lx.string()?;
+        lx.bytes(s)
+    } else {
+        lx.scalar_token()?
+    };
+    if let Some(v) = std::str::from_utf8(bytes)
+        .ok()
+        .and_then(|t| t.parse::<u64>().ok())
+    {
+        return Ok(v);
+    }
+    if let Some(v) = parse_i64(bytes) {
+        return Ok(v as u64);
+    }
+    // FNV-1a of a non-numeric id.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &c in bytes {
+        h = (h ^ c as u64).wrapping_mul(0x100_0000_01b3);
+    }
+    Ok(h)
+}
+
+fn parse_args(lx: &mut Lexer<'_>, raw: &mut Raw) -> Result<(), LexError> {
+    if lx.peek()? != b'{' {
+        return lx.skip_value();
+    }
+    lx.pos += 1;
+    if lx.peek()? == b'}' {
+        lx.pos += 1;
+        return Ok(());
+    }
+    loop {
+        let key = lx.string()?;
+        lx.expect(b':', "expected ':'")?;
+        match lx.bytes(key) {
+            b"Task Type" | b"task type" => raw.task_type = string_value(lx)?,
+            b"Physic Stream Id" => raw.phys_stream = int_value(lx)?,
+            b"Stream Id" => raw.stream_id = int_value(lx)?,
+            b"stream" => raw.kineto_stream = int_value(lx)?,
+            b"stream id" => raw.hccl_stream = int_value(lx)?,
+            b"connection_id" => raw.conn = int_value(lx)?,
+            b"correlation_id" | b"correlation" => raw.corr = int_value(lx)?,
+            b"device" => raw.device = int_value(lx)?,
+            b"name" => raw.meta_name = string_value(lx)?,
+            b"labels" => raw.meta_labels = string_value(lx)?,
+            b"sort_index" => raw.sort_index = Some(int_value(lx)?),
+            _ => match lx.peek()? {
+                b'"' | b'{' | b'[' | b't' | b'f' | b'n' => lx.skip_value()?,
+                _ => {
+                    let start = lx.pos;
+                    let t = lx.scalar_token()?;
+                    if raw.n_nums < raw.nums.len() {
+                        raw.nums[raw.n_nums] = (key, (start as u32, t.len() as u32));
+                        raw.n_nums += 1;
+                    } else {
+                        raw.nums_overflow = true;
+                    }
+                }
+            },
+        }
+        if !lx.comma_or_close(b'}')? {
+            return Ok(());
+        }
+    }
+}
+
+fn resolve_ids<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw) -> (IdKey, IdKey) {
+    let pid = match (raw.pid, raw.pid_text) {
+        (IdKey::Text(_), Some(s)) => IdKey::Text(out.strings.intern(b, s)),
+        (k, _) => k,
+    };
+    let tid = match (raw.tid, raw.tid_text) {
+        (IdKey::Text(_), Some(s)) => IdKey::Text(out.strings.intern(b, s)),
+        (k, _) => k,
+    };
+    (pid, tid)
+}
+
+fn emit<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw, offset: usize) {
+    out.phase_counts[(raw.ph & 0x7f) as usize] += 1;
+    let (pid, tid) = resolve_ids(out, b, raw);
+    let skip = |out: &mut ChunkOut<'a>, why: &'static str| {
+        out.skipped_count += 1;
+        if out.skipped.len() < 5 {
+            out.skipped.push((offset, why));
+        }
+    };
+    match raw.ph {
+        b'X' | b'i' | b'I' | b'R' => {
+            let Some(ts) = raw.ts else {
+                return skip(
+                    out,
+                    if raw.ts_bad {
+                        "malformed ts"
+                    } else {
+                        "missing ts"
+                    },
+                );
+            };
+            let (dur, kind) = if raw.ph == b'X' {
+                match raw.dur {
+                    Some(d) => (d, EventKind::Complete),
+                    None => return skip(out, "X event without a valid dur"),
+                }
+            } else {
+                (0, EventKind::Instant)
+            };
+            let thread = out.threads.get(pid, tid);
+            out.ev_thread.push(thread);
+            out.ev_ts.push(ts);
+            out.ev_dur.push(dur);
+            let name = out.strings.intern(b, raw.name);
+            out.ev_name.push(name);
+            let cat = out.strings.intern(b, raw.cat);
+            out.ev_cat.push(cat);
+            let tt = out.strings.intern(b, raw.task_type);
+            out.ev_task_type.push(tt);
+            out.ev_stream.push(raw.stream());
+            out.ev_kind.push(kind);
+            out.ev_conn.push(raw.conn);
+            out.ev_corr.push(raw.corr);
+            if raw.device >= 0 {
+                if out
+                    .device_hints
+                    .last()
+                    .is_none_or(|&(t, d)| t != thread || d != raw.device as i32)
+                {
+                    out.device_hints.push((thread, raw.device as i32));
+                }
+            }
+        }
+        b'B' | b'E' => {
+            let Some(ts) = raw.ts else {
+                return skip(out, "B/E without a valid ts");
+            };
+            let thread = out.threads.get(pid, tid);
+            let name = out.strings.intern(b, raw.name);
+            let cat = out.strings.intern(b, raw.cat);
+            out.begin_end.push(BeginEnd {
+                thread,
+                begin: raw.ph == b'B',
+                ts_ns: ts,
+                name,
+                cat,
+                offset,
+            });
+        }
+        b'M' => emit_meta(out, b, raw, pid, tid),
+        b'C' => {
+            let Some(ts) = raw.ts else {
+                return skip(out, "C event without a valid ts");
+            };
+            let name = out.strings.intern(b, raw.name);
+            for &(key, (start, len)) in &raw.nums[..raw.n_nums] {
+                let Some(v) = parse_f64(&b[start as usize..(start + len) as usize]) else {
+                    continue;
+                };
+                let series = out.strings.intern(b, key);
+                out.ctr_pid.push(pid);
+                out.ctr_name.push(name);
+                out.ctr_series.push(series);
+                out.ctr_ts.push(ts);
+                out.ctr_value.push(v);
+            }
+            if raw.nums_overflow {
+                skip(
+                    out,
+                    "C event with more than 16 numeric series (extra series dropped)",
+                );
+            }
+        }
+        b's' | b't' | b'f' => {
+            let Some(ts) = raw.ts else {
+                return skip(out, "flow without a valid ts");
+            };
+            let Some(id) = raw.id else {
+                return skip(out, "flow without an id");
+            };
+            let thread = out.threads.get(pid, tid);
+            out.flow_thread.push(thread);
+            out.flow_phase.push(match raw.ph {
+                b's' => FlowPhase::Start,
+                b't' => FlowPhase::Step,
+                _ => FlowPhase::Finish,
+            });
+            let cat = out.strings.intern(b, raw.cat);
+            out.flow_cat.push(cat);
+            let name = out.strings.intern(b, raw.name);
+            out.flow_name.push(name);
+            out.flow_id.push(id);
+            out.flow_ts.push(ts);
+            out.flow_bp.push(raw.bp_e);
+        }
+        _ => {} // counted in phase_counts; reported by the builder as unknown_phase
+    }
+}
+
+fn emit_meta<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw, pid: IdKey, tid: IdKey) {
+    let name = &b[raw.name.start as usize..(raw.name.start + raw.name.len) as usize];
+    let kind = match name {
+        b"process_name" => MetaKind::ProcessName,
+        b"process_labels" => MetaKind::ProcessLabels,
+        b"process_sort_index" => MetaKind::ProcessSortIndex,
+        b"thread_name" => MetaKind::ThreadName,
+        b"thread_sort_index" => MetaKind::ThreadSortIndex,
+        _ => {
+            out.ignored_meta += 1;
+            return;
+        }
+    };
+    let text = match kind {
+        MetaKind::ProcessLabels => out.strings.intern(b, raw.meta_labels),
+        MetaKind::ProcessName | MetaKind::ThreadName => out.strings.intern(b, raw.meta_name),
+        _ => 0,
+    };
+    let int = raw.sort_index.unwrap_or(i64::MIN);
+    out.metas.push(MetaRecord {
+        pid,
+        tid,
+        kind,
+        text,
+        int,
+    });
+}

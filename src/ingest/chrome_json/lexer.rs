@@ -1,0 +1,266 @@
+//! Byte-level JSON lexing primitives for the event scanner: whitespace, strings (located, not
+//! copied), numbers (located), and skipping any value. No allocation; strings with escapes are
+//! flagged so the caller can decode the rare ones.
+
+use memchr::memchr2;
+
+/// Why lexing stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LexError {
+    /// Ran out of bytes (a truncated file when it happens in the last chunk).
+    Eof,
+    /// A byte that JSON does not allow here.
+    Unexpected { pos: usize, what: &'static str },
+}
+
+pub type LexResult<T> = Result<T, LexError>;
+
+/// A string value located in the input: `b[start..end]` between the quotes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RawStr {
+    pub start: u32,
+    pub len: u32,
+    pub escaped: bool,
+}
+
+/// A cursor over the input bytes.
+pub struct Lexer<'a> {
+    pub b: &'a [u8],
+    pub pos: usize,
+}
+
+#[inline]
+fn is_ws(c: u8) -> bool {
+    matches!(c, b' ' | b'\n' | b'\r' | b'\t')
+}
+
+impl<'a> Lexer<'a> {
+    pub fn new(b: &'a [u8], pos: usize) -> Self {
+        Lexer { b, pos }
+    }
+
+    #[inline]
+    pub fn ws(&mut self) {
+        while self.pos < self.b.len() && is_ws(self.b[self.pos]) {
+            self.pos += 1;
+        }
+    }
+
+    /// The next non-whitespace byte, not consumed.
+    #[inline]
+    pub fn peek(&mut self) -> LexResult<u8> {
+        self.ws();
+        self.b.get(self.pos).copied().ok_or(LexError::Eof)
+    }
+
+    #[inline]
+    pub fn expect(&mut self, c: u8, what: &'static str) -> LexResult<()> {
+        if self.peek()? == c {
+            self.pos += 1;
+            Ok(())
+        } else {
+            Err(self.unexpected(what))
+        }
+    }
+
+    pub fn unexpected(&self, what: &'static str) -> LexError {
+        if self.pos >= self.b.len() {
+            LexError::Eof
+        } else {
+            LexError::Unexpected {
+                pos: self.pos,
+                what,
+            }
+        }
+    }
+
+    /// A string at the cursor (after whitespace); returns its location.
+    #[inline]
+    pub fn string(&mut self) -> LexResult<RawStr> {
+        if self.peek()? != b'"' {
+            return Err(self.unexpected("expected a string"));
+        }
+        let start = self.pos + 1;
+        let mut p = start;
+        let mut escaped = false;
+        loop {
+            match memchr2(b'"', b'\\', &self.b[p..]) {
+                None => return Err(LexError::Eof),
+                Some(k) => {
+                    let at = p + k;
+                    if self.b[at] == b'"' {
+                        self.pos = at + 1;
+                        return Ok(RawStr {
+                            start: start as u32,
+                            len: (at - start) as u32,
+                            escaped,
+                        });
+                    }
+                    escaped = true;
+                    p = at + 2;
+                    if p > self.b.len() {
+                        return Err(LexError::Eof);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The bytes of a number or literal token at the cursor.
+    #[inline]
+    pub fn scalar_token(&mut self) -> LexResult<&'a [u8]> {
+        self.ws();
+        let start = self.pos;
+        let b = self.b;
+        let mut p = start;
+        while p < b.len() && !matches!(b[p], b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t') {
+            p += 1;
+        }
+        if p == b.len() {
+            return Err(LexError::Eof);
+        }
+        if p == start {
+            return Err(self.unexpected("expected a value"));
+        }
+        self.pos = p;
+        Ok(&b[start..p])
+    }
+
+    /// Skips one value of any type.
+    pub fn skip_value(&mut self) -> LexResult<()> {
+        match self.peek()? {
+            b'"' => self.string().map(|_| ()),
+            b'{' | b'[' => self.skip_container(),
+            _ => self.scalar_token().map(|_| ()),
+        }
+    }
+
+    fn skip_container(&mut self) -> LexResult<()> {
+        let b = self.b;
+        let mut depth = 0usize;
+        let mut p = self.pos;
+        while p < b.len() {
+            match b[p] {
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        self.pos = p + 1;
+                        return Ok(());
+                    }
+                }
+                b'"' => {
+                    self.pos = p;
+                    self.string()?;
+                    p = self.pos;
+                    continue;
+                }
+                _ => {}
+            }
+            p += 1;
+        }
+        Err(LexError::Eof)
+    }
+
+    /// After a member: consumes `,` (returns true) or the closing `close` (returns false).
+    #[inline]
+    pub fn comma_or_close(&mut self, close: u8) -> LexResult<bool> {
+        match self.peek()? {
+            b',' => {
+                self.pos += 1;
+                Ok(true)
+            }
+            c if c == close => {
+                self.pos += 1;
+                Ok(false)
+            }
+            _ => Err(self.unexpected("expected ',' or a closing bracket")),
+        }
+    }
+
+    /// The raw bytes of a located string.
+    #[inline]
+    pub fn bytes(&self, s: RawStr) -> &'a [u8] {
+        &self.b[s.start as usize..(s.start + s.len) as usize]
+    }
+}
+
+/// Decodes a JSON string body with escapes into UTF-8 bytes (lossless for valid input; invalid
+/// escapes are kept literally).
+pub fn unescape(raw: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    while i < raw.len() {
+        let c = raw[i];
+        if c != b'\\' || i + 1 >= raw.len() {
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        let e = raw[i + 1];
+        i += 2;
+        match e {
+            b'n' => out.push(b'\n'),
+            b't' => out.push(b'\t'),
+            b'r' => out.push(b'\r'),
+            b'b' => out.push(8),
+            b'f' => out.push(12),
+            b'u' => {
+                let hex = |s: &[u8]| {
+                    std::str::from_utf8(s)
+                        .ok()
+                        .and_then(|h| u32::from_str_radix(h, 16).ok())
+                };
+                let Some(mut cp) = raw.get(i..i + 4).and_then(hex) else {
+                    out.extend_from_slice(b"\\u");
+                    continue;
+                };
+                i += 4;
+                if (0xD800..0xDC00).contains(&cp)
+                    && raw.get(i) == Some(&b'\\')
+                    && raw.get(i + 1) == Some(&b'u')
+                {
+                    if let Some(lo) = raw.get(i + 2..i + 6).and_then(hex) {
+                        if (0xDC00..0xE000).contains(&lo) {
+                            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                            i += 6;
+                        }
+                    }
+                }
+                let ch = char::from_u32(cp).unwrap_or('\u{FFFD}');
+                let mut buf = [0u8; 4];
+                out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_skip_and_unescape() {
+        let src = br#" "a\"b" , {"x": [1, "}", {"y": null}]} ]"#;
+        let mut l = Lexer::new(src, 0);
+        let s = l.string().unwrap();
+        assert!(s.escaped);
+        assert_eq!(unescape(l.bytes(s)), b"a\"b");
+        assert!(l.comma_or_close(b']').unwrap());
+        l.skip_value().unwrap();
+        assert!(!l.comma_or_close(b']').unwrap());
+        assert_eq!(unescape(br"\u00e9\ud83d\ude00\n"), "é😀\n".as_bytes());
+    }
+
+    #[test]
+    fn eof_is_reported_as_eof() {
+        assert_eq!(Lexer::new(br#""abc"#, 0).string(), Err(LexError::Eof));
+        assert_eq!(
+            Lexer::new(br#"{"a": [1, 2"#, 0).skip_value(),
+            Err(LexError::Eof)
+        );
+        assert_eq!(Lexer::new(b"123", 0).scalar_token(), Err(LexError::Eof));
+    }
+}

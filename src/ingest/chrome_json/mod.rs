@@ -1,0 +1,164 @@
+//! Chrome-trace JSON ingest (torch_npu `trace_view.json`, CANN `msprof_*.json`, Kineto and
+//! lmdeploy `*.json(.gz)`). The file is memory-mapped (or gunzipped into memory), the event array
+//! is cut into ~8 MB chunks at event boundaries, chunks are parsed in parallel by a hand-written
+//! scanner that extracts only the fields the model keeps, and the chunk columns are merged in file
+//! order through the builder. No DOM of the file is ever built.
+//!
+//! Robustness: a file that ends mid-event yields every complete event plus a `truncated`
+//! diagnostic with the byte offset; a syntax error elsewhere is an error naming file and offset;
+//! an empty file is a diagnostic.
+
+pub mod chunk;
+pub mod layout;
+pub mod lexer;
+pub mod local;
+pub mod number;
+pub mod split;
+
+use super::builder::{FileMeta, TablesBuilder};
+use super::error::IngestError;
+use super::progress::Progress;
+use super::source::Source;
+use crate::diag::Severity;
+use chunk::{ChunkEnd, ChunkOut, parse_chunk};
+use layout::Head;
+use rayon::prelude::*;
+
+/// Ingests one Chrome-trace file into `builder`.
+pub fn ingest_file(
+    path: &str,
+    builder: &mut TablesBuilder,
+    progress: &Progress,
+) -> Result<(), IngestError> {
+    let src = Source::open(path)?;
+    if let Some(note) = src.gzip_note() {
+        builder.diag().add("truncated", Severity::DataLoss, || {
+            format!("{path}: {note}")
+        });
+    }
+    let mut meta = FileMeta {
+        size_bytes: src.size_on_disk,
+        parsed_bytes: src.bytes().len() as u64,
+        gzip: src.gzip,
+        rank: rank_from_path(path),
+        ..Default::default()
+    };
+    ingest_bytes(path, src.bytes(), &src, &mut meta, builder, progress)
+}
+
+/// Ingests already-loaded bytes (used by tests and the fuzz target too).
+pub fn ingest_bytes(
+    path: &str,
+    b: &[u8],
+    src: &Source,
+    meta: &mut FileMeta,
+    builder: &mut TablesBuilder,
+    progress: &Progress,
+) -> Result<(), IngestError> {
+    let syntax = |offset: usize, what: String| IngestError::Syntax {
+        path: path.to_string(),
+        offset,
+        what,
+    };
+    let head = layout::read_head(b, meta).map_err(|e| match e {
+        layout::LayoutError::Syntax { offset, what } => syntax(offset, what.to_string()),
+        layout::LayoutError::NoTraceEvents => IngestError::NotATrace {
+            path: path.to_string(),
+        },
+    })?;
+    let file = builder.add_file(path, meta.clone());
+    let first = match head {
+        Head::Events { first } => first,
+        Head::Empty => {
+            builder.diag().add("empty_file", Severity::DataLoss, || {
+                format!("{path}: no events (empty file)")
+            });
+            return Ok(());
+        }
+        Head::TruncatedBeforeEvents { offset } => {
+            builder.diag().add("truncated", Severity::DataLoss, || {
+                format!("{path}: ends at byte {offset} before any event")
+            });
+            return Ok(());
+        }
+    };
+
+    let starts = split::plan(b, first, split::CHUNK_BYTES);
+    let limit = |i: usize| starts.get(i + 1).copied().unwrap_or(usize::MAX);
+    let outs: Vec<ChunkOut<'_>> = (0..starts.len())
+        .into_par_iter()
+        .map(|i| {
+            let out = parse_chunk(b, starts[i], limit(i));
+            let end = match out.end {
+                Some(ChunkEnd::NextEvent(p)) | Some(ChunkEnd::ArrayEnd(p)) => p,
+                _ => limit(i).min(b.len()),
+            };
+            src.release(starts[i], end);
+            progress.add((end.saturating_sub(starts[i])) as u64);
+            out
+        })
+        .collect();
+
+    let mut expected = first;
+    let mut end = None;
+    for (i, out) in outs.into_iter().enumerate() {
+        let out = if out.start == expected {
+            out
+        } else {
+            parse_chunk(b, expected, limit(i))
+        };
+        let this_end = out.end.expect("a parsed chunk always records its end");
+        builder.merge_chunk(file, out);
+        match this_end {
+            ChunkEnd::NextEvent(p) => expected = p,
+            other => {
+                end = Some(other);
+                break;
+            }
+        }
+    }
+    match end {
+        Some(ChunkEnd::ArrayEnd(p)) => {
+            let complete = layout::read_tail(b, p, meta).map_err(|e| syntax(p, e.to_string()))?;
+            if !complete {
+                builder.diag().add("truncated", Severity::Info, || {
+                    format!("{path}: ends in the members after traceEvents (all events read)")
+                });
+            }
+            builder.update_file(file, meta);
+        }
+        Some(ChunkEnd::Truncated(offset)) => {
+            let n = b.len();
+            builder.diag().add("truncated", Severity::DataLoss, || {
+                format!("{path}: truncated at byte {offset} of {n}: the incomplete event and everything after it are missing")
+            });
+        }
+        Some(ChunkEnd::Error { offset, what }) => return Err(syntax(offset, what.to_string())),
+        Some(ChunkEnd::NextEvent(_)) | None => unreachable!("the last chunk has no limit"),
+    }
+    Ok(())
+}
+
+/// Rank from a torch_npu / lmdeploy file or folder name (`..._<rank>.json`, `rank<N>_...`),
+/// when nothing inside the file says it.
+pub fn rank_from_path(path: &str) -> Option<i32> {
+    let p = std::path::Path::new(path);
+    let stem = p.file_name()?.to_str()?;
+    let stem = stem.trim_end_matches(".gz").trim_end_matches(".json");
+    let digits: String = stem
+        .chars()
+        .rev()
+        .take_while(|c| c.is_ascii_digit())
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    let prefixed = ["lmdeploy_profile_", "rank", "rank-", "rank_", "msprof_"];
+    if !digits.is_empty() && prefixed.iter().any(|pre| stem == format!("{pre}{digits}")) {
+        return digits.parse().ok();
+    }
+    // torch_npu root: .../rank<N>_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json is NOT a rank
+    // promise (the folder name is the user's); profiler_info_<rank>.json is, and is read by
+    // discovery, not here.
+    None
+}

@@ -1,0 +1,186 @@
+//! Exact conversion of Chrome-trace microsecond values (`"1736408883688177.930"` strings,
+//! `840.07675` numbers, `1e-05`) to integer nanoseconds, without going through f64, so that 16-
+//! digit timestamps keep every nanosecond. Durations round half away from zero.
+
+/// Parses a decimal number of microseconds and returns nanoseconds, or None if malformed.
+pub fn us_to_ns(s: &[u8]) -> Option<i64> {
+    let mut i = 0;
+    let neg = match s.first() {
+        Some(b'-') => {
+            i = 1;
+            true
+        }
+        Some(b'+') => {
+            i = 1;
+            false
+        }
+        _ => false,
+    };
+    let mut mant: u128 = 0;
+    let mut digits = 0u32;
+    let mut frac_digits: i32 = 0;
+    let mut dropped = false;
+    let mut seen_digit = false;
+    while i < s.len() && s[i].is_ascii_digit() {
+        push_digit(
+            &mut mant,
+            &mut digits,
+            s[i],
+            &mut frac_digits,
+            false,
+            &mut dropped,
+        );
+        seen_digit = true;
+        i += 1;
+    }
+    if i < s.len() && s[i] == b'.' {
+        i += 1;
+        while i < s.len() && s[i].is_ascii_digit() {
+            push_digit(
+                &mut mant,
+                &mut digits,
+                s[i],
+                &mut frac_digits,
+                true,
+                &mut dropped,
+            );
+            seen_digit = true;
+            i += 1;
+        }
+    }
+    if !seen_digit {
+        return None;
+    }
+    let mut exp: i32 = 0;
+    if i < s.len() && (s[i] == b'e' || s[i] == b'E') {
+        i += 1;
+        let eneg = match s.get(i) {
+            Some(b'-') => {
+                i += 1;
+                true
+            }
+            Some(b'+') => {
+                i += 1;
+                false
+            }
+            _ => false,
+        };
+        let start = i;
+        while i < s.len() && s[i].is_ascii_digit() {
+            exp = exp.saturating_mul(10).saturating_add((s[i] - b'0') as i32);
+            i += 1;
+        }
+        if i == start {
+            return None;
+        }
+        if eneg {
+            exp = -exp;
+        }
+    }
+    if i != s.len() {
+        return None;
+    }
+    let scale = 3 + exp - frac_digits;
+    let v: u128 = if scale >= 0 {
+        if scale > 30 {
+            return None;
+        }
+        mant.checked_mul(10u128.pow(scale as u32))?
+    } else {
+        let sc = (-scale) as u32;
+        if sc > 38 {
+            0
+        } else {
+            let d = 10u128.pow(sc);
+            let (q, r) = (mant / d, mant % d);
+            if r * 2 >= d { q + 1 } else { q }
+        }
+    };
+    let _ = dropped;
+    let v = i64::try_from(v).ok()?;
+    Some(if neg { -v } else { v })
+}
+
+#[inline]
+fn push_digit(
+    mant: &mut u128,
+    digits: &mut u32,
+    d: u8,
+    frac: &mut i32,
+    is_frac: bool,
+    dropped: &mut bool,
+) {
+    if *digits < 36 {
+        *mant = *mant * 10 + (d - b'0') as u128;
+        if *mant > 0 {
+            *digits += 1;
+        }
+        if is_frac {
+            *frac += 1;
+        }
+    } else if !is_frac {
+        // Too many integer digits to keep: scale instead (value is out of range anyway).
+        *frac -= 1;
+    } else {
+        *dropped = true;
+    }
+}
+
+/// Parses an integer token (`12`, `-1`, `"12"` contents, `3.0`); None if not an integer.
+pub fn parse_i64(s: &[u8]) -> Option<i64> {
+    if let Some(v) = std::str::from_utf8(s)
+        .ok()
+        .and_then(|t| t.parse::<i64>().ok())
+    {
+        return Some(v);
+    }
+    let f: f64 = std::str::from_utf8(s).ok()?.parse().ok()?;
+    if f.fract() == 0.0 && f.abs() < 9.0e18 {
+        Some(f as i64)
+    } else {
+        None
+    }
+}
+
+/// Parses a float token.
+pub fn parse_f64(s: &[u8]) -> Option<f64> {
+    std::str::from_utf8(s).ok()?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_timestamps_and_rounded_durations() {
+        assert_eq!(
+            us_to_ns(b"1736408883688177.930"),
+            Some(1_736_408_883_688_177_930)
+        );
+        assert_eq!(
+            us_to_ns(b"1736408883973810"),
+            Some(1_736_408_883_973_810_000)
+        );
+        assert_eq!(us_to_ns(b"840.07675"), Some(840_077));
+        assert_eq!(us_to_ns(b"0.60003125"), Some(600));
+        assert_eq!(us_to_ns(b"0.0005"), Some(1));
+        assert_eq!(us_to_ns(b"1e-05"), Some(0));
+        assert_eq!(us_to_ns(b"2.5E+2"), Some(250_000));
+        assert_eq!(us_to_ns(b"-1.5"), Some(-1_500));
+        assert_eq!(us_to_ns(b"5112030925310.620"), Some(5_112_030_925_310_620));
+        assert_eq!(
+            us_to_ns(b"12.3456789012345678901234567890123456789"),
+            Some(12_346)
+        );
+        for bad in [&b""[..], b".", b"1.2.3", b"abc", b"1e", b"-"] {
+            assert_eq!(us_to_ns(bad), None, "{:?}", std::str::from_utf8(bad));
+        }
+    }
+
+    #[test]
+    fn integers() {
+        assert_eq!(parse_i64(b"4294967295"), Some(4_294_967_295));
+        assert_eq!(parse_i64(b"3.0"), Some(3));
+        assert_eq!(parse_i64(b"3.5"), None);
+    }
+}

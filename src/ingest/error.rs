@@ -1,0 +1,23 @@
+//! Errors of the ingest layer: each names the file, and the byte offset where one is known.
+
+#[derive(Debug, thiserror::Error)]
+pub enum IngestError {
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: malformed JSON at byte {offset}: {what}")]
+    Syntax {
+        path: String,
+        offset: usize,
+        what: String,
+    },
+    #[error("{path}: a JSON object without a `traceEvents` array: not a Chrome trace")]
+    NotATrace { path: String },
+    #[error("{path}: unsupported input (expected a Chrome trace .json or .json.gz)")]
+    Unsupported { path: String },
+    #[error("{path}: no profiling inputs found")]
+    NothingFound { path: String },
+}

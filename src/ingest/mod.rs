@@ -1,0 +1,47 @@
+//! Reading inputs into the model. One module per format ([`chrome_json`] today; the Ascend db
+//! and msprof CSV readers join it), one [`builder::TablesBuilder`] that all of them write through,
+//! and [`detect`]/[`ingest_paths`] that find the inputs under a path and pick the reader.
+//! Inputs are read-only: files are opened for reading only and never locked or modified.
+
+pub mod builder;
+pub mod chrome_json;
+pub mod detect;
+pub mod error;
+mod postpass;
+pub mod progress;
+pub mod source;
+
+pub use builder::TablesBuilder;
+pub use error::IngestError;
+pub use progress::Progress;
+
+use crate::model::Tables;
+
+/// Ingests every input found under `paths` (files or folders) into one set of tables.
+pub fn ingest_paths(
+    paths: &[std::path::PathBuf],
+    progress: &Progress,
+) -> Result<Tables, IngestError> {
+    let mut inputs = Vec::new();
+    for p in paths {
+        let found = detect::find_inputs(p)?;
+        if found.is_empty() {
+            return Err(IngestError::NothingFound {
+                path: p.display().to_string(),
+            });
+        }
+        inputs.extend(found);
+    }
+    for i in &inputs {
+        progress.add_total(i.size_bytes);
+    }
+    let mut b = TablesBuilder::new();
+    for input in &inputs {
+        match input.format {
+            detect::InputFormat::ChromeJson => {
+                chrome_json::ingest_file(&input.path, &mut b, progress)?
+            }
+        }
+    }
+    Ok(b.finish())
+}

@@ -1,0 +1,308 @@
+//! Whole-table passes run once all chunks of all files are merged: process roles and device ids
+//! from metadata, `B`/`E` matching, stream fill, event classification, overlap accounting and
+//! phase statistics. Each pass is O(events) (per-thread sorts only where a thread is unsorted).
+
+use super::builder::TablesBuilder;
+use crate::diag::Severity;
+use crate::model::category::{ClassifyInput, KINETO_DEVICE_CATS, classify};
+use crate::model::events::EventKind;
+use crate::model::hash::FxHashMap;
+use crate::model::{Category, ProcessRole, StrId, Tables};
+use rayon::prelude::*;
+
+pub(super) fn run(mut b: TablesBuilder) -> Tables {
+    assign_roles(&mut b.t);
+    match_begin_end(&mut b);
+    report_phases(&mut b);
+    let mut t = b.t;
+    fill_streams(&mut t);
+    classify_all(&mut t);
+    count_overlaps(&mut t);
+    t
+}
+
+fn trailing_int(s: &str) -> Option<i32> {
+    s.rsplit(' ').next().and_then(|w| w.parse().ok())
+}
+
+fn assign_roles(t: &mut Tables) {
+    let n = t.processes.len();
+    for p in 0..n {
+        let name = t.strings.get(t.processes.name[p]);
+        let labels = t.strings.get(t.processes.labels[p]);
+        let role = ProcessRole::from_metadata(name, labels);
+        t.processes.role[p] = role;
+        if t.processes.device_id[p] < 0 && role.is_device() {
+            if let Some(d) = trailing_int(labels) {
+                t.processes.device_id[p] = d;
+            }
+        }
+    }
+    // Kineto traces without labels: a process with kernels / GPU copies is a device process.
+    let device_cats: Vec<StrId> = KINETO_DEVICE_CATS
+        .iter()
+        .filter_map(|c| t.strings.lookup(c))
+        .collect();
+    if device_cats.is_empty() {
+        return;
+    }
+    for i in 0..t.events.len() {
+        if device_cats.contains(&t.events.cat[i]) {
+            let p = t.event_process(i).idx();
+            if matches!(
+                t.processes.role[p],
+                ProcessRole::Unknown | ProcessRole::Host
+            ) && t.processes.labels[p].is_empty()
+            {
+                t.processes.role[p] = ProcessRole::KinetoDevice;
+            }
+        }
+    }
+}
+
+fn match_begin_end(b: &mut TablesBuilder) {
+    if b.pending_be.is_empty() {
+        return;
+    }
+    let mut stacks: FxHashMap<u32, Vec<usize>> = FxHashMap::default();
+    let pending = std::mem::take(&mut b.pending_be);
+    let mut unmatched_end = 0u64;
+    for (i, be) in pending.iter().enumerate() {
+        let stack = stacks.entry(be.thread.0).or_default();
+        if be.begin {
+            stack.push(i);
+            continue;
+        }
+        let Some(bi) = stack.pop() else {
+            unmatched_end += 1;
+            continue;
+        };
+        let beg = &pending[bi];
+        let e = &mut b.t.events;
+        e.thread.push(beg.thread);
+        e.ts_ns.push(beg.ts_ns);
+        e.dur_ns.push(be.ts_ns - beg.ts_ns);
+        e.name.push(beg.name);
+        e.cat.push(beg.cat);
+        e.task_type.push(StrId::EMPTY);
+        e.stream.push(-1);
+        e.category.push(Category::Other);
+        e.kind.push(EventKind::Complete);
+        e.connection_id.push(-1);
+        e.correlation_id.push(-1);
+    }
+    let unmatched_begin: Vec<usize> = stacks.values().flatten().copied().collect();
+    for &i in unmatched_begin.iter().take(crate::diag::MAX_EXAMPLES) {
+        let be = &pending[i];
+        let path = b.t.files.path[b.t.process_file(b.t.thread_process(be.thread)).idx()].clone();
+        let name = b.t.str(be.name).to_string();
+        b.t.diagnostics
+            .add("unmatched_begin", Severity::DataLoss, || {
+                format!("{path}: byte {}: B `{name}` without E", be.offset)
+            });
+    }
+    let more = unmatched_begin
+        .len()
+        .saturating_sub(crate::diag::MAX_EXAMPLES) as u64;
+    b.t.diagnostics
+        .add_n("unmatched_begin", Severity::DataLoss, more, || {
+            "more B without E".into()
+        });
+    b.t.diagnostics
+        .add_n("unmatched_end", Severity::DataLoss, unmatched_end, || {
+            "E events without an open B on their thread".into()
+        });
+}
+
+const KNOWN_PHASES: &[u8] = b"XBEiIRMCstf";
+
+fn report_phases(b: &mut TablesBuilder) {
+    for (f, counts) in b.phase_counts.iter().enumerate() {
+        for (ph, &n) in counts.iter().enumerate() {
+            if n == 0 || KNOWN_PHASES.contains(&(ph as u8)) {
+                continue;
+            }
+            let path = &b.t.files.path[f];
+            let shown = if ph == 0 {
+                "(missing)".to_string()
+            } else {
+                (ph as u8 as char).to_string()
+            };
+            b.t.diagnostics
+                .add_n("unknown_phase", Severity::Info, n, || {
+                    format!("{path}: {n} events with ph {shown} (not modelled, counted)")
+                });
+        }
+    }
+}
+
+/// Device tasks without a stream arg take their tid (Ascend Hardware tid = physical stream).
+fn fill_streams(t: &mut Tables) {
+    for i in 0..t.events.len() {
+        if t.events.stream[i] >= 0 {
+            continue;
+        }
+        let th = t.events.thread[i];
+        let p = t.thread_process(th).idx();
+        if matches!(
+            t.processes.role[p],
+            ProcessRole::AscendHardware | ProcessRole::KinetoDevice
+        ) {
+            t.events.stream[i] = t.threads.tid[th.idx()];
+        }
+    }
+}
+
+fn classify_all(t: &mut Tables) {
+    let roles: Vec<ProcessRole> = t
+        .threads
+        .process
+        .iter()
+        .map(|p| t.processes.role[p.idx()])
+        .collect();
+    let strings = &t.strings;
+    let e = &t.events;
+    let cats: Vec<Category> = (0..e.len())
+        .into_par_iter()
+        .with_min_len(1 << 16)
+        .map_init(
+            || {
+                (
+                    FxHashMap::<(u8, u32, u32, u32, bool), Category>::default(),
+                    String::new(),
+                )
+            },
+            |(cache, buf), i| {
+                let role = roles[e.thread[i].idx()];
+                let instant = e.kind[i] == EventKind::Instant;
+                let key = (
+                    role as u8,
+                    e.cat[i].0,
+                    e.task_type[i].0,
+                    e.name[i].0,
+                    instant,
+                );
+                *cache.entry(key).or_insert_with(|| {
+                    classify(
+                        ClassifyInput {
+                            role,
+                            cat: strings.get(e.cat[i]),
+                            task_type: strings.get(e.task_type[i]),
+                            name: strings.get(e.name[i]),
+                            instant,
+                        },
+                        buf,
+                    )
+                })
+            },
+        )
+        .collect();
+    t.events.category = cats;
+}
+
+/// Counts overlaps per thread: partial overlaps anywhere (improper nesting, which Perfetto's
+/// JSON importer drops) and any overlap on device streams. Nothing is removed.
+fn count_overlaps(t: &mut Tables) {
+    let n_threads = t.threads.len();
+    let mut start = vec![0u32; n_threads + 1];
+    for th in &t.events.thread {
+        start[th.idx() + 1] += 1;
+    }
+    for i in 0..n_threads {
+        start[i + 1] += start[i];
+    }
+    let mut fill = start.clone();
+    let mut order = vec![0u32; t.events.len()];
+    for (i, th) in t.events.thread.iter().enumerate() {
+        let slot = &mut fill[th.idx()];
+        order[*slot as usize] = i as u32;
+        *slot += 1;
+    }
+    let e = &t.events;
+    let device: Vec<bool> = t
+        .threads
+        .process
+        .iter()
+        .map(|p| {
+            matches!(
+                t.processes.role[p.idx()],
+                ProcessRole::AscendHardware | ProcessRole::KinetoDevice
+            )
+        })
+        .collect();
+    let mut slices: Vec<&mut [u32]> = Vec::with_capacity(n_threads);
+    let mut rest: &mut [u32] = &mut order;
+    for th in 0..n_threads {
+        let len = (start[th + 1] - start[th]) as usize;
+        let (a, b) = rest.split_at_mut(len);
+        slices.push(a);
+        rest = b;
+    }
+    let per_thread: Vec<(u64, u64, Option<usize>, Option<usize>)> = slices
+        .into_par_iter()
+        .enumerate()
+        .map(|(th, idx)| {
+            let key = |&i: &u32| (e.ts_ns[i as usize], std::cmp::Reverse(e.dur_ns[i as usize]));
+            if !idx.is_sorted_by_key(key) {
+                idx.sort_by_key(key);
+            }
+            let (mut partial, mut overlap) = (0u64, 0u64);
+            let (mut first_partial, mut first_overlap) = (None, None);
+            let mut stack: Vec<i64> = Vec::new();
+            let mut max_end = i64::MIN;
+            for &i in idx.iter() {
+                let i = i as usize;
+                if e.kind[i] != EventKind::Complete {
+                    continue;
+                }
+                let (ts, end) = (e.ts_ns[i], e.ts_ns[i] + e.dur_ns[i]);
+                while stack.last().is_some_and(|&top| top <= ts) {
+                    stack.pop();
+                }
+                if stack.last().is_some_and(|&top| end > top) {
+                    partial += 1;
+                    first_partial.get_or_insert(i);
+                } else {
+                    stack.push(end);
+                }
+                if device[th] && ts < max_end {
+                    overlap += 1;
+                    first_overlap.get_or_insert(i);
+                }
+                max_end = max_end.max(end);
+            }
+            (partial, overlap, first_partial, first_overlap)
+        })
+        .collect();
+    for (th, &(partial, overlap, fp, fo)) in per_thread.iter().enumerate() {
+        if partial == 0 && overlap == 0 {
+            continue;
+        }
+        let p = t.threads.process[th];
+        let where_ = format!(
+            "{}: {} / {}",
+            t.files.path[t.process_file(p).idx()],
+            t.process_label(p),
+            t.thread_label(crate::model::ThreadId(th as u32))
+        );
+        let label = || where_.clone();
+        if partial > 0 {
+            let ex = format!(
+                "{} ({partial}; first at ts_ns {})",
+                label(),
+                fp.map_or(0, |i| t.events.ts_ns[i])
+            );
+            t.diagnostics
+                .add_n("improperly_nested_events", Severity::Info, partial, || ex);
+        }
+        if overlap > 0 {
+            let ex = format!(
+                "{} ({overlap}; first at ts_ns {})",
+                label(),
+                fo.map_or(0, |i| t.events.ts_ns[i])
+            );
+            t.diagnostics
+                .add_n("overlapping_device_events", Severity::Info, overlap, || ex);
+        }
+    }
+}

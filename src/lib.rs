@@ -1,0 +1,30 @@
+//! profscope: turns accelerator profiles (Ascend NPU, PyTorch/Kineto) into answers.
+//!
+//! The pipeline, in one direction only:
+//!
+//! ```text
+//!   files ──ingest/──▶ model::Tables ──analysis/──▶ results ──report/──▶ Report ──render/──▶ text/JSON/md
+//!                 (one module per format,   (pure functions,        (what every renderer
+//!                  one builder)               no I/O)                 consumes)
+//! ```
+//!
+//! * [`ingest`] detects a file's format and fills the normalized [`model::Tables`] through
+//!   [`ingest::builder`]. It never modifies its inputs. Anomalies become [`diag::Diagnostics`].
+//! * [`model`] holds struct-of-arrays tables with interned strings and integer nanoseconds;
+//!   [`model::schema`] declares every column once (docs/tables.md mirrors it).
+//! * [`analysis`] computes results from tables; it never reads files.
+//! * [`report`] assembles results into a [`report::Report`]; [`render`] prints it.
+//! * [`cli`] parses arguments, wires the layers together and picks exit codes.
+//! * [`synth`] writes deterministic, realistic profiling roots with a ground truth (tests, benches, demo).
+//!
+//! Layering rule: cli → everything; ingest → model; analysis → model; report → analysis;
+//! render → report. Nothing imports cli; analysis never does I/O; render never sees the model.
+
+pub mod analysis;
+pub mod cli;
+pub mod diag;
+pub mod ingest;
+pub mod model;
+pub mod render;
+pub mod report;
+pub mod synth;

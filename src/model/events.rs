@@ -1,0 +1,63 @@
+//! The events table: every timed event (complete `X`, matched `B`/`E`, instant `i`), struct of
+//! arrays. Rank, file, process, side and device id are reached through `thread`.
+
+use super::category::Category;
+use super::ids::ThreadId;
+use super::strings::StrId;
+use serde::Serialize;
+
+/// How the event was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[repr(u8)]
+pub enum EventKind {
+    /// `X`, or a matched `B`/`E` pair.
+    Complete,
+    /// `i` / `I` (dur_ns = 0).
+    Instant,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct EventTable {
+    pub thread: Vec<ThreadId>,
+    pub ts_ns: Vec<i64>,
+    pub dur_ns: Vec<i64>,
+    pub name: Vec<StrId>,
+    pub cat: Vec<StrId>,
+    /// Ascend `args["Task Type"]` / HCCL `args["task type"]`; empty elsewhere.
+    pub task_type: Vec<StrId>,
+    /// Physical stream: `Physic Stream Id`, else `Stream Id`, else Kineto `stream`, else the tid
+    /// of a device thread; -1 on host events.
+    pub stream: Vec<i64>,
+    pub category: Vec<Category>,
+    pub kind: Vec<EventKind>,
+    /// Ascend `connection_id` (host→device); -1 absent.
+    pub connection_id: Vec<i64>,
+    /// torch_npu `correlation_id` / Kineto `correlation`; -1 absent.
+    pub correlation_id: Vec<i64>,
+}
+
+impl EventTable {
+    pub fn len(&self) -> usize {
+        self.ts_ns.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.ts_ns.is_empty()
+    }
+    pub fn end_ns(&self, i: usize) -> i64 {
+        self.ts_ns[i] + self.dur_ns[i]
+    }
+    pub fn reserve(&mut self, n: usize) {
+        self.thread.reserve(n);
+        self.ts_ns.reserve(n);
+        self.dur_ns.reserve(n);
+        self.name.reserve(n);
+        self.cat.reserve(n);
+        self.task_type.reserve(n);
+        self.stream.reserve(n);
+        self.category.reserve(n);
+        self.kind.reserve(n);
+        self.connection_id.reserve(n);
+        self.correlation_id.reserve(n);
+    }
+}

@@ -1,0 +1,52 @@
+//! The source-file table: one row per ingested input file, with what its header told us.
+
+use super::strings::StrId;
+use serde::Serialize;
+
+/// The on-disk format of an ingested file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceFormat {
+    /// Chrome trace JSON as a bare array (torch_npu trace_view.json, msprof_*.json).
+    ChromeJsonArray,
+    /// Chrome trace JSON object with `traceEvents` (Kineto, lmdeploy).
+    ChromeJsonObject,
+}
+
+impl SourceFormat {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceFormat::ChromeJsonArray => "chrome_json_array",
+            SourceFormat::ChromeJsonObject => "chrome_json_object",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct FileTable {
+    /// Path as given to ingest.
+    pub path: Vec<String>,
+    pub format: Vec<Option<SourceFormat>>,
+    /// Bytes on disk.
+    pub size_bytes: Vec<u64>,
+    /// Bytes parsed (decompressed size for `.gz`).
+    pub parsed_bytes: Vec<u64>,
+    pub gzip: Vec<bool>,
+    /// Rank from `distributedInfo.rank` or the file/folder name; -1 when unknown.
+    pub rank: Vec<i32>,
+    /// `distributedInfo.world_size`; -1 when unknown.
+    pub world_size: Vec<i32>,
+    /// Kineto `baseTimeNanoseconds`; 0 when absent. ts_ns values are NOT shifted by it.
+    pub base_time_ns: Vec<i64>,
+    /// `displayTimeUnit` (display only; Chrome-trace `ts` is always microseconds).
+    pub display_time_unit: Vec<StrId>,
+}
+
+impl FileTable {
+    pub fn len(&self) -> usize {
+        self.path.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.path.is_empty()
+    }
+}

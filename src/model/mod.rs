@@ -1,0 +1,21 @@
+//! The normalized columnar model every ingest fills and every analysis reads: struct-of-arrays
+//! tables, interned strings ([`strings`]), integer nanoseconds, typed row ids ([`ids`]). Columns
+//! are declared once, with their docs, in [`schema`]; docs/tables.md mirrors that declaration.
+
+pub mod category;
+pub mod counters;
+pub mod events;
+pub mod files;
+pub mod flows;
+pub mod hash;
+pub mod ids;
+pub mod schema;
+pub mod strings;
+pub mod tables;
+pub mod tracks;
+
+pub use category::{Category, ProcessRole};
+pub use events::{EventKind, EventTable};
+pub use ids::{FileId, ProcessId, ThreadId};
+pub use strings::{Interner, StrId};
+pub use tables::Tables;

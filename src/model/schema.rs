@@ -1,0 +1,208 @@
+//! The one declaration of every table and column of the model, with type, unit and meaning.
+//! docs/tables.md is checked against it by a test, so the docs cannot drift from the code.
+
+/// One column.
+pub struct ColumnSchema {
+    pub name: &'static str,
+    pub ty: &'static str,
+    pub doc: &'static str,
+}
+
+/// One table.
+pub struct TableSchema {
+    pub name: &'static str,
+    pub doc: &'static str,
+    pub columns: &'static [ColumnSchema],
+}
+
+macro_rules! cols {
+    ($(($n:literal, $t:literal, $d:literal)),* $(,)?) => {
+        &[$(ColumnSchema { name: $n, ty: $t, doc: $d }),*]
+    };
+}
+
+pub const TABLES: &[TableSchema] = &[
+    TableSchema {
+        name: "files",
+        doc: "One row per ingested input file.",
+        columns: cols![
+            ("path", "string", "Path as given to ingest."),
+            ("format", "enum", "chrome_json_array | chrome_json_object."),
+            ("size_bytes", "u64 bytes", "Size on disk."),
+            (
+                "parsed_bytes",
+                "u64 bytes",
+                "Bytes parsed (decompressed size for .gz)."
+            ),
+            ("gzip", "bool", "Input was gzip-compressed."),
+            (
+                "rank",
+                "i32",
+                "distributedInfo.rank or from the path; -1 unknown."
+            ),
+            (
+                "world_size",
+                "i32",
+                "distributedInfo.world_size; -1 unknown."
+            ),
+            (
+                "base_time_ns",
+                "i64 ns",
+                "Kineto baseTimeNanoseconds (ts_ns is not shifted by it); 0 absent."
+            ),
+            (
+                "display_time_unit",
+                "str",
+                "displayTimeUnit (display only)."
+            ),
+        ],
+    },
+    TableSchema {
+        name: "processes",
+        doc: "One row per (file, pid); identified by M metadata, never by a pid formula.",
+        columns: cols![
+            ("file", "FileId", "Row of files."),
+            (
+                "pid",
+                "i64",
+                "pid as written; string pids get a negative synthetic id."
+            ),
+            ("pid_text", "str", "pid when it was a string, else empty."),
+            (
+                "name",
+                "str",
+                "process_name metadata (Ascend Hardware, HCCL, CANN, Python, ...)."
+            ),
+            (
+                "labels",
+                "str",
+                "process_labels metadata (NPU, NPU 3, CPU, GPU 0)."
+            ),
+            ("sort_index", "i64", "process_sort_index; i64::MIN absent."),
+            (
+                "role",
+                "enum",
+                "ascend_hardware | hccl | overlap_analysis | cann_api | device_counters | kineto_device | host | unknown."
+            ),
+            (
+                "device_id",
+                "i32",
+                "From labels (NPU 3 / GPU 0) or Kineto args.device; -1 unknown."
+            ),
+        ],
+    },
+    TableSchema {
+        name: "threads",
+        doc: "One row per (process, tid); device streams and HCCL planes are threads.",
+        columns: cols![
+            ("process", "ProcessId", "Row of processes."),
+            (
+                "tid",
+                "i64",
+                "tid as written (stream / plane number on device processes)."
+            ),
+            ("tid_text", "str", "tid when it was a string, else empty."),
+            (
+                "name",
+                "str",
+                "thread_name metadata (Stream 3, Plane 0, Group 0 Communication)."
+            ),
+            ("sort_index", "i64", "thread_sort_index; i64::MIN absent."),
+        ],
+    },
+    TableSchema {
+        name: "events",
+        doc: "Timed events: X, matched B/E pairs, instants. Rank/file/side via thread -> process.",
+        columns: cols![
+            ("thread", "ThreadId", "Row of threads."),
+            (
+                "ts_ns",
+                "i64 ns",
+                "Start, exact decimal conversion of the microsecond ts."
+            ),
+            (
+                "dur_ns",
+                "i64 ns",
+                "Duration (0 for instants), rounded half away from zero to 1 ns."
+            ),
+            ("name", "str", "Event name."),
+            (
+                "cat",
+                "str",
+                "Chrome-trace cat (cpu_op, kernel, ...); empty when absent."
+            ),
+            (
+                "task_type",
+                "str",
+                "args Task Type / task type (Ascend); empty elsewhere."
+            ),
+            (
+                "stream",
+                "i64",
+                "Physic Stream Id, else Stream Id, else args.stream, else the device tid; -1 host."
+            ),
+            (
+                "category",
+                "enum",
+                "compute_kernel | comm_kernel | wait_sync | data_movement | host_op | python_function | annotation | step | vendor_overlap | other."
+            ),
+            ("kind", "enum", "complete | instant."),
+            (
+                "connection_id",
+                "i64",
+                "Ascend args.connection_id; -1 absent."
+            ),
+            (
+                "correlation_id",
+                "i64",
+                "args.correlation_id / args.correlation; -1 absent."
+            ),
+        ],
+    },
+    TableSchema {
+        name: "counters",
+        doc: "C events, one row per numeric arg.",
+        columns: cols![
+            ("process", "ProcessId", "Row of processes."),
+            ("name", "str", "C event name (APP/HBM, AI Core Freq)."),
+            ("series", "str", "Arg key of the value (KB, MHz)."),
+            ("ts_ns", "i64 ns", "Sample time."),
+            ("value", "f64", "Value in the series' own unit."),
+        ],
+    },
+    TableSchema {
+        name: "flows",
+        doc: "Flow events s/t/f (HostToDevice, async_npu, enqueue_to_dequeue, fwdbwd, ac2g).",
+        columns: cols![
+            ("thread", "ThreadId", "Row of threads."),
+            ("phase", "enum", "start | step | finish."),
+            ("cat", "str", "Flow category."),
+            ("name", "str", "Flow name."),
+            (
+                "id",
+                "u64",
+                "Flow id (numeric strings parsed; other strings hashed)."
+            ),
+            ("ts_ns", "i64 ns", "Time."),
+            ("bind_enclosing", "bool", "bp == e."),
+        ],
+    },
+    TableSchema {
+        name: "diagnostics",
+        doc: "Counted anomalies (code, severity, count, first examples); see docs/diagnostics.md.",
+        columns: cols![
+            (
+                "code",
+                "str",
+                "Stable code (truncated, overlapping_events, unknown_phase, ...)."
+            ),
+            ("severity", "enum", "info | data_loss | error."),
+            ("count", "u64", "Occurrences."),
+            (
+                "examples",
+                "list<str>",
+                "First few examples with file and byte offset."
+            ),
+        ],
+    },
+];

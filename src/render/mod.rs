@@ -1,0 +1,52 @@
+//! Renderers: turn a [`crate::report::Report`] into text. They see only the report, never the
+//! model. One module per output format.
+
+pub mod json;
+pub mod markdown;
+pub mod table;
+
+use crate::report::Report;
+
+/// Output format of every subcommand (`--format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+    Md,
+}
+
+pub fn render(report: &Report, format: Format) -> String {
+    match format {
+        Format::Table => table::render(report),
+        Format::Json => json::render(report),
+        Format::Md => markdown::render(report),
+    }
+}
+
+/// `1234567` ns as `1.235 ms` (for people; JSON keeps integers).
+pub fn human_ns(ns: i64) -> String {
+    let a = ns.unsigned_abs() as f64;
+    let (v, unit) = if a >= 1e9 {
+        (ns as f64 / 1e9, "s")
+    } else if a >= 1e6 {
+        (ns as f64 / 1e6, "ms")
+    } else if a >= 1e3 {
+        (ns as f64 / 1e3, "us")
+    } else {
+        (ns as f64, "ns")
+    };
+    format!("{v:.3} {unit}")
+}
+
+pub fn human_bytes(b: u64) -> String {
+    let f = b as f64;
+    if f >= 1e9 {
+        format!("{:.2} GB", f / 1e9)
+    } else if f >= 1e6 {
+        format!("{:.2} MB", f / 1e6)
+    } else if f >= 1e3 {
+        format!("{:.1} KB", f / 1e3)
+    } else {
+        format!("{b} B")
+    }
+}

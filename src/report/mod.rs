@@ -1,0 +1,40 @@
+//! The report contract: what every renderer consumes. JSON output is this struct serialized;
+//! `schema_version` changes whenever a field changes meaning (docs/json-output.md).
+
+use crate::analysis::summary::Summary;
+use crate::diag::{Diagnostic, Diagnostics};
+use serde::Serialize;
+
+pub const SCHEMA_VERSION: &str = "0.1.0";
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub schema_version: &'static str,
+    pub tool: &'static str,
+    pub tool_version: &'static str,
+    /// Inputs as given on the command line.
+    pub inputs: Vec<String>,
+    pub summary: Summary,
+    /// Ingest wall time, ms (absent when not measured).
+    pub ingest_ms: Option<f64>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Report {
+    pub fn build(
+        inputs: Vec<String>,
+        summary: Summary,
+        diagnostics: &Diagnostics,
+        ingest_ms: Option<f64>,
+    ) -> Report {
+        Report {
+            schema_version: SCHEMA_VERSION,
+            tool: "profscope",
+            tool_version: env!("CARGO_PKG_VERSION"),
+            inputs,
+            summary,
+            ingest_ms,
+            diagnostics: diagnostics.iter().cloned().collect(),
+        }
+    }
+}

@@ -1,0 +1,545 @@
+//! One rank's torch_npu `trace_view.json` of an LLM serving run: eager prefill steps, then decode
+//! steps as graph replays (NOTIFY_WAIT for update_step_context, CAPTURE_RECORD, the replay's
+//! kernels, EVENT_WAIT around HcclAllReduce / allreduceAicpuKernel, SDMA_SQE copies, MEM_WAIT_VALUE
+//! before each MTP head), host-side forward_eager / forward_cudagraph with batch and KV markers,
+//! Dequeue@aclnn* rows, CANN launches with HostToDevice flows, HBM counters and the vendor's
+//! Overlap Analysis. Process layout and arg names follow the real 2025 sample; graph-mode task
+//! spellings (NOTIFY_WAIT, CAPTURE_RECORD, MEM_WAIT_VALUE, SDMA_SQE) follow the seeds' rules,
+//! since no public trace has them.
+
+use super::rng::Rng;
+use super::truth::RankTruth;
+use super::writer::EventWriter;
+use crate::model::Category;
+use std::io::Result;
+
+pub const STREAM_COMPUTE: i64 = 2;
+pub const STREAM_COMM: i64 = 3;
+pub const STREAM_COPY: i64 = 5;
+
+/// (kernel name, task type, min ns, max ns) of one layer of the model, in order.
+const LAYER: &[(&str, &str, i64, i64)] = &[
+    ("AddRmsNorm", "AI_VECTOR_CORE", 3_000, 6_000),
+    ("MatMulV2", "AI_CORE", 18_000, 40_000),
+    ("FusedInferAttentionScore", "MIX_AIC", 20_000, 60_000),
+    ("MatMulV2", "AI_CORE", 12_000, 25_000),
+    ("AddRmsNorm", "AI_VECTOR_CORE", 3_000, 6_000),
+    ("MoeInitRoutingV3", "AI_VECTOR_CORE", 5_000, 9_000),
+    ("GroupedMatmul", "AI_CORE", 30_000, 70_000),
+    ("GroupedMatmul", "AI_CORE", 25_000, 55_000),
+    ("ConcatD", "MIX_AIV", 2_000, 5_000),
+];
+
+pub struct RankGen<'a> {
+    pub rng: Rng,
+    pub w: EventWriter,
+    pub truth: &'a mut RankTruth,
+    pub pid_py: i64,
+    pub pid_hw: i64,
+    pub pid_hccl: i64,
+    pub pid_cann: i64,
+    pub pid_overlap: i64,
+    pub pid_mem: i64,
+    /// Device clock: end of the last task on the compute stream.
+    pub now: i64,
+    task_id: u64,
+    conn: u64,
+    last_compute_end: Option<i64>,
+    gaps: Vec<(i64, i64)>,
+    /// Intervals of this step for Overlap Analysis: (start, end, is_comm).
+    step_busy: Vec<(i64, i64, bool)>,
+}
+
+fn packed_pid(host_pid: i64, sort_index: i64, device: i64) -> i64 {
+    (host_pid << 10) | (sort_index << 5) | device
+}
+
+impl<'a> RankGen<'a> {
+    pub fn new(rank: u32, seed: u64, w: EventWriter, truth: &'a mut RankTruth, t0: i64) -> Self {
+        let host = 3_096_504 + rank as i64 * 17;
+        let dev = rank as i64 % 8;
+        RankGen {
+            rng: Rng::new(seed ^ ((rank as u64 + 1) << 32)),
+            w,
+            truth,
+            pid_py: host,
+            pid_hw: packed_pid(host, 14, dev),
+            pid_hccl: packed_pid(host, 16, dev),
+            pid_cann: packed_pid(host, 7, 31),
+            pid_overlap: packed_pid(host, 31, dev) + (1 << 10),
+            pid_mem: packed_pid(host, 17, dev),
+            now: t0,
+            task_id: 1,
+            conn: 1000,
+            last_compute_end: None,
+            gaps: Vec::new(),
+            step_busy: Vec::new(),
+        }
+    }
+
+    fn span(&mut self, ts: i64, dur: i64) {
+        let t = &mut *self.truth;
+        t.window_start_ns = if t.window_start_ns == 0 {
+            ts
+        } else {
+            t.window_start_ns.min(ts)
+        };
+        t.window_end_ns = t.window_end_ns.max(ts + dur);
+    }
+
+    fn count(&mut self, process: &str, cat: Category, ts: i64, dur: i64) {
+        *self
+            .truth
+            .x_events_by_process
+            .entry(process.to_string())
+            .or_default() += 1;
+        self.truth
+            .by_category
+            .entry(cat.as_str().to_string())
+            .or_default()
+            .add(dur);
+        self.span(ts, dur);
+    }
+
+    pub fn metadata(&mut self) -> Result<()> {
+        let procs = [
+            (self.pid_py, "Python", "CPU", 0),
+            (self.pid_cann, "CANN", "CPU", 7),
+            (self.pid_hw, "Ascend Hardware", "NPU", 13),
+            (self.pid_hccl, "HCCL", "NPU", 15),
+            (self.pid_mem, "NPU MEM", "NPU", 19),
+            (self.pid_overlap, "Overlap Analysis", "NPU", 23),
+        ];
+        for (pid, name, label, sort) in procs {
+            self.w
+                .meta("process_name", pid, 0, "name", &format!("\"{name}\""))?;
+            self.w
+                .meta("process_labels", pid, 0, "labels", &format!("\"{label}\""))?;
+            self.w.meta(
+                "process_sort_index",
+                pid,
+                0,
+                "sort_index",
+                &sort.to_string(),
+            )?;
+            self.truth.metadata += 3;
+        }
+        for s in [STREAM_COMPUTE, STREAM_COMM, STREAM_COPY] {
+            self.w.meta(
+                "thread_name",
+                self.pid_hw,
+                s,
+                "name",
+                &format!("\"Stream {s}\""),
+            )?;
+            self.truth.metadata += 1;
+        }
+        for (tid, name) in [(0, "Group 0 Communication"), (1, "Plane 0")] {
+            self.w.meta(
+                "thread_name",
+                self.pid_hccl,
+                tid,
+                "name",
+                &format!("\"{name}\""),
+            )?;
+            self.truth.metadata += 1;
+        }
+        for (tid, name) in [
+            (0, "Computing"),
+            (1, "Communication"),
+            (2, "Communication(Not Overlapped)"),
+            (3, "Free"),
+        ] {
+            self.w.meta(
+                "thread_name",
+                self.pid_overlap,
+                tid,
+                "name",
+                &format!("\"{name}\""),
+            )?;
+            self.truth.metadata += 1;
+        }
+        Ok(())
+    }
+
+    /// One device task on Ascend Hardware; returns its end.
+    fn task(
+        &mut self,
+        name: &str,
+        task_type: &str,
+        stream: i64,
+        ts: i64,
+        dur: i64,
+        cat: Category,
+    ) -> Result<i64> {
+        self.task_id += 1;
+        let args = format!(
+            "\"Model Id\": 4294967295, \"Task Type\": \"{task_type}\", \"Physic Stream Id\": {stream}, \"Task Id\": {}, \"Batch Id\": 0, \"Subtask Id\": 4294967295, \"connection_id\": {}",
+            self.task_id, self.conn
+        );
+        self.w.device_x(name, self.pid_hw, stream, ts, dur, &args)?;
+        self.count("Ascend Hardware", cat, ts, dur);
+        self.truth.streams.entry(stream).or_default().add(dur);
+        match cat {
+            Category::ComputeKernel => self
+                .truth
+                .kernels
+                .entry(name.to_string())
+                .or_default()
+                .add(dur),
+            Category::CommKernel => self.truth.comm_kernels.add(dur),
+            _ => {}
+        }
+        if stream == STREAM_COMPUTE {
+            if let Some(prev) = self.last_compute_end {
+                let gap = ts - prev;
+                self.truth.compute_stream_gaps.add(gap);
+                self.gaps.push((gap, prev));
+            }
+            self.last_compute_end = Some(ts + dur);
+        }
+        if matches!(cat, Category::ComputeKernel | Category::CommKernel) {
+            self.step_busy
+                .push((ts, ts + dur, cat == Category::CommKernel));
+        }
+        Ok(ts + dur)
+    }
+
+    fn host(
+        &mut self,
+        name: &str,
+        tid: i64,
+        ts: i64,
+        dur: i64,
+        cat: &str,
+        args: &str,
+        category: Category,
+    ) -> Result<()> {
+        self.w.host_x(name, self.pid_py, tid, ts, dur, cat, args)?;
+        self.count("Python", category, ts, dur);
+        Ok(())
+    }
+
+    fn launch(&mut self, api: &str, ts: i64, dur: i64, device_ts: i64) -> Result<()> {
+        self.conn += 1;
+        let args = format!(
+            "\"Thread Id\": {}, \"Mode\": \"ACL_RTS\", \"level\": \"acl\", \"id\": \"{api}\", \"item_id\": \"0\", \"connection_id\": {}",
+            self.pid_py + 3,
+            self.conn
+        );
+        self.w.device_x(
+            &format!("AscendCL@{api}"),
+            self.pid_cann,
+            self.pid_py + 3,
+            ts,
+            dur,
+            &args,
+        )?;
+        self.count("CANN", Category::HostOp, ts, dur);
+        let id = format!("\"{}\"", self.conn);
+        let name = format!("HostToDevice{}", self.conn);
+        self.w.flow(
+            's',
+            &name,
+            "HostToDevice",
+            &id,
+            self.pid_cann,
+            self.pid_py + 3,
+            ts,
+        )?;
+        self.w.flow(
+            'f',
+            &name,
+            "HostToDevice",
+            &id,
+            self.pid_hw,
+            STREAM_COMPUTE,
+            device_ts,
+        )?;
+        self.truth.flows += 2;
+        Ok(())
+    }
+
+    /// The kernels of `layers` layers on the compute stream from `t`; allreduce after attention.
+    fn layers(&mut self, mut t: i64, layers: u64, scale: i64, graph: bool) -> Result<i64> {
+        for _ in 0..layers {
+            for (k, &(name, tt, lo, hi)) in LAYER.iter().enumerate() {
+                let gap = if graph {
+                    self.rng.range(0, 800)
+                } else {
+                    self.rng.range(2_000, 9_000)
+                };
+                t += gap;
+                let dur = self.rng.range(lo, hi) * scale;
+                t = self.task(name, tt, STREAM_COMPUTE, t, dur, Category::ComputeKernel)?;
+                if k == 3 {
+                    t = self.allreduce(t)?;
+                }
+            }
+        }
+        Ok(t)
+    }
+
+    /// EVENT_WAIT on compute while HcclAllReduce + allreduceAicpuKernel run on the comm stream.
+    fn allreduce(&mut self, t: i64) -> Result<i64> {
+        let c0 = t + 500;
+        let comm = self.rng.range(15_000, 45_000);
+        let aicpu = self.rng.range(2_000, 4_000);
+        let c1 = self.task(
+            "HcclAllReduce",
+            "COMMUNICATION",
+            STREAM_COMM,
+            c0,
+            comm,
+            Category::CommKernel,
+        )?;
+        let c2 = self.task(
+            "allreduceAicpuKernel",
+            "AI_CPU",
+            STREAM_COMM,
+            c1,
+            aicpu,
+            Category::CommKernel,
+        )?;
+        let op = format!(
+            "\"connection_id\": {}, \"model id\": 4294967295, \"data_type\": \"BF16\", \"alg_type\": \"MESH\", \"count\": 4194304",
+            self.conn
+        );
+        self.w.device_x(
+            "hcom_allReduce__101_0_1",
+            self.pid_hccl,
+            0,
+            c0,
+            c2 - c0,
+            &op,
+        )?;
+        self.count("HCCL", Category::CommKernel, c0, c2 - c0);
+        let plane = "\"notify_id\": \"0\", \"stream id\": 3, \"task id\": 7, \"task type\": \"Notify_Wait\", \"src rank\": 0, \"dst rank\": 1, \"transport type\": \"SDMA\", \"size(Byte)\": 0, \"link type\": \"HCCS\"";
+        self.w
+            .device_x("Notify_Wait", self.pid_hccl, 1, c0, 1_000, plane)?;
+        self.count("HCCL", Category::WaitSync, c0, 1_000);
+        let wait_start = t + 200;
+        self.task(
+            "EVENT_WAIT",
+            "EVENT_WAIT",
+            STREAM_COMPUTE,
+            wait_start,
+            c2 - wait_start,
+            Category::WaitSync,
+        )
+    }
+
+    fn overlap_analysis(&mut self, from: i64, to: i64) -> Result<()> {
+        let mut busy = std::mem::take(&mut self.step_busy);
+        busy.sort_unstable();
+        let (mut cur, mut free_from) = (None::<(i64, i64)>, from);
+        let mut merged = Vec::new();
+        for &(s, e, comm) in &busy {
+            if comm {
+                self.w
+                    .bare_x("Communication", self.pid_overlap, 1, s, e - s)?;
+                self.count("Overlap Analysis", Category::VendorOverlap, s, e - s);
+            }
+            match cur {
+                Some((cs, ce)) if s <= ce => cur = Some((cs, ce.max(e))),
+                Some(c) => {
+                    merged.push(c);
+                    cur = Some((s, e));
+                }
+                None => cur = Some((s, e)),
+            }
+        }
+        merged.extend(cur);
+        for (s, e) in merged {
+            if s > free_from {
+                self.w
+                    .bare_x("Free", self.pid_overlap, 3, free_from, s - free_from)?;
+                self.count(
+                    "Overlap Analysis",
+                    Category::VendorOverlap,
+                    free_from,
+                    s - free_from,
+                );
+            }
+            self.w.bare_x("Computing", self.pid_overlap, 0, s, e - s)?;
+            self.count("Overlap Analysis", Category::VendorOverlap, s, e - s);
+            free_from = free_from.max(e);
+        }
+        if to > free_from {
+            self.w
+                .bare_x("Free", self.pid_overlap, 3, free_from, to - free_from)?;
+            self.count(
+                "Overlap Analysis",
+                Category::VendorOverlap,
+                free_from,
+                to - free_from,
+            );
+        }
+        Ok(())
+    }
+
+    pub fn prefill_step(&mut self, layers: u64) -> Result<()> {
+        let step_start = self.now;
+        let host0 = step_start - 400_000;
+        let dev0 = step_start + self.rng.range(20_000, 60_000);
+        let end = self.layers(dev0, layers, 4, false)?;
+        self.host(
+            "forward_eager",
+            self.pid_py,
+            host0,
+            end - host0 - 50_000,
+            "cpu_op",
+            "\"Sequence number\": -1, \"Fwd thread id\": 0",
+            Category::HostOp,
+        )?;
+        self.host(
+            "aten::embedding",
+            self.pid_py,
+            host0 + 2_000,
+            30_000,
+            "cpu_op",
+            "\"Sequence number\": -1, \"Fwd thread id\": 0",
+            Category::HostOp,
+        )?;
+        self.host(
+            "Dequeue@aclnnEmbedding",
+            self.pid_py + 3,
+            host0 + 40_000,
+            9_000,
+            "dequeue",
+            "\"correlation_id\": 1",
+            Category::HostOp,
+        )?;
+        self.launch("aclnnEmbedding", host0 + 41_000, 6_000, dev0)?;
+        self.overlap_analysis(step_start, end)?;
+        self.truth.prefill_steps += 1;
+        self.now = end;
+        Ok(())
+    }
+
+    pub fn decode_step(&mut self, layers: u64, mtp_heads: u64, batch: u64) -> Result<()> {
+        let step_start = self.now;
+        let host0 = step_start - 150_000;
+        // update_step_context sync: mostly short, sometimes long.
+        let notify = if self.rng.chance(10) {
+            self.rng.range(150_000, 400_000)
+        } else {
+            self.rng.range(8_000, 40_000)
+        };
+        let n0 = step_start + self.rng.range(20_000, 120_000);
+        let n1 = self.task(
+            "NOTIFY_WAIT",
+            "NOTIFY_WAIT",
+            STREAM_COMPUTE,
+            n0,
+            notify,
+            Category::WaitSync,
+        )?;
+        let r0 = n1 + self.rng.range(1_000, 5_000);
+        let r1 = self.task(
+            "CAPTURE_RECORD",
+            "CAPTURE_RECORD",
+            STREAM_COMPUTE,
+            r0,
+            1_000,
+            Category::WaitSync,
+        )?;
+        let mut t = self.layers(r1, layers, 1, true)?;
+        self.truth.notify_wait_ns.push(notify);
+        self.truth.replay_ns.push(t - r0);
+        let copy = self.rng.range(5_000, 15_000);
+        self.task(
+            "MEMCPY_ASYNC",
+            "SDMA_SQE",
+            STREAM_COPY,
+            r1 + 10_000,
+            copy,
+            Category::DataMovement,
+        )?;
+        for _ in 0..mtp_heads {
+            let w0 = t + self.rng.range(500, 2_000);
+            let wait = self.rng.range(3_000, 12_000);
+            t = self.task(
+                "MEM_WAIT_VALUE",
+                "MEM_WAIT_VALUE",
+                STREAM_COMPUTE,
+                w0,
+                wait,
+                Category::WaitSync,
+            )?;
+            t = self.layers(t, 1, 1, true)?;
+        }
+        let kv_min = self.rng.range(100, 2_000);
+        let kv_max = kv_min + self.rng.range(0, 1_000);
+        let kv_mean = (kv_min + kv_max) as f64 / 2.0;
+        self.truth.kv_context.push((kv_min, kv_max, kv_mean));
+        let host_dur = 120_000;
+        let args = "\"Sequence number\": -1, \"Fwd thread id\": 0";
+        self.host(
+            "forward_cudagraph",
+            self.pid_py,
+            host0,
+            host_dur,
+            "cpu_op",
+            args,
+            Category::HostOp,
+        )?;
+        self.host(
+            &format!("decode_actual_batch_size={batch}"),
+            self.pid_py,
+            host0 + 1_000,
+            host_dur - 2_000,
+            "cpu_op",
+            args,
+            Category::HostOp,
+        )?;
+        self.host(
+            &format!("decode_kv_context_min={kv_min},max={kv_max},mean={kv_mean}"),
+            self.pid_py,
+            host0 + 2_000,
+            host_dur - 4_000,
+            "cpu_op",
+            args,
+            Category::HostOp,
+        )?;
+        self.host(
+            "update_step_context",
+            self.pid_py,
+            host0 + 3_000,
+            25_000,
+            "cpu_op",
+            args,
+            Category::HostOp,
+        )?;
+        self.host(
+            "Dequeue@aclnnInplaceCopy",
+            self.pid_py + 3,
+            host0 + 30_000,
+            8_000,
+            "dequeue",
+            "\"correlation_id\": 2",
+            Category::HostOp,
+        )?;
+        self.launch("aclmdlRIExecuteAsync", host0 + 60_000, 20_000, r0)?;
+        self.overlap_analysis(step_start, t)?;
+        if self.truth.decode_steps % 8 == 0 {
+            self.w.counter(
+                "APP/HBM",
+                self.pid_mem,
+                t,
+                "KB",
+                41_943_040.0 + (self.truth.decode_steps % 64) as f64 * 1024.0,
+            )?;
+            self.truth.counters += 1;
+        }
+        self.truth.decode_steps += 1;
+        self.now = t + self.rng.range(5_000, 60_000);
+        Ok(())
+    }
+
+    /// Records the largest compute-stream gaps in the truth.
+    pub fn finish_truth(&mut self) {
+        self.gaps.sort_unstable_by(|a, b| b.cmp(a));
+        self.truth.largest_gaps_ns = self.gaps.iter().take(10).copied().collect();
+    }
+}

@@ -1,0 +1,153 @@
+//! The generator behind `profscope synth`: deterministic, realistic Ascend serving profiling
+//! roots in the exact on-disk formats of shared/formats (today `trace_view.json` per rank and
+//! lmdeploy-style Kineto rank files; the db and CSV writers join later), plus `ground_truth.json`
+//! with what was injected. Used for the bundled demo root, tests and benchmarks.
+//!
+//! Layout written under OUT:
+//! ```text
+//! rank<r>_ascend_pt/profiler_info_<r>.json
+//! rank<r>_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json
+//! lmdeploy/lmdeploy_profile_<r>.json.gz        (with --kineto)
+//! ground_truth.json
+//! ```
+
+mod ascend;
+mod kineto;
+mod rng;
+pub mod truth;
+mod writer;
+
+pub use truth::{RankTruth, Truth};
+
+use std::path::Path;
+use writer::{EventWriter, Sink};
+
+#[derive(Debug, Clone)]
+pub struct SynthOpts {
+    pub ranks: u32,
+    /// Approximate bytes of each rank's trace_view.json.
+    pub target_bytes: u64,
+    pub seed: u64,
+    pub kineto: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SynthError {
+    #[error("writing {path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("bad size `{0}` (use e.g. 500KB, 100MB, 2GB)")]
+    BadSize(String),
+}
+
+/// `500KB`, `100MB`, `2GB`, `12345` → bytes (decimal units).
+pub fn parse_size(s: &str) -> Result<u64, SynthError> {
+    let t = s.trim().to_ascii_uppercase();
+    let (num, mult) = [("GB", 1e9), ("MB", 1e6), ("KB", 1e3), ("B", 1.0)]
+        .iter()
+        .find_map(|(u, m)| t.strip_suffix(u).map(|n| (n.trim().to_string(), *m)))
+        .unwrap_or((t.clone(), 1.0));
+    let v: f64 = num
+        .parse()
+        .map_err(|_| SynthError::BadSize(s.to_string()))?;
+    if v <= 0.0 {
+        return Err(SynthError::BadSize(s.to_string()));
+    }
+    Ok((v * mult) as u64)
+}
+
+pub const LAYERS: u64 = 2;
+pub const MTP_HEADS: u64 = 1;
+pub const BATCH: u64 = 4;
+pub const PREFILL_STEPS: u64 = 2;
+
+/// Writes the root and returns (and writes) the ground truth.
+pub fn generate(out: &Path, o: &SynthOpts) -> Result<Truth, SynthError> {
+    let io = |p: &Path| {
+        let path = p.display().to_string();
+        move |source| SynthError::Io {
+            path: path.clone(),
+            source,
+        }
+    };
+    let mut truth = Truth {
+        generator: format!("profscope synth {}", env!("CARGO_PKG_VERSION")),
+        seed: o.seed,
+        ranks: Vec::new(),
+    };
+    for rank in 0..o.ranks {
+        let dir = out.join(format!("rank{rank}_ascend_pt"));
+        let prof = dir.join("ASCEND_PROFILER_OUTPUT");
+        std::fs::create_dir_all(&prof).map_err(io(&prof))?;
+        let info = dir.join(format!("profiler_info_{rank}.json"));
+        std::fs::write(
+            &info,
+            format!("{{\"rank_id\": {rank}, \"generated_by\": \"profscope synth\"}}\n"),
+        )
+        .map_err(io(&info))?;
+        let tv = prof.join("trace_view.json");
+        let mut rt = RankTruth {
+            rank,
+            trace_view: format!("rank{rank}_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json"),
+            layers: LAYERS,
+            mtp_heads: MTP_HEADS,
+            batch_size: BATCH,
+            ..Default::default()
+        };
+        write_trace_view(&tv, rank, o, &mut rt).map_err(io(&tv))?;
+        if o.kineto {
+            let kdir = out.join("lmdeploy");
+            std::fs::create_dir_all(&kdir).map_err(io(&kdir))?;
+            let kp = kdir.join(format!("lmdeploy_profile_{rank}.json.gz"));
+            kineto::write(&kp, rank, o.ranks, o.seed, &mut rt).map_err(io(&kp))?;
+            rt.kineto = Some(format!("lmdeploy/lmdeploy_profile_{rank}.json.gz"));
+        }
+        truth.ranks.push(rt);
+    }
+    let tp = out.join("ground_truth.json");
+    let text = serde_json::to_string_pretty(&truth).expect("truth serializes");
+    std::fs::write(&tp, text + "\n").map_err(io(&tp))?;
+    Ok(truth)
+}
+
+fn write_trace_view(
+    path: &Path,
+    rank: u32,
+    o: &SynthOpts,
+    rt: &mut RankTruth,
+) -> std::io::Result<()> {
+    let file = std::fs::File::create(path)?;
+    let w = EventWriter::new(
+        Sink::Plain(std::io::BufWriter::with_capacity(1 << 20, file)),
+        "[",
+        true,
+    )?;
+    let t0 = 1_736_408_883_000_000_000 + rank as i64 * 7_000;
+    let mut g = ascend::RankGen::new(rank, o.seed, w, rt, t0);
+    g.metadata()?;
+    for _ in 0..PREFILL_STEPS {
+        g.prefill_step(LAYERS)?;
+    }
+    while g.w.bytes < o.target_bytes {
+        g.decode_step(LAYERS, MTP_HEADS, BATCH)?;
+    }
+    g.finish_truth();
+    let ascend::RankGen { w, .. } = g;
+    w.finish("]")?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("500KB").unwrap(), 500_000);
+        assert_eq!(parse_size("2GB").unwrap(), 2_000_000_000);
+        assert_eq!(parse_size("1.5 MB").unwrap(), 1_500_000);
+        assert!(parse_size("lots").is_err());
+    }
+}

@@ -1,0 +1,65 @@
+//! The ground truth the generator records while it writes: what it injected, counted by the
+//! generator itself (not by re-reading its output), so tests can compare ingest and analyses to it.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct CountDur {
+    pub count: u64,
+    pub dur_ns: i64,
+}
+
+impl CountDur {
+    pub fn add(&mut self, dur_ns: i64) {
+        self.count += 1;
+        self.dur_ns += dur_ns;
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RankTruth {
+    pub rank: u32,
+    /// trace_view.json path relative to the root.
+    pub trace_view: String,
+    /// lmdeploy-style Kineto file relative to the root, if written.
+    pub kineto: Option<String>,
+    pub prefill_steps: u64,
+    pub decode_steps: u64,
+    pub layers: u64,
+    pub mtp_heads: u64,
+    pub batch_size: u64,
+    /// Earliest start / latest end over every timed event of trace_view.json, ns.
+    pub window_start_ns: i64,
+    pub window_end_ns: i64,
+    /// trace_view.json: X events per process_name.
+    pub x_events_by_process: BTreeMap<String, u64>,
+    /// trace_view.json: every timed event per profscope category (count, sum of dur).
+    pub by_category: BTreeMap<String, CountDur>,
+    /// trace_view.json Ascend Hardware: per physical stream (count, busy = sum of dur; no overlaps).
+    pub streams: BTreeMap<i64, CountDur>,
+    /// Compute kernels per name (device, Ascend Hardware).
+    pub kernels: BTreeMap<String, CountDur>,
+    /// Communication kernels on the device (HcclAllReduce, allreduceAicpuKernel).
+    pub comm_kernels: CountDur,
+    /// Gaps between consecutive tasks on the compute stream (2): count, total, 10 largest.
+    pub compute_stream_gaps: CountDur,
+    pub largest_gaps_ns: Vec<(i64, i64)>,
+    /// Per decode step: NOTIFY_WAIT ns and graph-replay burst ns (CAPTURE_RECORD .. last kernel).
+    pub notify_wait_ns: Vec<i64>,
+    pub replay_ns: Vec<i64>,
+    /// Per decode step: KV context (min, max, mean) of the decode marker.
+    pub kv_context: Vec<(i64, i64, f64)>,
+    /// Kineto file: X events per cat.
+    pub kineto_x_by_cat: BTreeMap<String, u64>,
+    pub flows: u64,
+    pub counters: u64,
+    pub metadata: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Truth {
+    pub generator: String,
+    pub seed: u64,
+    pub ranks: Vec<RankTruth>,
+}
