@@ -15,6 +15,8 @@ pub struct FileSummary {
     /// -1 when unknown.
     pub rank: i32,
     pub events: u64,
+    /// This file's time window (files may use different clocks: Kineto ts are often relative).
+    pub window: Option<TimeWindow>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -55,7 +57,6 @@ pub struct Summary {
     pub files: Vec<FileSummary>,
     /// Distinct known ranks.
     pub ranks: Vec<i32>,
-    pub window: Option<TimeWindow>,
     pub events: u64,
     pub processes: u64,
     pub threads: u64,
@@ -69,10 +70,10 @@ pub struct Summary {
 pub fn compute(t: &Tables) -> Summary {
     let e = &t.events;
     let mut per_file = vec![0u64; t.files.len()];
+    let mut file_window = vec![(i64::MAX, i64::MIN); t.files.len()];
     let mut per_thread = vec![(0u64, 0i64); t.threads.len()];
     let mut per_cat = [(0u64, 0i64); Category::ALL.len()];
     let mut per_thread_cat: BTreeMap<(u32, u8), u64> = BTreeMap::new();
-    let (mut lo, mut hi) = (i64::MAX, i64::MIN);
     for i in 0..e.len() {
         let th = e.thread[i].idx();
         per_thread[th].0 += 1;
@@ -80,8 +81,9 @@ pub fn compute(t: &Tables) -> Summary {
         let c = e.category[i] as usize;
         per_cat[c].0 += 1;
         per_cat[c].1 += e.dur_ns[i];
-        lo = lo.min(e.ts_ns[i]);
-        hi = hi.max(e.ts_ns[i] + e.dur_ns[i]);
+        let w = &mut file_window[t.event_file(i).idx()];
+        w.0 = w.0.min(e.ts_ns[i]);
+        w.1 = w.1.max(e.ts_ns[i] + e.dur_ns[i]);
         if e.stream[i] >= 0 {
             *per_thread_cat
                 .entry((th as u32, e.category[i] as u8))
@@ -100,6 +102,10 @@ pub fn compute(t: &Tables) -> Summary {
             gzip: t.files.gzip[f],
             rank: t.files.rank[f],
             events: per_file[f],
+            window: {
+                let (lo, hi) = file_window[f];
+                (lo <= hi).then_some(TimeWindow { start_ns: lo, end_ns: hi, duration_ns: hi - lo })
+            },
         })
         .collect();
     let mut ranks: Vec<i32> = t.files.rank.iter().copied().filter(|&r| r >= 0).collect();
@@ -142,11 +148,6 @@ pub fn compute(t: &Tables) -> Summary {
     Summary {
         files,
         ranks,
-        window: (lo <= hi).then_some(TimeWindow {
-            start_ns: lo,
-            end_ns: hi,
-            duration_ns: hi - lo,
-        }),
         events: e.len() as u64,
         processes: t.processes.len() as u64,
         threads: t.threads.len() as u64,

@@ -22,27 +22,26 @@ pub fn render(r: &Report) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     ));
-    if let Some(w) = &s.window {
-        o.push_str(&format!(
-            "Window: {} .. {} ns ({})\n\n",
-            w.start_ns,
-            w.end_ns,
-            human_ns(w.duration_ns)
-        ));
-    }
     o.push_str(&format!(
         "Events {}, processes {}, threads {}, counter samples {}, flow events {}; ranks {:?}\n\n",
         s.events, s.processes, s.threads, s.counters, s.flows, s.ranks
     ));
-    o.push_str("## Files\n\n| file | format | size | rank | events |\n|---|---|---:|---:|---:|\n");
+    o.push_str("## Files
+
+| file | format | size | rank | events | window duration |
+|---|---|---:|---:|---:|---:|
+");
     for f in &s.files {
+        let dur = f.window.as_ref().map_or("-".to_string(), |w| human_ns(w.duration_ns));
         o.push_str(&format!(
-            "| `{}` | {} | {} | {} | {} |\n",
+            "| `{}` | {} | {} | {} | {} | {} |
+",
             cell(&f.path),
             f.format,
             human_bytes(f.size_bytes),
             f.rank,
-            f.events
+            f.events,
+            dur
         ));
     }
     o.push_str(

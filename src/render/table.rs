@@ -26,15 +26,6 @@ pub fn render(r: &Report) -> String {
     if let Some(ms) = r.ingest_ms {
         out.push_str(&format!("ingest: {ms:.1} ms\n"));
     }
-    match &s.window {
-        Some(w) => out.push_str(&format!(
-            "window: {} .. {} ns ({})\n",
-            w.start_ns,
-            w.end_ns,
-            human_ns(w.duration_ns)
-        )),
-        None => out.push_str("window: (no timed events)\n"),
-    }
     let ranks = if s.ranks.is_empty() {
         "unknown".to_string()
     } else {
@@ -45,7 +36,7 @@ pub fn render(r: &Report) -> String {
         s.events, s.processes, s.threads, s.counters, s.flows
     ));
 
-    let mut t = table(&["file", "format", "size", "rank", "events"]);
+    let mut t = table(&["file", "format", "size", "rank", "events", "window (ns, file clock)", "duration"]);
     for f in &s.files {
         let size = if f.gzip {
             format!(
@@ -56,12 +47,18 @@ pub fn render(r: &Report) -> String {
         } else {
             human_bytes(f.size_bytes)
         };
+        let (win, dur) = match &f.window {
+            Some(w) => (format!("{} .. {}", w.start_ns, w.end_ns), human_ns(w.duration_ns)),
+            None => ("-".into(), "-".into()),
+        };
         t.add_row(vec![
             Cell::new(&f.path),
             Cell::new(f.format),
             right(size),
             right(f.rank),
             right(f.events),
+            Cell::new(win),
+            right(dur),
         ]);
     }
     out.push_str(&format!("Files\n{t}\n\n"));

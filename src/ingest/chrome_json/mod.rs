@@ -139,26 +139,42 @@ pub fn ingest_bytes(
     Ok(())
 }
 
-/// Rank from a torch_npu / lmdeploy file or folder name (`..._<rank>.json`, `rank<N>_...`),
-/// when nothing inside the file says it.
+/// Rank from the path when nothing inside the file says it: a torch_npu root's
+/// `profiler_info_<rank>.json` beside `ASCEND_PROFILER_OUTPUT/` (what msprof-analyze uses too), or
+/// a rank file name (`lmdeploy_profile_<rank>`, `rank<N>`, `rank-<N>`, `msprof_<N>`).
 pub fn rank_from_path(path: &str) -> Option<i32> {
     let p = std::path::Path::new(path);
+    let parent = p.parent()?;
+    if parent.file_name().is_some_and(|n| n == "ASCEND_PROFILER_OUTPUT") {
+        if let Some(root) = parent.parent() {
+            if let Some(r) = profiler_info_rank(root) {
+                return Some(r);
+            }
+        }
+    }
     let stem = p.file_name()?.to_str()?;
     let stem = stem.trim_end_matches(".gz").trim_end_matches(".json");
-    let digits: String = stem
-        .chars()
-        .rev()
-        .take_while(|c| c.is_ascii_digit())
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-        .collect();
-    let prefixed = ["lmdeploy_profile_", "rank", "rank-", "rank_", "msprof_"];
-    if !digits.is_empty() && prefixed.iter().any(|pre| stem == format!("{pre}{digits}")) {
+    let digits_at = stem.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    let (prefix, digits) = stem.split_at(digits_at);
+    let known = ["lmdeploy_profile_", "rank", "rank-", "rank_", "msprof_"];
+    if !digits.is_empty() && known.contains(&prefix) {
         return digits.parse().ok();
     }
-    // torch_npu root: .../rank<N>_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json is NOT a rank
-    // promise (the folder name is the user's); profiler_info_<rank>.json is, and is read by
-    // discovery, not here.
     None
+}
+
+/// The rank in the name of the single `profiler_info_<rank>.json` of a torch_npu root.
+fn profiler_info_rank(root: &std::path::Path) -> Option<i32> {
+    let mut found = None;
+    for entry in std::fs::read_dir(root).ok()?.flatten() {
+        let name = entry.file_name();
+        let name = name.to_str()?;
+        if let Some(r) = name.strip_prefix("profiler_info_").and_then(|s| s.strip_suffix(".json")) {
+            if found.is_some() {
+                return None; // ambiguous
+            }
+            found = r.parse().ok();
+        }
+    }
+    found
 }
