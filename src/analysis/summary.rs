@@ -104,7 +104,11 @@ pub fn compute(t: &Tables) -> Summary {
             events: per_file[f],
             window: {
                 let (lo, hi) = file_window[f];
-                (lo <= hi).then_some(TimeWindow { start_ns: lo, end_ns: hi, duration_ns: hi - lo })
+                (lo <= hi).then_some(TimeWindow {
+                    start_ns: lo,
+                    end_ns: hi,
+                    duration_ns: hi - lo,
+                })
             },
         })
         .collect();

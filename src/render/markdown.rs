@@ -26,13 +26,18 @@ pub fn render(r: &Report) -> String {
         "Events {}, processes {}, threads {}, counter samples {}, flow events {}; ranks {:?}\n\n",
         s.events, s.processes, s.threads, s.counters, s.flows, s.ranks
     ));
-    o.push_str("## Files
+    o.push_str(
+        "## Files
 
 | file | format | size | rank | events | window duration |
 |---|---|---:|---:|---:|---:|
-");
+",
+    );
     for f in &s.files {
-        let dur = f.window.as_ref().map_or("-".to_string(), |w| human_ns(w.duration_ns));
+        let dur = f
+            .window
+            .as_ref()
+            .map_or("-".to_string(), |w| human_ns(w.duration_ns));
         o.push_str(&format!(
             "| `{}` | {} | {} | {} | {} | {} |
 ",

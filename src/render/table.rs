@@ -36,7 +36,15 @@ pub fn render(r: &Report) -> String {
         s.events, s.processes, s.threads, s.counters, s.flows
     ));
 
-    let mut t = table(&["file", "format", "size", "rank", "events", "window (ns, file clock)", "duration"]);
+    let mut t = table(&[
+        "file",
+        "format",
+        "size",
+        "rank",
+        "events",
+        "window (ns, file clock)",
+        "duration",
+    ]);
     for f in &s.files {
         let size = if f.gzip {
             format!(
@@ -48,7 +56,10 @@ pub fn render(r: &Report) -> String {
             human_bytes(f.size_bytes)
         };
         let (win, dur) = match &f.window {
-            Some(w) => (format!("{} .. {}", w.start_ns, w.end_ns), human_ns(w.duration_ns)),
+            Some(w) => (
+                format!("{} .. {}", w.start_ns, w.end_ns),
+                human_ns(w.duration_ns),
+            ),
             None => ("-".into(), "-".into()),
         };
         t.add_row(vec![

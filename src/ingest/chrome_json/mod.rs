@@ -43,17 +43,50 @@ pub fn ingest_file(
         rank: rank_from_path(path),
         ..Default::default()
     };
-    ingest_bytes(path, src.bytes(), &src, &mut meta, builder, progress)
+    ingest_bytes(
+        path,
+        src.bytes(),
+        Some(&src),
+        &mut meta,
+        builder,
+        progress,
+        split::CHUNK_BYTES,
+    )
 }
 
-/// Ingests already-loaded bytes (used by tests and the fuzz target too).
+/// Ingests one trace held in memory, with a chosen chunk size, into fresh tables (tests, fuzzing).
+pub fn ingest_slice(
+    path: &str,
+    b: &[u8],
+    chunk_bytes: usize,
+) -> Result<crate::model::Tables, IngestError> {
+    let mut builder = TablesBuilder::new();
+    let mut meta = FileMeta {
+        size_bytes: b.len() as u64,
+        parsed_bytes: b.len() as u64,
+        ..Default::default()
+    };
+    ingest_bytes(
+        path,
+        b,
+        None,
+        &mut meta,
+        &mut builder,
+        &Progress::default(),
+        chunk_bytes,
+    )?;
+    Ok(builder.finish())
+}
+
+/// Ingests loaded bytes; `src` (when the bytes are its mapping) lets parsed pages be released.
 pub fn ingest_bytes(
     path: &str,
     b: &[u8],
-    src: &Source,
+    src: Option<&Source>,
     meta: &mut FileMeta,
     builder: &mut TablesBuilder,
     progress: &Progress,
+    chunk_bytes: usize,
 ) -> Result<(), IngestError> {
     let syntax = |offset: usize, what: String| IngestError::Syntax {
         path: path.to_string(),
@@ -83,7 +116,7 @@ pub fn ingest_bytes(
         }
     };
 
-    let starts = split::plan(b, first, split::CHUNK_BYTES);
+    let starts = split::plan(b, first, chunk_bytes.max(1));
     let limit = |i: usize| starts.get(i + 1).copied().unwrap_or(usize::MAX);
     let outs: Vec<ChunkOut<'_>> = (0..starts.len())
         .into_par_iter()
@@ -93,7 +126,9 @@ pub fn ingest_bytes(
                 Some(ChunkEnd::NextEvent(p)) | Some(ChunkEnd::ArrayEnd(p)) => p,
                 _ => limit(i).min(b.len()),
             };
-            src.release(starts[i], end);
+            if let Some(src) = src {
+                src.release(starts[i], end);
+            }
             progress.add((end.saturating_sub(starts[i])) as u64);
             out
         })
@@ -145,7 +180,10 @@ pub fn ingest_bytes(
 pub fn rank_from_path(path: &str) -> Option<i32> {
     let p = std::path::Path::new(path);
     let parent = p.parent()?;
-    if parent.file_name().is_some_and(|n| n == "ASCEND_PROFILER_OUTPUT") {
+    if parent
+        .file_name()
+        .is_some_and(|n| n == "ASCEND_PROFILER_OUTPUT")
+    {
         if let Some(root) = parent.parent() {
             if let Some(r) = profiler_info_rank(root) {
                 return Some(r);
@@ -169,7 +207,10 @@ fn profiler_info_rank(root: &std::path::Path) -> Option<i32> {
     for entry in std::fs::read_dir(root).ok()?.flatten() {
         let name = entry.file_name();
         let name = name.to_str()?;
-        if let Some(r) = name.strip_prefix("profiler_info_").and_then(|s| s.strip_suffix(".json")) {
+        if let Some(r) = name
+            .strip_prefix("profiler_info_")
+            .and_then(|s| s.strip_suffix(".json"))
+        {
             if found.is_some() {
                 return None; // ambiguous
             }

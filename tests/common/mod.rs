@@ -1,0 +1,66 @@
+//! Shared helpers of the integration tests: where the real samples are, and per-table tallies
+//! computed from the model in the same shape as the oracles' outputs.
+#![allow(dead_code)]
+
+use profscope::model::{EventKind, Tables};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// `../shared/samples` beside the repository (CI lays a copy there). Panics with a clear message
+/// when absent: these tests must not pass by skipping.
+pub fn samples_dir() -> PathBuf {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/samples");
+    assert!(
+        p.is_dir(),
+        "real samples not found at {} (expected shared/ beside the repo)",
+        p.display()
+    );
+    p
+}
+
+pub fn ingest(path: &std::path::Path) -> Tables {
+    profscope::ingest::ingest_paths(&[path.to_path_buf()], &Default::default())
+        .unwrap_or_else(|e| panic!("ingest {}: {e}", path.display()))
+}
+
+/// X events per process name (`pid <pid>` when the process has no name), as the oracle counts.
+pub fn x_by_process(t: &Tables) -> BTreeMap<String, u64> {
+    let mut m = BTreeMap::new();
+    for i in 0..t.events.len() {
+        if t.events.kind[i] != EventKind::Complete {
+            continue;
+        }
+        let p = t.event_process(i).idx();
+        let name = t.str(t.processes.name[p]);
+        let key = if !name.is_empty() {
+            name.to_string()
+        } else if !t.processes.pid_text[p].is_empty() {
+            format!("pid {}", t.str(t.processes.pid_text[p]))
+        } else {
+            format!("pid {}", t.processes.pid[p])
+        };
+        *m.entry(key).or_insert(0) += 1;
+    }
+    m
+}
+
+pub fn events_by_category(t: &Tables) -> BTreeMap<String, u64> {
+    let mut m = BTreeMap::new();
+    for c in &t.events.category {
+        *m.entry(c.as_str().to_string()).or_insert(0) += 1;
+    }
+    m
+}
+
+/// Per category: (events, sum of dur_ns).
+pub fn category_sums(t: &Tables) -> BTreeMap<String, (u64, i64)> {
+    let mut m: BTreeMap<String, (u64, i64)> = BTreeMap::new();
+    for i in 0..t.events.len() {
+        let e = m
+            .entry(t.events.category[i].as_str().to_string())
+            .or_default();
+        e.0 += 1;
+        e.1 += t.events.dur_ns[i];
+    }
+    m
+}
