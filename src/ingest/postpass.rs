@@ -32,10 +32,11 @@ fn assign_roles(t: &mut Tables) {
         let labels = t.strings.get(t.processes.labels[p]);
         let role = ProcessRole::from_metadata(name, labels);
         t.processes.role[p] = role;
-        if t.processes.device_id[p] < 0 && role.is_device() {
-            if let Some(d) = trailing_int(labels) {
-                t.processes.device_id[p] = d;
-            }
+        if t.processes.device_id[p] < 0
+            && role.is_device()
+            && let Some(d) = trailing_int(labels)
+        {
+            t.processes.device_id[p] = d;
         }
     }
     // Kineto traces without labels: a process with kernels / GPU copies is a device process.

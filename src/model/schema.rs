@@ -206,3 +206,24 @@ pub const TABLES: &[TableSchema] = &[
         ],
     },
 ];
+
+/// The schema as the Markdown that docs/tables.md carries between its schema markers.
+pub fn render_markdown() -> String {
+    let mut s = String::new();
+    for t in TABLES {
+        s.push_str(&format!(
+            "### `{}`\n\n{}\n\n| column | type | meaning |\n|---|---|---|\n",
+            t.name, t.doc
+        ));
+        for c in t.columns {
+            s.push_str(&format!(
+                "| `{}` | {} | {} |\n",
+                c.name,
+                c.ty,
+                c.doc.replace('|', "\\|")
+            ));
+        }
+        s.push('\n');
+    }
+    s
+}

@@ -7,7 +7,7 @@ use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 fn table(header: &[&str]) -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
-    t.set_header(header.iter().map(|h| Cell::new(h)));
+    t.set_header(header.iter().map(Cell::new));
     t
 }
 

@@ -42,6 +42,8 @@ pub struct RankGen<'a> {
     pub pid_mem: i64,
     /// Device clock: end of the last task on the compute stream.
     pub now: i64,
+    /// Host clock: the main Python thread is free from here (host scopes never overlap partially).
+    host_free: i64,
     task_id: u64,
     conn: u64,
     last_compute_end: Option<i64>,
@@ -69,6 +71,7 @@ impl<'a> RankGen<'a> {
             pid_overlap: packed_pid(host, 31, dev) + (1 << 10),
             pid_mem: packed_pid(host, 17, dev),
             now: t0,
+            host_free: t0 - 1_000_000,
             task_id: 1,
             conn: 1000,
             last_compute_end: None,
@@ -123,6 +126,20 @@ impl<'a> RankGen<'a> {
                 &sort.to_string(),
             )?;
             self.truth.metadata += 3;
+        }
+        for (pid, tid) in [
+            (self.pid_py, self.pid_py),
+            (self.pid_py, self.pid_py + 3),
+            (self.pid_cann, self.pid_py + 3),
+        ] {
+            self.w.meta(
+                "thread_name",
+                pid,
+                tid,
+                "name",
+                &format!("\"Thread {tid}\""),
+            )?;
+            self.truth.metadata += 1;
         }
         for s in [STREAM_COMPUTE, STREAM_COMM, STREAM_COPY] {
             self.w.meta(
@@ -209,13 +226,13 @@ impl<'a> RankGen<'a> {
         &mut self,
         name: &str,
         tid: i64,
-        ts: i64,
-        dur: i64,
+        (ts, dur): (i64, i64),
         cat: &str,
         args: &str,
         category: Category,
     ) -> Result<()> {
-        self.w.host_x(name, self.pid_py, tid, ts, dur, cat, args)?;
+        self.w
+            .host_x(name, self.pid_py, tid, ts, dur, (cat, args))?;
         self.count("Python", category, ts, dur);
         Ok(())
     }
@@ -243,8 +260,7 @@ impl<'a> RankGen<'a> {
             &name,
             "HostToDevice",
             &id,
-            self.pid_cann,
-            self.pid_py + 3,
+            (self.pid_cann, self.pid_py + 3),
             ts,
         )?;
         self.w.flow(
@@ -252,8 +268,7 @@ impl<'a> RankGen<'a> {
             &name,
             "HostToDevice",
             &id,
-            self.pid_hw,
-            STREAM_COMPUTE,
+            (self.pid_hw, STREAM_COMPUTE),
             device_ts,
         )?;
         self.truth.flows += 2;
@@ -380,14 +395,15 @@ impl<'a> RankGen<'a> {
 
     pub fn prefill_step(&mut self, layers: u64) -> Result<()> {
         let step_start = self.now;
-        let host0 = step_start - 400_000;
+        let host0 = (step_start - 400_000).max(self.host_free);
         let dev0 = step_start + self.rng.range(20_000, 60_000);
         let end = self.layers(dev0, layers, 4, false)?;
+        let host_dur = (end - host0 - 50_000).max(60_000);
+        self.host_free = host0 + host_dur + 5_000;
         self.host(
             "forward_eager",
             self.pid_py,
-            host0,
-            end - host0 - 50_000,
+            (host0, host_dur),
             "cpu_op",
             "\"Sequence number\": -1, \"Fwd thread id\": 0",
             Category::HostOp,
@@ -395,8 +411,7 @@ impl<'a> RankGen<'a> {
         self.host(
             "aten::embedding",
             self.pid_py,
-            host0 + 2_000,
-            30_000,
+            (host0 + 2_000, 30_000),
             "cpu_op",
             "\"Sequence number\": -1, \"Fwd thread id\": 0",
             Category::HostOp,
@@ -404,8 +419,7 @@ impl<'a> RankGen<'a> {
         self.host(
             "Dequeue@aclnnEmbedding",
             self.pid_py + 3,
-            host0 + 40_000,
-            9_000,
+            (host0 + 40_000, 9_000),
             "dequeue",
             "\"correlation_id\": 1",
             Category::HostOp,
@@ -419,7 +433,7 @@ impl<'a> RankGen<'a> {
 
     pub fn decode_step(&mut self, layers: u64, mtp_heads: u64, batch: u64) -> Result<()> {
         let step_start = self.now;
-        let host0 = step_start - 150_000;
+        let host0 = (step_start - 150_000).max(self.host_free);
         // update_step_context sync: mostly short, sometimes long.
         let notify = if self.rng.chance(10) {
             self.rng.range(150_000, 400_000)
@@ -474,12 +488,12 @@ impl<'a> RankGen<'a> {
         let kv_mean = (kv_min + kv_max) as f64 / 2.0;
         self.truth.kv_context.push((kv_min, kv_max, kv_mean));
         let host_dur = 120_000;
+        self.host_free = host0 + host_dur + 5_000;
         let args = "\"Sequence number\": -1, \"Fwd thread id\": 0";
         self.host(
             "forward_cudagraph",
             self.pid_py,
-            host0,
-            host_dur,
+            (host0, host_dur),
             "cpu_op",
             args,
             Category::HostOp,
@@ -487,8 +501,7 @@ impl<'a> RankGen<'a> {
         self.host(
             &format!("decode_actual_batch_size={batch}"),
             self.pid_py,
-            host0 + 1_000,
-            host_dur - 2_000,
+            (host0 + 1_000, host_dur - 2_000),
             "cpu_op",
             args,
             Category::HostOp,
@@ -496,8 +509,7 @@ impl<'a> RankGen<'a> {
         self.host(
             &format!("decode_kv_context_min={kv_min},max={kv_max},mean={kv_mean}"),
             self.pid_py,
-            host0 + 2_000,
-            host_dur - 4_000,
+            (host0 + 2_000, host_dur - 4_000),
             "cpu_op",
             args,
             Category::HostOp,
@@ -505,8 +517,7 @@ impl<'a> RankGen<'a> {
         self.host(
             "update_step_context",
             self.pid_py,
-            host0 + 3_000,
-            25_000,
+            (host0 + 3_000, 25_000),
             "cpu_op",
             args,
             Category::HostOp,
@@ -514,15 +525,14 @@ impl<'a> RankGen<'a> {
         self.host(
             "Dequeue@aclnnInplaceCopy",
             self.pid_py + 3,
-            host0 + 30_000,
-            8_000,
+            (host0 + 30_000, 8_000),
             "dequeue",
             "\"correlation_id\": 2",
             Category::HostOp,
         )?;
         self.launch("aclmdlRIExecuteAsync", host0 + 60_000, 20_000, r0)?;
         self.overlap_analysis(step_start, t)?;
-        if self.truth.decode_steps % 8 == 0 {
+        if self.truth.decode_steps.is_multiple_of(8) {
             self.w.counter(
                 "APP/HBM",
                 self.pid_mem,

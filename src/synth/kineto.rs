@@ -34,8 +34,7 @@ pub fn write(path: &Path, rank: u32, world: u32, seed: u64, truth: &mut RankTrut
             tid,
             t,
             900_000,
-            "user_annotation",
-            args,
+            ("user_annotation", args),
         )?;
         add("user_annotation");
         w.host_x(
@@ -44,8 +43,7 @@ pub fn write(path: &Path, rank: u32, world: u32, seed: u64, truth: &mut RankTrut
             tid,
             t + 5_000,
             40_000,
-            "cpu_op",
-            args,
+            ("cpu_op", args),
         )?;
         add("cpu_op");
         t += 1_000_000;
@@ -53,15 +51,21 @@ pub fn write(path: &Path, rank: u32, world: u32, seed: u64, truth: &mut RankTrut
     for step in 0..truth.decode_steps as usize {
         let (kmin, kmax, kmean) = truth.kv_context[step];
         let d = 100_000 + rng.range(0, 50_000);
-        w.host_x("forward_cudagraph", pid, tid, t, d, "user_annotation", args)?;
+        w.host_x(
+            "forward_cudagraph",
+            pid,
+            tid,
+            t,
+            d,
+            ("user_annotation", args),
+        )?;
         w.host_x(
             &format!("decode_actual_batch_size={}", truth.batch_size),
             pid,
             tid,
             t + 1_000,
             d - 2_000,
-            "user_annotation",
-            args,
+            ("user_annotation", args),
         )?;
         w.host_x(
             &format!("decode_kv_context_min={kmin},max={kmax},mean={kmean}"),
@@ -69,10 +73,9 @@ pub fn write(path: &Path, rank: u32, world: u32, seed: u64, truth: &mut RankTrut
             tid,
             t + 2_000,
             d - 4_000,
-            "user_annotation",
-            args,
+            ("user_annotation", args),
         )?;
-        w.host_x("aten::copy_", pid, tid, t + 3_000, 10_000, "cpu_op", args)?;
+        w.host_x("aten::copy_", pid, tid, t + 3_000, 10_000, ("cpu_op", args))?;
         for c in [
             "user_annotation",
             "user_annotation",

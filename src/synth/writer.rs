@@ -96,8 +96,7 @@ impl EventWriter {
         tid: i64,
         ts: i64,
         dur: i64,
-        cat: &str,
-        args: &str,
+        (cat, args): (&str, &str),
     ) -> std::io::Result<()> {
         let t = self.ts(ts);
         self.event(format_args!(
@@ -153,8 +152,7 @@ impl EventWriter {
         name: &str,
         cat: &str,
         id: &str,
-        pid: i64,
-        tid: i64,
+        (pid, tid): (i64, i64),
         ts: i64,
     ) -> std::io::Result<()> {
         let t = self.ts(ts);

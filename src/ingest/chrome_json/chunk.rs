@@ -424,14 +424,13 @@ fn emit<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw, offset: usize) {
             out.ev_kind.push(kind);
             out.ev_conn.push(raw.conn);
             out.ev_corr.push(raw.corr);
-            if raw.device >= 0 {
-                if out
+            if raw.device >= 0
+                && out
                     .device_hints
                     .last()
                     .is_none_or(|&(t, d)| t != thread || d != raw.device as i32)
-                {
-                    out.device_hints.push((thread, raw.device as i32));
-                }
+            {
+                out.device_hints.push((thread, raw.device as i32));
             }
         }
         b'B' | b'E' => {

@@ -219,13 +219,11 @@ pub fn unescape(raw: &[u8]) -> Vec<u8> {
                 if (0xD800..0xDC00).contains(&cp)
                     && raw.get(i) == Some(&b'\\')
                     && raw.get(i + 1) == Some(&b'u')
+                    && let Some(lo) = raw.get(i + 2..i + 6).and_then(hex)
+                    && (0xDC00..0xE000).contains(&lo)
                 {
-                    if let Some(lo) = raw.get(i + 2..i + 6).and_then(hex) {
-                        if (0xDC00..0xE000).contains(&lo) {
-                            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-                            i += 6;
-                        }
-                    }
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                    i += 6;
                 }
                 let ch = char::from_u32(cp).unwrap_or('\u{FFFD}');
                 let mut buf = [0u8; 4];

@@ -79,10 +79,10 @@ pub struct LocalThreads {
 impl LocalThreads {
     #[inline]
     pub fn get(&mut self, pid: IdKey, tid: IdKey) -> u32 {
-        if let Some((k, id)) = self.last {
-            if k == (pid, tid) {
-                return id;
-            }
+        if let Some((k, id)) = self.last
+            && k == (pid, tid)
+        {
+            return id;
         }
         let next = self.keys.len() as u32;
         let id = *self.map.entry((pid, tid)).or_insert(next);

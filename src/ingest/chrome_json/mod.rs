@@ -183,12 +183,10 @@ pub fn rank_from_path(path: &str) -> Option<i32> {
     if parent
         .file_name()
         .is_some_and(|n| n == "ASCEND_PROFILER_OUTPUT")
+        && let Some(root) = parent.parent()
+        && let Some(r) = profiler_info_rank(root)
     {
-        if let Some(root) = parent.parent() {
-            if let Some(r) = profiler_info_rank(root) {
-                return Some(r);
-            }
-        }
+        return Some(r);
     }
     let stem = p.file_name()?.to_str()?;
     let stem = stem.trim_end_matches(".gz").trim_end_matches(".json");

@@ -1,0 +1,86 @@
+//! The binary end to end: `analyze` with no path analyses the bundled demo root (generated,
+//! fixtures/demo) in every format; errors exit 2 with the file named. Expected numbers come from
+//! fixtures/demo/ground_truth.json (the generator's own bookkeeping).
+
+use std::process::Command;
+
+fn profscope(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_profscope"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap()
+}
+
+fn truth() -> serde_json::Value {
+    let p = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/demo/ground_truth.json"
+    );
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+#[test]
+fn analyze_without_path_reads_the_demo_root() {
+    let out = profscope(&["analyze", "--format", "json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["schema_version"], "0.1.0");
+    let truth = truth();
+    let files = r["summary"]["files"].as_array().unwrap();
+    assert_eq!(files.len(), 4, "2 trace_view.json + 2 lmdeploy rank files");
+    assert_eq!(r["summary"]["ranks"], serde_json::json!([0, 1]));
+    let mut want_x = 0;
+    for rt in truth["ranks"].as_array().unwrap() {
+        let x: u64 = rt["x_events_by_process"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v.as_u64().unwrap())
+            .sum();
+        let k: u64 = rt["kineto_x_by_cat"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v.as_u64().unwrap())
+            .sum();
+        want_x += x + k;
+    }
+    assert_eq!(r["summary"]["events"].as_u64().unwrap(), want_x);
+    assert!(
+        r["diagnostics"].as_array().unwrap().is_empty(),
+        "{}",
+        r["diagnostics"]
+    );
+}
+
+#[test]
+fn table_and_markdown_render() {
+    let out = profscope(&["analyze", "--quiet"]);
+    assert!(out.status.success());
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        s.contains("Events per category") && s.contains("compute_kernel") && s.contains("Stream 2"),
+        "{s}"
+    );
+    let out = profscope(&["analyze", "--format", "md"]);
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        s.starts_with("# profscope report") && s.contains("| compute_kernel |"),
+        "{s}"
+    );
+}
+
+#[test]
+fn errors_exit_2_and_name_the_file() {
+    let out = profscope(&["analyze", "no/such/path"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no/such/path"));
+    let out = profscope(&["analyze", "fixtures/demo/ground_truth.json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a Chrome trace"));
+}
