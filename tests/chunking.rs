@@ -9,7 +9,7 @@ use profscope::ingest::chrome_json::ingest_slice;
 use profscope::model::Tables;
 
 /// Everything observable about the events, in table order, with strings resolved.
-fn fingerprint(t: &Tables) -> Vec<(String, String, i64, i64, i64, String, String)> {
+fn fingerprint(t: &Tables) -> Vec<(String, String, i64, i64, i32, String, String)> {
     (0..t.events.len())
         .map(|i| {
             (

@@ -101,7 +101,7 @@ fn real_level1_rank0_spot_values() {
 #[test]
 fn older_cann_stream_id_is_the_stream() {
     let t = ingest(&samples_dir().join("ascend-misc/mstt/mstt_test_resources/trace_view.json"));
-    let mut streams: Vec<i64> = (0..t.events.len())
+    let mut streams: Vec<i32> = (0..t.events.len())
         .filter(|&i| t.event_role(i) == profscope::model::ProcessRole::AscendHardware)
         .map(|i| t.events.stream[i])
         .collect();

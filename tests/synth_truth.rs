@@ -44,7 +44,7 @@ fn ingest_of_generated_root_equals_ground_truth() {
             rt.rank
         );
 
-        let mut streams: BTreeMap<i64, (u64, i64)> = BTreeMap::new();
+        let mut streams: BTreeMap<i32, (u64, i64)> = BTreeMap::new();
         let mut kernels: BTreeMap<String, (u64, i64)> = BTreeMap::new();
         let mut comm = (0u64, 0i64);
         for i in 0..t.events.len() {
@@ -72,7 +72,15 @@ fn ingest_of_generated_root_equals_ground_truth() {
             .iter()
             .map(|(k, v)| (*k, (v.count, v.dur_ns)))
             .collect();
-        assert_eq!(streams, want_streams, "rank {}: per-stream busy", rt.rank);
+        assert_eq!(
+            streams
+                .iter()
+                .map(|(k, v)| (*k as i64, *v))
+                .collect::<BTreeMap<i64, (u64, i64)>>(),
+            want_streams,
+            "rank {}: per-stream busy",
+            rt.rank
+        );
         let want_k: BTreeMap<String, (u64, i64)> = rt
             .kernels
             .iter()

@@ -59,6 +59,11 @@ impl TablesBuilder {
         &self.t
     }
 
+    /// Reserves room for `n` more events (from an estimate), so the columns do not grow by doubling.
+    pub fn reserve_events(&mut self, n: usize) {
+        self.t.events.reserve(n);
+    }
+
     pub fn diag(&mut self) -> &mut crate::diag::Diagnostics {
         &mut self.t.diagnostics
     }
@@ -129,8 +134,7 @@ impl TablesBuilder {
         let path = &self.t.files.path[file.idx()];
         let mut non_utf8 = 0u64;
         let smap: Vec<StrId> = out
-            .strings
-            .list
+            .arena
             .iter()
             .map(|b| match std::str::from_utf8(b) {
                 Ok(s) => self.t.strings.intern(s),
@@ -169,7 +173,11 @@ impl TablesBuilder {
         e.cat.extend(out.ev_cat.iter().map(|&s| smap[s as usize]));
         e.task_type
             .extend(out.ev_task_type.iter().map(|&s| smap[s as usize]));
-        e.stream.extend_from_slice(&out.ev_stream);
+        e.stream.extend(
+            out.ev_stream
+                .iter()
+                .map(|&s| s.clamp(-1, i32::MAX as i64) as i32),
+        );
         e.category.extend(std::iter::repeat_n(
             crate::model::Category::Other,
             out.ev_ts.len(),

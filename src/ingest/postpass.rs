@@ -149,7 +149,7 @@ fn fill_streams(t: &mut Tables) {
             t.processes.role[p],
             ProcessRole::AscendHardware | ProcessRole::KinetoDevice
         ) {
-            t.events.stream[i] = t.threads.tid[th.idx()];
+            t.events.stream[i] = t.threads.tid[th.idx()].clamp(-1, i32::MAX as i64) as i32;
         }
     }
 }

@@ -28,7 +28,7 @@ pub struct EventTable {
     pub task_type: Vec<StrId>,
     /// Physical stream: `Physic Stream Id`, else `Stream Id`, else Kineto `stream`, else the tid
     /// of a device thread; -1 on host events.
-    pub stream: Vec<i64>,
+    pub stream: Vec<i32>,
     pub category: Vec<Category>,
     pub kind: Vec<EventKind>,
     /// Ascend `connection_id` (host→device); -1 absent.

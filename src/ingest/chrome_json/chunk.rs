@@ -2,8 +2,9 @@
 //! thread; knows nothing of other chunks. Stops before the first event that starts at or after
 //! `limit`, at the closing `]`, at the end of the bytes (truncation), or at a syntax error.
 
+use super::keys;
 use super::lexer::{LexError, Lexer, RawStr};
-use super::local::{IdKey, LocalStrings, LocalThreads};
+use super::local::{IdKey, LocalStrings, LocalThreads, StringArena};
 use super::number::{parse_f64, parse_i64, us_to_ns};
 use crate::model::events::EventKind;
 use crate::model::flows::FlowPhase;
@@ -54,7 +55,10 @@ pub enum ChunkEnd {
 pub struct ChunkOut<'a> {
     pub start: usize,
     pub end: Option<ChunkEnd>,
+    /// Strings while parsing (borrowed from the input where possible).
     pub strings: LocalStrings<'a>,
+    /// The same strings, owned, once the chunk is finished (what the merge reads).
+    pub arena: StringArena,
     pub threads: LocalThreads,
     pub ev_thread: Vec<u32>,
     pub ev_ts: Vec<i64>,
@@ -117,7 +121,7 @@ struct Raw {
     meta_labels: RawStr,
     sort_index: Option<i64>,
     has_name: bool,
-    nums: [(RawStr, (u32, u32)); 16],
+    nums: [(RawStr, (usize, u32)); 16],
     n_nums: usize,
     nums_overflow: bool,
 }
@@ -205,6 +209,7 @@ pub fn parse_chunk(b: &[u8], start: usize, limit: usize) -> ChunkOut<'_> {
         }
     };
     out.end = Some(end);
+    out.arena = std::mem::take(&mut out.strings).into_arena();
     out
 }
 
@@ -269,29 +274,29 @@ fn parse_event(lx: &mut Lexer<'_>, raw: &mut Raw) -> Result<(), LexError> {
     loop {
         let key = lx.string()?;
         lx.expect(b':', "expected ':'")?;
-        match lx.bytes(key) {
-            b"ph" => {
+        match keys::tag(lx.bytes(key)) {
+            keys::PH => {
                 let s = string_value(lx)?;
-                raw.ph = if s.len > 0 { lx.b[s.start as usize] } else { 0 };
+                raw.ph = if s.len > 0 { lx.b[s.start] } else { 0 };
             }
-            b"name" => {
+            keys::NAME => {
                 raw.name = string_value(lx)?;
                 raw.has_name = true;
             }
-            b"cat" => raw.cat = string_value(lx)?,
-            b"pid" => raw.pid = id_key(lx, &mut raw.pid_text)?,
-            b"tid" => raw.tid = id_key(lx, &mut raw.tid_text)?,
-            b"ts" => {
+            keys::CAT => raw.cat = string_value(lx)?,
+            keys::PID => raw.pid = id_key(lx, &mut raw.pid_text)?,
+            keys::TID => raw.tid = id_key(lx, &mut raw.tid_text)?,
+            keys::TS => {
                 raw.ts = time_value(lx)?;
                 raw.ts_bad = raw.ts.is_none();
             }
-            b"dur" => raw.dur = time_value(lx)?,
-            b"id" => raw.id = Some(flow_id(lx)?),
-            b"bp" => {
+            keys::DUR => raw.dur = time_value(lx)?,
+            keys::ID => raw.id = Some(flow_id(lx)?),
+            keys::BP => {
                 let s = string_value(lx)?;
                 raw.bp_e = lx.bytes(s) == b"e";
             }
-            b"args" => parse_args(lx, raw)?,
+            keys::ARGS => parse_args(lx, raw)?,
             _ => lx.skip_value()?,
         }
         if !lx.comma_or_close(b'}')? {
@@ -337,25 +342,32 @@ fn parse_args(lx: &mut Lexer<'_>, raw: &mut Raw) -> Result<(), LexError> {
     loop {
         let key = lx.string()?;
         lx.expect(b':', "expected ':'")?;
-        match lx.bytes(key) {
-            b"Task Type" | b"task type" => raw.task_type = string_value(lx)?,
-            b"Physic Stream Id" => raw.phys_stream = int_value(lx)?,
-            b"Stream Id" => raw.stream_id = int_value(lx)?,
-            b"stream" => raw.kineto_stream = int_value(lx)?,
-            b"stream id" => raw.hccl_stream = int_value(lx)?,
-            b"connection_id" => raw.conn = int_value(lx)?,
-            b"correlation_id" | b"correlation" => raw.corr = int_value(lx)?,
-            b"device" => raw.device = int_value(lx)?,
-            b"name" => raw.meta_name = string_value(lx)?,
-            b"labels" => raw.meta_labels = string_value(lx)?,
-            b"sort_index" => raw.sort_index = Some(int_value(lx)?),
+        let kb = lx.bytes(key);
+        match keys::tag(kb) {
+            keys::TASK_TYPE if keys::is(kb, b"Task Type") => raw.task_type = string_value(lx)?,
+            keys::TASK_TYPE_LC if keys::is(kb, b"task type") => raw.task_type = string_value(lx)?,
+            keys::PHYSIC_STREAM_ID if keys::is(kb, b"Physic Stream Id") => {
+                raw.phys_stream = int_value(lx)?
+            }
+            keys::STREAM_ID if keys::is(kb, b"Stream Id") => raw.stream_id = int_value(lx)?,
+            keys::STREAM => raw.kineto_stream = int_value(lx)?,
+            keys::STREAM_ID_LC if keys::is(kb, b"stream id") => raw.hccl_stream = int_value(lx)?,
+            keys::CONNECTION_ID if keys::is(kb, b"connection_id") => raw.conn = int_value(lx)?,
+            keys::CORRELATION_ID if keys::is(kb, b"correlation_id") => raw.corr = int_value(lx)?,
+            keys::CORRELATION if keys::is(kb, b"correlation") => raw.corr = int_value(lx)?,
+            keys::DEVICE => raw.device = int_value(lx)?,
+            keys::NAME => raw.meta_name = string_value(lx)?,
+            keys::LABELS => raw.meta_labels = string_value(lx)?,
+            keys::SORT_INDEX if keys::is(kb, b"sort_index") => {
+                raw.sort_index = Some(int_value(lx)?)
+            }
             _ => match lx.peek()? {
                 b'"' | b'{' | b'[' | b't' | b'f' | b'n' => lx.skip_value()?,
                 _ => {
                     let start = lx.pos;
                     let t = lx.scalar_token()?;
                     if raw.n_nums < raw.nums.len() {
-                        raw.nums[raw.n_nums] = (key, (start as u32, t.len() as u32));
+                        raw.nums[raw.n_nums] = (key, (start, t.len() as u32));
                         raw.n_nums += 1;
                     } else {
                         raw.nums_overflow = true;
@@ -456,7 +468,7 @@ fn emit<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw, offset: usize) {
             };
             let name = out.strings.intern(b, raw.name);
             for &(key, (start, len)) in &raw.nums[..raw.n_nums] {
-                let Some(v) = parse_f64(&b[start as usize..(start + len) as usize]) else {
+                let Some(v) = parse_f64(&b[start..start + len as usize]) else {
                     continue;
                 };
                 let series = out.strings.intern(b, key);
@@ -500,7 +512,7 @@ fn emit<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw, offset: usize) {
 }
 
 fn emit_meta<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw, pid: IdKey, tid: IdKey) {
-    let name = &b[raw.name.start as usize..(raw.name.start + raw.name.len) as usize];
+    let name = &b[raw.name.start..raw.name.start + raw.name.len as usize];
     let kind = match name {
         b"process_name" => MetaKind::ProcessName,
         b"process_labels" => MetaKind::ProcessLabels,

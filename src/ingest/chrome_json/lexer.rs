@@ -18,7 +18,8 @@ pub type LexResult<T> = Result<T, LexError>;
 /// A string value located in the input: `b[start..end]` between the quotes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RawStr {
-    pub start: u32,
+    /// Byte offset in the input (usize: traces exceed 4 GiB).
+    pub start: usize,
     pub len: u32,
     pub escaped: bool,
 }
@@ -27,6 +28,14 @@ pub struct RawStr {
 pub struct Lexer<'a> {
     pub b: &'a [u8],
     pub pos: usize,
+}
+
+/// Bit 7 of each byte of the result is set where `w` has byte `c` (exact: no false positives
+/// below the first match, which is all the callers use).
+#[inline(always)]
+fn has_byte(w: u64, c: u8) -> u64 {
+    let x = w ^ (0x0101_0101_0101_0101u64 * c as u64);
+    x.wrapping_sub(0x0101_0101_0101_0101) & !x & 0x8080_8080_8080_8080
 }
 
 #[inline]
@@ -81,7 +90,30 @@ impl<'a> Lexer<'a> {
             return Err(self.unexpected("expected a string"));
         }
         let start = self.pos + 1;
-        let mut p = start;
+        // Most strings are short: test 8 bytes at a time for `"` or `\` (SWAR) before paying
+        // memchr's set-up; long strings (call stacks) fall through to memchr2.
+        let b = self.b;
+        let mut q = start;
+        let swar_end = (start + 32).min(b.len().saturating_sub(8));
+        while q < swar_end {
+            let w = u64::from_le_bytes(b[q..q + 8].try_into().expect("8 bytes"));
+            let m = has_byte(w, b'"') | has_byte(w, b'\\');
+            if m != 0 {
+                let k = q + (m.trailing_zeros() / 8) as usize;
+                if b[k] == b'"' {
+                    self.pos = k + 1;
+                    return Ok(RawStr {
+                        start,
+                        len: (k - start) as u32,
+                        escaped: false,
+                    });
+                }
+                q = k;
+                break;
+            }
+            q += 8;
+        }
+        let mut p = q;
         let mut escaped = false;
         loop {
             match memchr2(b'"', b'\\', &self.b[p..]) {
@@ -91,7 +123,7 @@ impl<'a> Lexer<'a> {
                     if self.b[at] == b'"' {
                         self.pos = at + 1;
                         return Ok(RawStr {
-                            start: start as u32,
+                            start,
                             len: (at - start) as u32,
                             escaped,
                         });
@@ -181,7 +213,7 @@ impl<'a> Lexer<'a> {
     /// The raw bytes of a located string.
     #[inline]
     pub fn bytes(&self, s: RawStr) -> &'a [u8] {
-        &self.b[s.start as usize..(s.start + s.len) as usize]
+        &self.b[s.start..s.start + s.len as usize]
     }
 }
 
@@ -250,6 +282,27 @@ mod tests {
         l.skip_value().unwrap();
         assert!(!l.comma_or_close(b']').unwrap());
         assert_eq!(unescape(br"\u00e9\ud83d\ude00\n"), "é😀\n".as_bytes());
+    }
+
+    #[test]
+    fn strings_of_every_length_and_escape_position() {
+        for n in 0..80 {
+            let body: String = (0..n).map(|i| (b'a' + (i % 26) as u8) as char).collect();
+            let src = format!("\"{body}\" ,");
+            let mut l = Lexer::new(src.as_bytes(), 0);
+            let s = l.string().unwrap();
+            assert_eq!((s.len as usize, s.escaped, l.pos), (n, false, n + 2));
+            for e in 0..n {
+                let esc = format!("\"{}\\\"{}\" ,", &body[..e], &body[e..]);
+                let mut l = Lexer::new(esc.as_bytes(), 0);
+                let s = l.string().unwrap();
+                assert!(s.escaped);
+                assert_eq!(
+                    unescape(l.bytes(s)),
+                    format!("{}\"{}", &body[..e], &body[e..]).as_bytes()
+                );
+            }
+        }
     }
 
     #[test]

@@ -18,10 +18,36 @@ impl Default for IdKey {
     }
 }
 
+/// A byte-string map key whose equality uses overlapping word loads instead of memcmp (keys here
+/// are short: names, categories, task types).
+#[derive(Clone, Copy, Hash)]
+pub struct Bytes<'a>(pub &'a [u8]);
+
+impl PartialEq for Bytes<'_> {
+    #[inline(always)]
+    fn eq(&self, other: &Self) -> bool {
+        let (a, b) = (self.0, other.0);
+        let n = a.len();
+        if n != b.len() {
+            return false;
+        }
+        let w8 = |s: &[u8], i: usize| u64::from_le_bytes(s[i..i + 8].try_into().expect("8 bytes"));
+        let w4 = |s: &[u8], i: usize| u32::from_le_bytes(s[i..i + 4].try_into().expect("4 bytes"));
+        match n {
+            0 => true,
+            1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
+            4..=7 => w4(a, 0) == w4(b, 0) && w4(a, n - 4) == w4(b, n - 4),
+            8..=16 => w8(a, 0) == w8(b, 0) && w8(a, n - 8) == w8(b, n - 8),
+            _ => w8(a, 0) == w8(b, 0) && w8(a, n - 8) == w8(b, n - 8) && a == b,
+        }
+    }
+}
+impl Eq for Bytes<'_> {}
+
 /// Local string table of one chunk. Id 0 is the empty string.
 pub struct LocalStrings<'a> {
     pub list: Vec<Cow<'a, [u8]>>,
-    borrowed: FxHashMap<&'a [u8], u32>,
+    borrowed: FxHashMap<Bytes<'a>, u32>,
     owned: FxHashMap<Vec<u8>, u32>,
 }
 
@@ -33,7 +59,7 @@ impl<'a> Default for LocalStrings<'a> {
             owned: FxHashMap::default(),
         };
         s.list.push(Cow::Borrowed(&[]));
-        s.borrowed.insert(&[], 0);
+        s.borrowed.insert(Bytes(&[]), 0);
         s
     }
 }
@@ -42,7 +68,10 @@ impl<'a> LocalStrings<'a> {
     /// Interns a located string of `src`, decoding escapes when present.
     #[inline]
     pub fn intern(&mut self, src: &'a [u8], s: RawStr) -> u32 {
-        let raw = &src[s.start as usize..(s.start + s.len) as usize];
+        if s.len == 0 {
+            return 0;
+        }
+        let raw = &src[s.start..s.start + s.len as usize];
         if !s.escaped {
             return self.intern_borrowed(raw);
         }
@@ -58,13 +87,54 @@ impl<'a> LocalStrings<'a> {
 
     #[inline]
     pub fn intern_borrowed(&mut self, raw: &'a [u8]) -> u32 {
-        if let Some(&id) = self.borrowed.get(raw) {
+        if let Some(&id) = self.borrowed.get(&Bytes(raw)) {
             return id;
         }
         let id = self.list.len() as u32;
         self.list.push(Cow::Borrowed(raw));
-        self.borrowed.insert(raw, id);
+        self.borrowed.insert(Bytes(raw), id);
         id
+    }
+}
+
+/// The distinct strings of a finished chunk, copied out of the input so that the input's pages can
+/// be released before the merge reads them (a read would fault the pages, and their neighbours,
+/// back in).
+#[derive(Default)]
+pub struct StringArena {
+    bytes: Vec<u8>,
+    ends: Vec<u32>,
+}
+
+impl StringArena {
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+    pub fn get(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.bytes[start..self.ends[i] as usize]
+    }
+    pub fn iter(&self) -> impl Iterator<Item = &[u8]> {
+        (0..self.len()).map(|i| self.get(i))
+    }
+}
+
+impl LocalStrings<'_> {
+    /// Copies the strings, in id order, into an owned arena.
+    pub fn into_arena(self) -> StringArena {
+        let total: usize = self.list.iter().map(|s| s.len()).sum();
+        let mut a = StringArena {
+            bytes: Vec::with_capacity(total),
+            ends: Vec::with_capacity(self.list.len()),
+        };
+        for s in &self.list {
+            a.bytes.extend_from_slice(s);
+            a.ends.push(a.bytes.len() as u32);
+        }
+        a
     }
 }
 

@@ -9,6 +9,7 @@
 //! an empty file is a diagnostic.
 
 pub mod chunk;
+pub mod keys;
 pub mod layout;
 pub mod lexer;
 pub mod local;
@@ -117,41 +118,39 @@ pub fn ingest_bytes(
     };
 
     let starts = split::plan(b, first, chunk_bytes.max(1));
-    let limit = |i: usize| starts.get(i + 1).copied().unwrap_or(usize::MAX);
-    let outs: Vec<ChunkOut<'_>> = (0..starts.len())
-        .into_par_iter()
-        .map(|i| {
-            let out = parse_chunk(b, starts[i], limit(i));
-            let end = match out.end {
-                Some(ChunkEnd::NextEvent(p)) | Some(ChunkEnd::ArrayEnd(p)) => p,
-                _ => limit(i).min(b.len()),
-            };
-            if let Some(src) = src {
-                src.release(starts[i], end);
-            }
-            progress.add((end.saturating_sub(starts[i])) as u64);
-            out
-        })
-        .collect();
-
-    let mut expected = first;
-    let mut end = None;
-    for (i, out) in outs.into_iter().enumerate() {
-        let out = if out.start == expected {
-            out
-        } else {
-            parse_chunk(b, expected, limit(i))
+    let parse = |i: usize| {
+        let out = parse_chunk(b, starts[i], limit(&starts, i));
+        let end = match out.end {
+            Some(ChunkEnd::NextEvent(p)) | Some(ChunkEnd::ArrayEnd(p)) => p,
+            _ => limit(&starts, i).min(b.len()),
         };
-        let this_end = out.end.expect("a parsed chunk always records its end");
-        builder.merge_chunk(file, out);
-        match this_end {
-            ChunkEnd::NextEvent(p) => expected = p,
-            other => {
-                end = Some(other);
-                break;
-            }
+        if let Some(src) = src {
+            src.release(starts[i], end);
         }
+        progress.add((end.saturating_sub(starts[i])) as u64);
+        (i, out)
+    };
+    // Waves of chunks: the next wave parses in parallel while the previous one merges, so only
+    // two waves of chunk columns are ever alive (bounded memory, both cores busy).
+    let wave = (rayon::current_num_threads() * 2).max(2);
+    let mut st = MergeState {
+        expected: first,
+        end: None,
+        reserved: false,
+    };
+    let mut pending: Vec<(usize, ChunkOut<'_>)> = Vec::new();
+    let mut next = 0;
+    while st.end.is_none() && (next < starts.len() || !pending.is_empty()) {
+        let hi = (next + wave).min(starts.len());
+        let to_merge = std::mem::take(&mut pending);
+        let (parsed, ()) = rayon::join(
+            || (next..hi).into_par_iter().map(parse).collect::<Vec<_>>(),
+            || merge_wave(to_merge, b, &starts, first, file, &mut st, builder),
+        );
+        pending = parsed;
+        next = hi;
     }
+    let end = st.end;
     match end {
         Some(ChunkEnd::ArrayEnd(p)) => {
             let complete = layout::read_tail(b, p, meta).map_err(|e| syntax(p, e.to_string()))?;
@@ -172,6 +171,56 @@ pub fn ingest_bytes(
         Some(ChunkEnd::NextEvent(_)) | None => unreachable!("the last chunk has no limit"),
     }
     Ok(())
+}
+
+fn limit(starts: &[usize], i: usize) -> usize {
+    starts.get(i + 1).copied().unwrap_or(usize::MAX)
+}
+
+/// Where the in-order merge of verified chunks stands.
+struct MergeState {
+    /// Offset of the next event the next chunk must start at.
+    expected: usize,
+    /// How the array ended, once a chunk has said so.
+    end: Option<ChunkEnd>,
+    /// Whether event capacity was reserved from the first wave's bytes per event.
+    reserved: bool,
+}
+
+/// Verifies and merges one wave of chunks in order; re-parses a chunk that started at a false
+/// boundary from where its predecessor really ended.
+fn merge_wave<'a>(
+    outs: Vec<(usize, ChunkOut<'a>)>,
+    b: &'a [u8],
+    starts: &[usize],
+    first: usize,
+    file: crate::model::FileId,
+    st: &mut MergeState,
+    builder: &mut TablesBuilder,
+) {
+    for (i, out) in outs {
+        if st.end.is_some() {
+            return;
+        }
+        let out = if out.start == st.expected {
+            out
+        } else {
+            parse_chunk(b, st.expected, limit(starts, i))
+        };
+        let this_end = out.end.expect("a parsed chunk always records its end");
+        builder.merge_chunk(file, out);
+        match this_end {
+            ChunkEnd::NextEvent(p) => st.expected = p,
+            other => st.end = Some(other),
+        }
+    }
+    let consumed = st.expected.saturating_sub(first);
+    if !st.reserved && consumed > 0 && st.end.is_none() {
+        st.reserved = true;
+        let n = builder.tables().events.len();
+        let estimate = (n as f64 * (b.len() - first) as f64 / consumed as f64 * 1.02) as usize;
+        builder.reserve_events(estimate.saturating_sub(n) + 1024);
+    }
 }
 
 /// Rank from the path when nothing inside the file says it: a torch_npu root's

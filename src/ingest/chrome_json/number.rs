@@ -3,7 +3,53 @@
 //! digit timestamps keep every nanosecond. Durations round half away from zero.
 
 /// Parses a decimal number of microseconds and returns nanoseconds, or None if malformed.
+#[inline]
 pub fn us_to_ns(s: &[u8]) -> Option<i64> {
+    fast_us_to_ns(s).or_else(|| us_to_ns_general(s))
+}
+
+/// The shape of nearly every real value: `digits[.digits]`, at most 18 digits, no sign or exponent.
+#[inline(always)]
+fn fast_us_to_ns(s: &[u8]) -> Option<i64> {
+    if s.is_empty() || s.len() > 20 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    let mut frac: i32 = -1;
+    if s.len() == 20 && !s.contains(&b'.') {
+        return None;
+    }
+    for &c in s {
+        match c {
+            b'0'..=b'9' => {
+                v = v * 10 + (c - b'0') as u64;
+                if frac >= 0 {
+                    frac += 1;
+                }
+            }
+            b'.' if frac < 0 => frac = 0,
+            _ => return None,
+        }
+    }
+    let frac = frac.max(0);
+    if frac == 0 && s[s.len() - 1] == b'.' {
+        return None;
+    }
+    let ns = match frac {
+        0 => v.checked_mul(1000)?,
+        1 => v.checked_mul(100)?,
+        2 => v.checked_mul(10)?,
+        3 => v,
+        f => {
+            let d = 10u64.pow((f - 3) as u32);
+            let (q, r) = (v / d, v % d);
+            if r * 2 >= d { q + 1 } else { q }
+        }
+    };
+    i64::try_from(ns).ok()
+}
+
+fn us_to_ns_general(s: &[u8]) -> Option<i64> {
     let mut i = 0;
     let neg = match s.first() {
         Some(b'-') => {
@@ -182,5 +228,8 @@ mod tests {
         assert_eq!(parse_i64(b"4294967295"), Some(4_294_967_295));
         assert_eq!(parse_i64(b"3.0"), Some(3));
         assert_eq!(parse_i64(b"3.5"), None);
+        assert_eq!(parse_i64(b"-1"), Some(-1));
+        assert_eq!(parse_i64(b"-"), None);
+        assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
     }
 }

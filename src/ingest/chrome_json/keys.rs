@@ -1,0 +1,106 @@
+//! Constant-time dispatch on JSON member names: a key's length and first 7 bytes packed into one
+//! u64 `tag`, matched against constants, so the hot loop compares integers instead of calling
+//! memcmp once per candidate. Keys longer than 7 bytes are confirmed with one slice compare in the
+//! matching arm.
+
+/// Length in the top byte, then up to the first 7 bytes little-endian.
+#[inline(always)]
+pub const fn tag(k: &[u8]) -> u64 {
+    let n = if k.len() < 7 { k.len() } else { 7 };
+    let mut x = 0u64;
+    let mut i = 0;
+    while i < n {
+        x |= (k[i] as u64) << (8 * i);
+        i += 1;
+    }
+    x | ((k.len() as u64 & 0xff) << 56)
+}
+
+/// The last 8 bytes (keys of 8..=16 bytes): with [`tag`] it identifies such a key exactly.
+#[inline(always)]
+pub const fn tail(k: &[u8]) -> u64 {
+    if k.len() < 8 {
+        return 0;
+    }
+    let mut x = 0u64;
+    let mut i = 0;
+    while i < 8 {
+        x |= (k[k.len() - 8 + i] as u64) << (8 * i);
+        i += 1;
+    }
+    x
+}
+
+/// True when `k` is exactly `want` (a constant of at most 16 bytes), by two integer compares.
+#[inline(always)]
+pub fn is(k: &[u8], want: &'static [u8]) -> bool {
+    k.len() == want.len() && tag(k) == tag(want) && tail(k) == tail(want)
+}
+
+pub const PH: u64 = tag(b"ph");
+pub const NAME: u64 = tag(b"name");
+pub const CAT: u64 = tag(b"cat");
+pub const PID: u64 = tag(b"pid");
+pub const TID: u64 = tag(b"tid");
+pub const TS: u64 = tag(b"ts");
+pub const DUR: u64 = tag(b"dur");
+pub const ID: u64 = tag(b"id");
+pub const BP: u64 = tag(b"bp");
+pub const ARGS: u64 = tag(b"args");
+
+pub const TASK_TYPE: u64 = tag(b"Task Type");
+pub const TASK_TYPE_LC: u64 = tag(b"task type");
+pub const PHYSIC_STREAM_ID: u64 = tag(b"Physic Stream Id");
+pub const STREAM_ID: u64 = tag(b"Stream Id");
+pub const STREAM: u64 = tag(b"stream");
+pub const STREAM_ID_LC: u64 = tag(b"stream id");
+pub const CONNECTION_ID: u64 = tag(b"connection_id");
+pub const CORRELATION_ID: u64 = tag(b"correlation_id");
+pub const CORRELATION: u64 = tag(b"correlation");
+pub const DEVICE: u64 = tag(b"device");
+pub const LABELS: u64 = tag(b"labels");
+pub const SORT_INDEX: u64 = tag(b"sort_index");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags_are_distinct_where_it_matters() {
+        let all = [
+            PH,
+            NAME,
+            CAT,
+            PID,
+            TID,
+            TS,
+            DUR,
+            ID,
+            BP,
+            ARGS,
+            TASK_TYPE,
+            TASK_TYPE_LC,
+            PHYSIC_STREAM_ID,
+            STREAM_ID,
+            STREAM,
+            STREAM_ID_LC,
+            CONNECTION_ID,
+            CORRELATION_ID,
+            CORRELATION,
+            DEVICE,
+            LABELS,
+            SORT_INDEX,
+        ];
+        let mut v = all.to_vec();
+        v.sort();
+        v.dedup();
+        assert_eq!(v.len(), all.len());
+        assert_ne!(tag(b"Task Typo"), tag(b"Task Typ")); // length is part of the tag
+        assert_eq!(tag(b"Task Typo"), TASK_TYPE); // same prefix and length: arms confirm with `is`
+        assert!(is(b"Task Type", b"Task Type") && !is(b"Task Typo", b"Task Type"));
+        assert!(
+            is(b"Physic Stream Id", b"Physic Stream Id")
+                && !is(b"Physic Stream Ix", b"Physic Stream Id")
+        );
+    }
+}
