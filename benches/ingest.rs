@@ -1,1 +1,208 @@
-fn main() {}
+//! Ingest benchmark: throughput (MB/s, events/s) and peak RSS of `profscope` ingest on generated
+//! torch_npu traces (100 MB and 1 GB by default) and on real gzipped Kineto traces, each run in a
+//! fresh child process so that peak RSS (VmHWM) is the ingest's own. For orientation it also times
+//! general-purpose parsers on the same generated file, extracting the same fields: serde_json and
+//! sonic-rs (typed, borrowed, one pass, no DOM) and simd-json (serde API, needs a mutable copy).
+//!
+//! Run: `cargo bench --bench ingest` (sizes: PROFSCOPE_BENCH_SIZES=100MB,1GB; runs:
+//! PROFSCOPE_BENCH_RUNS=3). Generated inputs are cached under target/bench-data.
+//! Results go to docs/performance.md by hand, with the command, commit and machine.
+
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+fn vm_hwm_kb() -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The fields profscope keeps, as a borrowed serde struct (what a "streaming visitor" extracts).
+#[derive(Deserialize)]
+#[allow(dead_code)]
+struct Ev<'a> {
+    #[serde(borrow)]
+    ph: Option<&'a str>,
+    #[serde(borrow)]
+    name: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow)]
+    cat: Option<&'a str>,
+    pid: Option<serde::de::IgnoredAny>,
+    tid: Option<serde::de::IgnoredAny>,
+    #[serde(borrow)]
+    ts: Option<TsVal<'a>>,
+    dur: Option<f64>,
+    #[serde(borrow)]
+    args: Option<Args<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum TsVal<'a> {
+    S(&'a str),
+    N(f64),
+}
+
+#[derive(Deserialize)]
+#[allow(dead_code)]
+struct Args<'a> {
+    #[serde(rename = "Task Type", borrow)]
+    task_type: Option<&'a str>,
+    #[serde(rename = "Physic Stream Id")]
+    stream: Option<i64>,
+    connection_id: Option<i64>,
+}
+
+/// One measurement, printed by the child as a JSON line.
+fn child(mode: &str, path: &str) {
+    let t0 = Instant::now();
+    let n: usize = match mode {
+        "profscope" => {
+            let t = profscope::ingest::ingest_paths(&[PathBuf::from(path)], &Default::default())
+                .expect("ingest");
+            t.events.len() + t.counters.len() + t.flows.len()
+        }
+        "serde_json" => {
+            let b = std::fs::read(path).unwrap();
+            serde_json::from_slice::<Vec<Ev>>(&b).unwrap().len()
+        }
+        "sonic_rs" => {
+            let b = std::fs::read(path).unwrap();
+            sonic_rs::from_slice::<Vec<Ev>>(&b).unwrap().len()
+        }
+        "simd_json" => {
+            let mut b = std::fs::read(path).unwrap();
+            simd_json::serde::from_slice::<Vec<Ev>>(&mut b)
+                .unwrap()
+                .len()
+        }
+        _ => panic!("unknown mode {mode}"),
+    };
+    let secs = t0.elapsed().as_secs_f64();
+    println!(
+        "{{\"secs\": {secs}, \"rows\": {n}, \"hwm_kb\": {}}}",
+        vm_hwm_kb()
+    );
+}
+
+fn run(mode: &str, path: &Path) -> (f64, u64, u64) {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .env(
+            "PROFSCOPE_BENCH_CHILD",
+            format!("{mode}\t{}", path.display()),
+        )
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{mode}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(out.stdout.trim_ascii()).unwrap();
+    (
+        v["secs"].as_f64().unwrap(),
+        v["rows"].as_u64().unwrap(),
+        v["hwm_kb"].as_u64().unwrap(),
+    )
+}
+
+fn report(label: &str, mode: &str, path: &Path, runs: usize) {
+    let size = std::fs::metadata(path).unwrap().len() as f64;
+    let parsed = if path.extension().is_some_and(|e| e == "gz") {
+        let mut d = flate2::read::MultiGzDecoder::new(std::fs::File::open(path).unwrap());
+        std::io::copy(&mut d, &mut std::io::sink()).unwrap() as f64
+    } else {
+        size
+    };
+    let mut best = f64::MAX;
+    let (mut rows, mut hwm) = (0, 0);
+    for _ in 0..runs {
+        let (s, r, h) = run(mode, path);
+        best = best.min(s);
+        rows = r;
+        hwm = hwm.max(h);
+    }
+    println!(
+        "| {label} | {mode} | {:.1} | {:.3} | {:.0} | {:.2} | {} | {:.0} | {:.2} |",
+        size / 1e6,
+        best,
+        parsed / 1e6 / best,
+        rows as f64 / best / 1e6,
+        rows,
+        hwm as f64 / 1024.0,
+        hwm as f64 * 1024.0 / parsed,
+    );
+}
+
+fn main() {
+    if let Ok(spec) = std::env::var("PROFSCOPE_BENCH_CHILD") {
+        let (mode, path) = spec.split_once('\t').unwrap();
+        return child(mode, path);
+    }
+    let runs: usize = std::env::var("PROFSCOPE_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
+    let sizes = std::env::var("PROFSCOPE_BENCH_SIZES").unwrap_or_else(|_| "100MB,1GB".into());
+    let data = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench-data");
+    println!(
+        "threads: {}, runs per row: {runs} (best time, max RSS)\n",
+        rayon::current_num_threads()
+    );
+    println!(
+        "| input | parser | size MB | best s | MB/s (parsed bytes) | M rows/s | rows | peak RSS MB | RSS / parsed bytes |"
+    );
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|");
+    for size in sizes.split(',') {
+        let dir = data.join(format!("synth-{size}"));
+        let tv = dir.join("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json");
+        if !tv.exists() {
+            let o = profscope::synth::SynthOpts {
+                ranks: 1,
+                target_bytes: profscope::synth::parse_size(size).unwrap(),
+                seed: 42,
+                kineto: false,
+            };
+            profscope::synth::generate(&dir, &o).unwrap();
+        }
+        let label = format!("generated trace_view.json {size}");
+        report(&label, "profscope", &tv, runs);
+        let gz = dir.join("trace_view.json.gz");
+        if !gz.exists() {
+            let mut enc = flate2::write::GzEncoder::new(
+                std::fs::File::create(&gz).unwrap(),
+                flate2::Compression::fast(),
+            );
+            std::io::copy(&mut std::fs::File::open(&tv).unwrap(), &mut enc).unwrap();
+            enc.finish().unwrap();
+        }
+        report(
+            &format!("{label}, gzipped (streamed)"),
+            "profscope",
+            &gz,
+            runs,
+        );
+        if std::env::var("PROFSCOPE_BENCH_PEERS").map_or(true, |v| v != "0") && size.ends_with("MB")
+        {
+            for peer in ["serde_json", "sonic_rs", "simd_json"] {
+                report(&label, peer, &tv, runs);
+            }
+        }
+    }
+    let samples = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/samples/torch-traces");
+    for rel in [
+        "df_index_resolver/df_index_resolver.json.gz",
+        "mtia_trace_single_rank/mtia_rank_0.json.gz",
+    ] {
+        let p = samples.join(rel);
+        if p.exists() {
+            report(&format!("real Kineto {rel}"), "profscope", &p, runs);
+        }
+    }
+}

@@ -6,7 +6,7 @@
 
 mod common;
 
-use profscope::ingest::chrome_json::ingest_slice;
+use profscope::ingest::chrome_json::{ingest_slice, ingest_slice_streamed};
 use profscope::model::EventKind;
 
 /// (end offset, phase) of every top-level event, found by serde_json.

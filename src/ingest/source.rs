@@ -1,24 +1,28 @@
-//! Getting a file's bytes without copying them: plain files are memory-mapped read-only (never
-//! locked or modified); `.gz` files are decoded into memory through a streaming decoder. Pages
-//! already parsed can be released so that resident memory stays bounded by the tables.
+//! Getting a plain file's bytes without copying them: a read-only memory map (never locked or
+//! modified). Pages already parsed can be released so that resident memory stays bounded by the
+//! tables. Compressed files are not mapped; they stream (see `chrome_json::stream`).
 
 use super::error::IngestError;
-use flate2::read::MultiGzDecoder;
 use memmap2::Mmap;
 use std::fs::File;
 use std::io::Read;
 
 enum Bytes {
     Mapped(Mmap),
-    Owned(Vec<u8>),
     Empty,
 }
 
 pub struct Source {
     bytes: Bytes,
     pub size_on_disk: u64,
-    pub gzip: bool,
-    gzip_error: Option<String>,
+}
+
+/// True if the file starts with the gzip magic bytes.
+pub fn is_gzip(path: &str) -> std::io::Result<bool> {
+    let mut magic = [0u8; 2];
+    let mut f = File::open(path)?;
+    let n = f.read(&mut magic)?;
+    Ok(n == 2 && magic == [0x1f, 0x8b])
 }
 
 impl Source {
@@ -29,41 +33,10 @@ impl Source {
         };
         let file = File::open(path).map_err(io)?;
         let size_on_disk = file.metadata().map_err(io)?.len();
-        let mut magic = [0u8; 2];
-        let is_gz = size_on_disk >= 2 && {
-            let mut f = &file;
-            f.read_exact(&mut magic).map_err(io)?;
-            magic == [0x1f, 0x8b]
-        };
-        if is_gz {
-            let file = File::open(path).map_err(io)?;
-            let mut out = Vec::with_capacity((size_on_disk as usize).saturating_mul(8));
-            let mut dec = MultiGzDecoder::new(std::io::BufReader::with_capacity(1 << 20, file));
-            let gzip_error = match dec.read_to_end(&mut out) {
-                Ok(_) => None,
-                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Some(format!(
-                    "gzip stream ends early after {} decompressed bytes",
-                    out.len()
-                )),
-                Err(e) => Some(format!(
-                    "gzip stream is corrupt after {} decompressed bytes: {e}",
-                    out.len()
-                )),
-            };
-            out.shrink_to_fit();
-            return Ok(Source {
-                bytes: Bytes::Owned(out),
-                size_on_disk,
-                gzip: true,
-                gzip_error,
-            });
-        }
         if size_on_disk == 0 {
             return Ok(Source {
                 bytes: Bytes::Empty,
                 size_on_disk,
-                gzip: false,
-                gzip_error: None,
             });
         }
         // SAFETY: read-only private mapping; profscope never writes to it. If another process
@@ -75,33 +48,14 @@ impl Source {
         Ok(Source {
             bytes: Bytes::Mapped(map),
             size_on_disk,
-            gzip: false,
-            gzip_error: None,
         })
-    }
-
-    /// Wraps bytes already in memory.
-    pub fn from_vec(v: Vec<u8>) -> Source {
-        let n = v.len() as u64;
-        Source {
-            bytes: Bytes::Owned(v),
-            size_on_disk: n,
-            gzip: false,
-            gzip_error: None,
-        }
     }
 
     pub fn bytes(&self) -> &[u8] {
         match &self.bytes {
             Bytes::Mapped(m) => m,
-            Bytes::Owned(v) => v,
             Bytes::Empty => &[],
         }
-    }
-
-    /// Why the gzip stream stopped early, if it did.
-    pub fn gzip_note(&self) -> Option<&str> {
-        self.gzip_error.as_deref()
     }
 
     /// Drops parsed pages of `[start, end)` from this process's resident set (mapped files only;

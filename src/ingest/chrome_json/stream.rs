@@ -1,0 +1,265 @@
+//! Streamed ingest for compressed traces (`.json.gz`, lmdeploy's default): a decoder thread
+//! inflates fixed-size blocks into a bounded channel while the main thread parses the complete
+//! chunks of the blocks it has, carrying the unfinished tail into the next block. Memory stays at a
+//! few blocks plus the tables, whatever the decompressed size.
+
+use super::layout::{self, Head};
+use super::split;
+use super::waves::{self, MergeState};
+use crate::diag::Severity;
+use crate::ingest::builder::{FileMeta, TablesBuilder};
+use crate::ingest::error::IngestError;
+use crate::ingest::progress::Progress;
+use flate2::read::MultiGzDecoder;
+use std::io::Read;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, sync_channel};
+
+/// Decompressed bytes per block handed from the decoder to the parser.
+pub const BLOCK_BYTES: usize = 32 << 20;
+/// Chunk size within a block (smaller than for mapped files: a block holds several).
+pub const STREAM_CHUNK_BYTES: usize = 4 << 20;
+
+/// Counts the compressed bytes the decoder has consumed (for progress and size estimates).
+struct Counting<R> {
+    inner: R,
+    count: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// Ingests a gzip-compressed Chrome trace.
+pub fn ingest_gz(
+    path: &str,
+    builder: &mut TablesBuilder,
+    progress: &Progress,
+    meta: &mut FileMeta,
+) -> Result<(), IngestError> {
+    let io = |e: std::io::Error| IngestError::Io {
+        path: path.to_string(),
+        source: e,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let count = Arc::new(AtomicU64::new(0));
+    let reader = MultiGzDecoder::new(std::io::BufReader::with_capacity(
+        1 << 20,
+        Counting {
+            inner: file,
+            count: count.clone(),
+        },
+    ));
+    let compressed = meta.size_bytes;
+    ingest_stream(
+        path,
+        reader,
+        Some((count, compressed)),
+        meta,
+        builder,
+        progress,
+        BLOCK_BYTES,
+        STREAM_CHUNK_BYTES,
+    )
+}
+
+enum Block {
+    Data(Vec<u8>),
+    /// The stream failed or ended early; the text says how.
+    Broken(String),
+}
+
+struct Feed {
+    rx: Receiver<Block>,
+    eof: bool,
+    broken: Option<String>,
+}
+
+impl Feed {
+    /// Appends the next block to `buf`; false at the end of the stream.
+    fn more(&mut self, buf: &mut Vec<u8>) -> bool {
+        if self.eof {
+            return false;
+        }
+        match self.rx.recv() {
+            Ok(Block::Data(b)) => {
+                buf.extend_from_slice(&b);
+                true
+            }
+            Ok(Block::Broken(note)) => {
+                self.broken = Some(note);
+                self.eof = true;
+                false
+            }
+            Err(_) => {
+                self.eof = true;
+                false
+            }
+        }
+    }
+}
+
+/// Ingests a trace read from `reader` in blocks of `block` bytes (any reader: tests pass plain
+/// bytes with tiny blocks to check that block boundaries change nothing).
+#[allow(clippy::too_many_arguments)] // the stream's whole context
+pub fn ingest_stream<R: Read + Send>(
+    path: &str,
+    mut reader: R,
+    compressed: Option<(Arc<AtomicU64>, u64)>,
+    meta: &mut FileMeta,
+    builder: &mut TablesBuilder,
+    progress: &Progress,
+    block: usize,
+    chunk_bytes: usize,
+) -> Result<(), IngestError> {
+    std::thread::scope(|scope| {
+        let (tx, rx) = sync_channel::<Block>(2);
+        scope.spawn(move || {
+            let mut total = 0u64;
+            loop {
+                let mut buf = Vec::with_capacity(block);
+                let r = (&mut reader).take(block as u64).read_to_end(&mut buf);
+                total += buf.len() as u64;
+                let got = !buf.is_empty();
+                if got && tx.send(Block::Data(buf)).is_err() {
+                    return;
+                }
+                match r {
+                    Err(e) => {
+                        let what = if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                            "ends early".to_string()
+                        } else {
+                            format!("is corrupt ({e})")
+                        };
+                        let _ = tx.send(Block::Broken(format!(
+                            "gzip stream {what} after {total} decompressed bytes"
+                        )));
+                        return;
+                    }
+                    Ok(_) if !got => return,
+                    Ok(_) => {}
+                }
+            }
+        });
+        let mut feed = Feed {
+            rx,
+            eof: false,
+            broken: None,
+        };
+        let result = parse_feed(
+            path,
+            &mut feed,
+            compressed,
+            meta,
+            builder,
+            progress,
+            block,
+            chunk_bytes,
+        );
+        drop(feed); // lets the decoder thread end if we stopped early
+        result
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn parse_feed(
+    path: &str,
+    feed: &mut Feed,
+    compressed: Option<(Arc<AtomicU64>, u64)>,
+    meta: &mut FileMeta,
+    builder: &mut TablesBuilder,
+    progress: &Progress,
+    block: usize,
+    chunk_bytes: usize,
+) -> Result<(), IngestError> {
+    let mut buf: Vec<u8> = Vec::new();
+    feed.more(&mut buf);
+    let first = loop {
+        match layout::read_head(&buf, meta) {
+            Ok(Head::Events { first }) => break first,
+            Ok(_) if feed.more(&mut buf) => continue,
+            Ok(Head::Empty) => {
+                note_broken(path, feed, builder);
+                builder.add_file(path, meta.clone());
+                builder.diag().add("empty_file", Severity::DataLoss, || {
+                    format!("{path}: no events (empty file)")
+                });
+                return Ok(());
+            }
+            Ok(Head::TruncatedBeforeEvents { offset }) => {
+                note_broken(path, feed, builder);
+                builder.add_file(path, meta.clone());
+                builder.diag().add("truncated", Severity::DataLoss, || {
+                    format!("{path}: ends at byte {offset} before any event")
+                });
+                return Ok(());
+            }
+            Err(e) => return Err(super::layout_error(path, 0, e)),
+        }
+    };
+    let estimate = match &compressed {
+        Some((count, total)) if count.load(Ordering::Relaxed) > 0 => {
+            (buf.len() as f64 * *total as f64 / count.load(Ordering::Relaxed) as f64) as usize
+        }
+        _ => buf.len(),
+    };
+    let file = builder.add_file(path, meta.clone());
+    let mut st = MergeState::new(first, estimate);
+    let mut base = 0usize;
+    loop {
+        if !feed.eof && buf.len() - st.expected < block {
+            feed.more(&mut buf);
+            continue;
+        }
+        let starts = split::plan(&buf, st.expected, chunk_bytes);
+        let count = if feed.eof {
+            starts.len()
+        } else {
+            starts.len() - 1
+        };
+        if count == 0 {
+            if !feed.more(&mut buf) {
+                continue; // now eof: the remaining chunk is parsed to its end
+            }
+            continue;
+        }
+        waves::run(&buf, &starts, count, file, &mut st, builder, None, progress);
+        if let Some(super::chunk::ChunkEnd::Truncated(at)) = st.end
+            && !feed.eof
+        {
+            // The block ended mid-event, not the stream: carry the incomplete event forward.
+            st.end = None;
+            st.expected = at;
+        }
+        if st.end.is_some() {
+            break;
+        }
+        let keep = st.expected;
+        buf.drain(..keep);
+        base += keep;
+        st.expected = 0;
+        st.origin = 0;
+        st.reserved = true;
+    }
+    let end = st.end.expect("the loop ends only with an end");
+    if let super::chunk::ChunkEnd::ArrayEnd(_) = end {
+        // The members after the array are small; read them all (bounded).
+        while buf.len() < (64 << 20) && feed.more(&mut buf) {}
+    }
+    note_broken(path, feed, builder);
+    meta.parsed_bytes = (base + buf.len()) as u64;
+    super::finish(path, &buf, base, end, meta, file, builder)
+}
+
+fn note_broken(path: &str, feed: &Feed, builder: &mut TablesBuilder) {
+    if let Some(note) = &feed.broken {
+        builder.diag().add("truncated", Severity::DataLoss, || {
+            format!("{path}: {note}")
+        });
+    }
+}
