@@ -16,7 +16,7 @@ pub fn write(path: &Path, rank: u32, world: u32, seed: u64, truth: &mut RankTrut
     let prefix = format!(
         "{{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [],\n  \"distributedInfo\": {{\"backend\": \"hccl\", \"rank\": {rank}, \"world_size\": {world}}},\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": 1736400000000000000,\n  \"traceEvents\": [\n  "
     );
-    let mut w = EventWriter::new(Sink::Gz(gz), &prefix, false)?;
+    let mut w = EventWriter::new(Sink::Gz(Box::new(gz)), &prefix, false)?;
     let mut rng = Rng::new(seed ^ 0xC0FFEE ^ rank as u64);
     let pid = 40_000 + rank as i64;
     let tid = pid + 1;

@@ -7,7 +7,7 @@ use std::io::{BufWriter, Write};
 
 pub enum Sink {
     Plain(BufWriter<File>),
-    Gz(flate2::write::GzEncoder<BufWriter<File>>),
+    Gz(Box<flate2::write::GzEncoder<BufWriter<File>>>),
 }
 
 impl Write for Sink {
