@@ -82,6 +82,11 @@ fn check_cuts(rel: &str, seed: u64) {
             .unwrap_or_else(|| panic!("{rel} cut at {cut}: no truncated diagnostic"));
         assert_eq!(d.count, 1);
         assert!(d.examples[0].contains("byte"), "{}", d.examples[0]);
+        // The streaming path (gzip) keeps the same events and reports the same offset.
+        let s = ingest_slice_streamed(rel, &b[..cut], 5_000, 1_000).unwrap();
+        assert_eq!(s.events.len(), want, "{rel} cut at {cut}: streamed");
+        let sd = s.diagnostics.get("truncated").map(|d| d.examples.clone());
+        assert_eq!(sd, Some(d.examples.clone()), "{rel} cut at {cut}: streamed diagnostic");
     }
 }
 
