@@ -86,7 +86,11 @@ fn check_cuts(rel: &str, seed: u64) {
         let s = ingest_slice_streamed(rel, &b[..cut], 5_000, 1_000).unwrap();
         assert_eq!(s.events.len(), want, "{rel} cut at {cut}: streamed");
         let sd = s.diagnostics.get("truncated").map(|d| d.examples.clone());
-        assert_eq!(sd, Some(d.examples.clone()), "{rel} cut at {cut}: streamed diagnostic");
+        assert_eq!(
+            sd,
+            Some(d.examples.clone()),
+            "{rel} cut at {cut}: streamed diagnostic"
+        );
     }
 }
 
