@@ -1,0 +1,336 @@
+//! Device bubbles: idle gaps of each device (the union of its compute kernels and collective
+//! ops, as in [`super::device_time`], so total idle = Free at `min_gap_ns` 0) and of each of its
+//! streams (any task occupies a stream). Per device: total idle and its share of the window, a gap
+//! histogram, the largest gaps with their neighbours, and a cause per gap:
+//! a NOTIFY_WAIT inside the gap → `update_step_context_sync`; else an EVENT_WAIT inside →
+//! `waiting_for_collective`; else a MEM_WAIT_VALUE inside → `mtp_wait`; else a gap inside a graph
+//! replay (after a CAPTURE_RECORD, before the next NOTIFY_WAIT / CAPTURE_RECORD) whose replay has at
+//! least [`DISPATCH_MIN_GAPS`] gaps → `host_dispatch`; else `unknown`.
+
+use super::device_time::{busy_unions, pct};
+use super::devices::{Device, DeviceRef, iv};
+use super::intervals::{self, Iv};
+use crate::model::category::normalise_into;
+use crate::model::{Category, Tables};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone)]
+pub struct BubbleOpts {
+    /// Gaps shorter than this are not bubbles (default 1 µs).
+    pub min_gap_ns: i64,
+    /// How many of the largest gaps to list per device.
+    pub top_n: usize,
+}
+
+impl Default for BubbleOpts {
+    fn default() -> Self {
+        BubbleOpts {
+            min_gap_ns: 1_000,
+            top_n: 10,
+        }
+    }
+}
+
+/// Gaps inside one replay needed to blame host dispatch.
+pub const DISPATCH_MIN_GAPS: usize = 3;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    UpdateStepContextSync,
+    WaitingForCollective,
+    MtpWait,
+    HostDispatch,
+    Unknown,
+}
+
+impl Cause {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cause::UpdateStepContextSync => "update_step_context_sync",
+            Cause::WaitingForCollective => "waiting_for_collective",
+            Cause::MtpWait => "mtp_wait",
+            Cause::HostDispatch => "host_dispatch",
+            Cause::Unknown => "unknown",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Neighbour {
+    pub name: String,
+    pub stream: i32,
+    pub ts_ns: i64,
+    pub dur_ns: i64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Gap {
+    pub start_ns: i64,
+    pub end_ns: i64,
+    pub dur_ns: i64,
+    pub cause: Cause,
+    /// The wait task that explains the gap, if any (name, stream, ts_ns).
+    pub evidence: Option<Neighbour>,
+    pub before: Option<Neighbour>,
+    pub after: Option<Neighbour>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct HistogramBucket {
+    /// `[lo_ns, hi_ns)`; hi_ns = -1 means unbounded.
+    pub lo_ns: i64,
+    pub hi_ns: i64,
+    pub count: u64,
+    pub total_ns: i64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CauseTotal {
+    pub count: u64,
+    pub total_ns: i64,
+    pub pct_of_idle: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StreamIdle {
+    pub stream: i32,
+    pub tasks: u64,
+    pub busy_ns: i64,
+    /// Gaps ≥ min_gap between the stream's first and last task.
+    pub idle_ns: i64,
+    pub gaps: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceBubbles {
+    pub device: DeviceRef,
+    pub min_gap_ns: i64,
+    pub window_start_ns: i64,
+    pub window_end_ns: i64,
+    pub window_ns: i64,
+    pub busy_ns: i64,
+    /// Sum of gaps ≥ min_gap_ns.
+    pub idle_ns: i64,
+    /// idle_ns / window_ns, percent.
+    pub idle_pct_of_window: f64,
+    pub gaps: u64,
+    pub histogram: Vec<HistogramBucket>,
+    pub by_cause: BTreeMap<&'static str, CauseTotal>,
+    pub largest: Vec<Gap>,
+    pub streams: Vec<StreamIdle>,
+}
+
+const BUCKETS: &[i64] = &[1_000, 10_000, 100_000, 1_000_000, 10_000_000];
+
+#[derive(Clone, Copy, PartialEq)]
+enum WaitKind {
+    Notify,
+    Event,
+    Mem,
+    Capture,
+}
+
+fn wait_kind(t: &Tables, i: usize, buf: &mut String) -> Option<WaitKind> {
+    if t.events.category[i] != Category::WaitSync {
+        return None;
+    }
+    let tt = t.str(t.events.task_type[i]);
+    let key = normalise_into(if tt.is_empty() { t.event_name(i) } else { tt }, buf);
+    if key.starts_with("NOTIFY_WAIT") {
+        Some(WaitKind::Notify)
+    } else if key.starts_with("EVENT_WAIT") || key.starts_with("STREAM_WAIT") {
+        Some(WaitKind::Event)
+    } else if key.starts_with("MEM_WAIT") {
+        Some(WaitKind::Mem)
+    } else if key.starts_with("CAPTURE_RECORD") {
+        Some(WaitKind::Capture)
+    } else {
+        None
+    }
+}
+
+pub fn compute(t: &Tables, devices: &[Device], o: &BubbleOpts) -> Vec<DeviceBubbles> {
+    devices.iter().filter_map(|d| one(t, d, o)).collect()
+}
+
+fn neighbour(t: &Tables, i: u32) -> Neighbour {
+    let u = i as usize;
+    Neighbour {
+        name: t.event_name(u).to_string(),
+        stream: t.events.stream[u],
+        ts_ns: t.events.ts_ns[u],
+        dur_ns: t.events.dur_ns[u],
+    }
+}
+
+fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
+    let (compute, comm) = busy_unions(t, d);
+    let busy = intervals::union(compute.iter().chain(comm.iter()).copied().collect());
+    let window: Iv = (busy.first()?.0, busy.last()?.1);
+    let gaps: Vec<Iv> = intervals::gaps(&busy, window)
+        .into_iter()
+        .filter(|&(a, b)| b - a >= o.min_gap_ns)
+        .collect();
+
+    // Waits by kind, and replay spans (CAPTURE_RECORD → next NOTIFY_WAIT / CAPTURE_RECORD).
+    let mut buf = String::new();
+    let mut waits: Vec<(Iv, WaitKind, u32)> = Vec::new();
+    for &i in &d.events {
+        if let Some(k) = wait_kind(t, i as usize, &mut buf) {
+            waits.push((iv(t, i), k, i));
+        }
+    }
+    let mut replays: Vec<Iv> = Vec::new();
+    for (n, w) in waits.iter().enumerate() {
+        if w.1 == WaitKind::Capture {
+            let end = waits[n + 1..]
+                .iter()
+                .find(|x| matches!(x.1, WaitKind::Capture | WaitKind::Notify))
+                .map_or(window.1, |x| x.0.0);
+            replays.push((w.0.0, end));
+        }
+    }
+    let in_replay = |g: Iv| {
+        replays
+            .partition_point(|r| r.0 <= g.0)
+            .checked_sub(1)
+            .filter(|&k| g.1 <= replays[k].1)
+    };
+    let mut per_replay: BTreeMap<usize, usize> = BTreeMap::new();
+    for &g in &gaps {
+        if let Some(k) = in_replay(g) {
+            *per_replay.entry(k).or_default() += 1;
+        }
+    }
+
+    let kernels: Vec<u32> = d
+        .events
+        .iter()
+        .copied()
+        .filter(|&i| {
+            matches!(
+                t.events.category[i as usize],
+                Category::ComputeKernel | Category::CommKernel
+            )
+        })
+        .collect();
+    let mut all: Vec<Gap> = Vec::with_capacity(gaps.len());
+    for &(a, b) in &gaps {
+        let inside = |k: WaitKind| {
+            let first = waits.partition_point(|w| w.0.1 <= a);
+            waits[first..]
+                .iter()
+                .take_while(|w| w.0.0 < b)
+                .find(|w| w.1 == k)
+                .map(|w| w.2)
+        };
+        let (cause, ev) = if let Some(w) = inside(WaitKind::Notify) {
+            (Cause::UpdateStepContextSync, Some(w))
+        } else if let Some(w) = inside(WaitKind::Event) {
+            (Cause::WaitingForCollective, Some(w))
+        } else if let Some(w) = inside(WaitKind::Mem) {
+            (Cause::MtpWait, Some(w))
+        } else if in_replay((a, b)).is_some_and(|k| per_replay[&k] >= DISPATCH_MIN_GAPS) {
+            (Cause::HostDispatch, None)
+        } else {
+            (Cause::Unknown, None)
+        };
+        let k = kernels.partition_point(|&i| t.events.ts_ns[i as usize] < b);
+        let before = kernels[..k]
+            .iter()
+            .rev()
+            .find(|&&i| iv(t, i).1 <= a)
+            .map(|&i| neighbour(t, i));
+        let after = kernels.get(k).map(|&i| neighbour(t, i));
+        all.push(Gap {
+            start_ns: a,
+            end_ns: b,
+            dur_ns: b - a,
+            cause,
+            evidence: ev.map(|i| neighbour(t, i)),
+            before,
+            after,
+        });
+    }
+
+    let idle: i64 = all.iter().map(|g| g.dur_ns).sum();
+    let mut histogram: Vec<HistogramBucket> = Vec::new();
+    let mut lo = 0;
+    for &hi in BUCKETS.iter().chain(std::iter::once(&-1)) {
+        let sel = all
+            .iter()
+            .filter(|g| g.dur_ns >= lo && (hi < 0 || g.dur_ns < hi));
+        let (count, total) = sel.fold((0, 0), |(c, s), g| (c + 1, s + g.dur_ns));
+        histogram.push(HistogramBucket {
+            lo_ns: lo,
+            hi_ns: hi,
+            count,
+            total_ns: total,
+        });
+        lo = hi;
+    }
+    let mut by_cause: BTreeMap<&'static str, CauseTotal> = BTreeMap::new();
+    for g in &all {
+        let c = by_cause.entry(g.cause.as_str()).or_insert(CauseTotal {
+            count: 0,
+            total_ns: 0,
+            pct_of_idle: 0.0,
+        });
+        c.count += 1;
+        c.total_ns += g.dur_ns;
+    }
+    for c in by_cause.values_mut() {
+        c.pct_of_idle = pct(c.total_ns, idle);
+    }
+    let gap_count = all.len() as u64;
+    let mut largest = all;
+    largest.sort_by_key(|g| (std::cmp::Reverse(g.dur_ns), g.start_ns));
+    largest.truncate(o.top_n);
+
+    Some(DeviceBubbles {
+        device: d.evidence.clone(),
+        min_gap_ns: o.min_gap_ns,
+        window_start_ns: window.0,
+        window_end_ns: window.1,
+        window_ns: window.1 - window.0,
+        busy_ns: intervals::total(&busy),
+        idle_ns: idle,
+        idle_pct_of_window: pct(idle, window.1 - window.0),
+        gaps: gap_count,
+        histogram,
+        by_cause,
+        largest,
+        streams: stream_idle(t, d, o),
+    })
+}
+
+fn stream_idle(t: &Tables, d: &Device, o: &BubbleOpts) -> Vec<StreamIdle> {
+    let mut by_stream: BTreeMap<i32, Vec<Iv>> = BTreeMap::new();
+    for &i in &d.events {
+        by_stream
+            .entry(t.events.stream[i as usize])
+            .or_default()
+            .push(iv(t, i));
+    }
+    by_stream
+        .into_iter()
+        .map(|(stream, v)| {
+            let tasks = v.len() as u64;
+            let u = intervals::union(v);
+            let w = (u.first().map_or(0, |x| x.0), u.last().map_or(0, |x| x.1));
+            let g: Vec<Iv> = intervals::gaps(&u, w)
+                .into_iter()
+                .filter(|&(a, b)| b - a >= o.min_gap_ns)
+                .collect();
+            StreamIdle {
+                stream,
+                tasks,
+                busy_ns: intervals::total(&u),
+                idle_ns: intervals::total(&g),
+                gaps: g.len() as u64,
+            }
+        })
+        .collect()
+}

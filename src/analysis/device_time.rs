@@ -1,0 +1,131 @@
+//! Device time breakdown per device, with the vendor's definitions (torch_npu Overlap Analysis /
+//! step_trace_time.csv): Computing = union of compute kernels; Communication = union of collective
+//! ops; Overlapped = their intersection; Communication(Not Overlapped) = Communication − Computing;
+//! window ("Stage") = first start to last end of Computing ∪ Communication; Free = window − (Computing
+//! ∪ Communication). When the same file carries the vendor's own Overlap Analysis, its totals are
+//! reported beside ours with the relative difference.
+
+use super::devices::{Device, DeviceRef, iv};
+use super::intervals::{self, Iv};
+use crate::model::{Category, ProcessRole, Tables};
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct VendorBreakdown {
+    /// Where the vendor numbers were read.
+    pub source: String,
+    pub computing_ns: i64,
+    pub communication_ns: i64,
+    pub communication_not_overlapped_ns: i64,
+    pub free_ns: i64,
+    /// (ours − vendor) / vendor × 100, per quantity.
+    pub computing_diff_pct: f64,
+    pub communication_diff_pct: f64,
+    pub free_diff_pct: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceTime {
+    pub device: DeviceRef,
+    pub window_start_ns: i64,
+    pub window_end_ns: i64,
+    pub window_ns: i64,
+    pub computing_ns: i64,
+    pub communication_ns: i64,
+    pub overlapped_ns: i64,
+    pub communication_not_overlapped_ns: i64,
+    pub free_ns: i64,
+    /// Shares of `window_ns`, percent.
+    pub computing_pct_of_window: f64,
+    pub communication_not_overlapped_pct_of_window: f64,
+    pub free_pct_of_window: f64,
+    /// `hccl_group_ops` (Ascend HCCL process) or `device_comm_kernels`.
+    pub communication_source: &'static str,
+    pub vendor: Option<VendorBreakdown>,
+}
+
+/// Compute-kernel and communication unions of a device.
+pub fn busy_unions(t: &Tables, d: &Device) -> (Vec<Iv>, Vec<Iv>) {
+    let compute = d
+        .events
+        .iter()
+        .filter(|&&i| t.events.category[i as usize] == Category::ComputeKernel)
+        .map(|&i| iv(t, i))
+        .collect();
+    let comm = d.comm_ops.iter().map(|&i| iv(t, i)).collect();
+    (intervals::union(compute), intervals::union(comm))
+}
+
+pub fn pct(part: i64, whole: i64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 * 100.0 / whole as f64
+    }
+}
+
+pub fn compute(t: &Tables, devices: &[Device]) -> Vec<DeviceTime> {
+    devices.iter().filter_map(|d| one(t, d)).collect()
+}
+
+fn one(t: &Tables, d: &Device) -> Option<DeviceTime> {
+    let (compute, comm) = busy_unions(t, d);
+    let busy = intervals::union(compute.iter().chain(comm.iter()).copied().collect());
+    let (start, end) = (busy.first()?.0, busy.last()?.1);
+    let computing = intervals::total(&compute);
+    let communication = intervals::total(&comm);
+    let overlapped = intervals::intersect_total(&compute, &comm);
+    let not_overlapped = communication - overlapped;
+    let window = end - start;
+    let free = window - intervals::total(&busy);
+    let vendor = vendor(t, d).map(|(c, m, n, f)| VendorBreakdown {
+        source: format!("Overlap Analysis process of {}", d.evidence.file),
+        computing_ns: c,
+        communication_ns: m,
+        communication_not_overlapped_ns: n,
+        free_ns: f,
+        computing_diff_pct: pct(computing - c, c),
+        communication_diff_pct: pct(communication - m, m),
+        free_diff_pct: pct(free - f, f),
+    });
+    Some(DeviceTime {
+        device: d.evidence.clone(),
+        window_start_ns: start,
+        window_end_ns: end,
+        window_ns: window,
+        computing_ns: computing,
+        communication_ns: communication,
+        overlapped_ns: overlapped,
+        communication_not_overlapped_ns: not_overlapped,
+        free_ns: free,
+        computing_pct_of_window: pct(computing, window),
+        communication_not_overlapped_pct_of_window: pct(not_overlapped, window),
+        free_pct_of_window: pct(free, window),
+        communication_source: d.comm_source,
+        vendor,
+    })
+}
+
+/// Sums of the vendor's Overlap Analysis rows (Computing, Communication, Communication(Not
+/// Overlapped), Free) in the device's file, if that process exists.
+fn vendor(t: &Tables, d: &Device) -> Option<(i64, i64, i64, i64)> {
+    let mut sums = [0i64; 4];
+    let mut seen = false;
+    for i in 0..t.events.len() {
+        let p = t.event_process(i);
+        if t.processes.role[p.idx()] != ProcessRole::OverlapAnalysis || t.process_file(p) != d.file
+        {
+            continue;
+        }
+        let k = match t.str(t.threads.name[t.events.thread[i].idx()]) {
+            "Computing" => 0,
+            "Communication" => 1,
+            "Communication(Not Overlapped)" => 2,
+            "Free" => 3,
+            _ => continue,
+        };
+        sums[k] += t.events.dur_ns[i];
+        seen = true;
+    }
+    seen.then_some((sums[0], sums[1], sums[2], sums[3]))
+}

@@ -1,0 +1,96 @@
+//! The devices of a profile, as the analyses see them: one per device process (Ascend
+//! `Ascend Hardware`, or a Kineto GPU process), with its device events sorted by start, and the
+//! collective ops that count as its communication (HCCL group ops of the same file when present,
+//! else the device's own communication kernels).
+
+use crate::model::{Category, FileId, ProcessId, ProcessRole, Tables};
+use serde::Serialize;
+
+/// Where a device's numbers come from (every result carries it as evidence).
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceRef {
+    pub file: String,
+    /// -1 when unknown.
+    pub rank: i32,
+    /// -1 when unknown (torch_npu labels say only `NPU`).
+    pub device_id: i32,
+    pub process: String,
+}
+
+pub struct Device {
+    pub file: FileId,
+    pub process: ProcessId,
+    pub evidence: DeviceRef,
+    /// Device events (compute, comm, wait/sync, data movement) of this process, by start time.
+    pub events: Vec<u32>,
+    /// Collective-op events that define communication time, by start time.
+    pub comm_ops: Vec<u32>,
+    /// `hccl_group_ops` or `device_comm_kernels`.
+    pub comm_source: &'static str,
+}
+
+/// Every device with at least one device event.
+pub fn devices(t: &Tables) -> Vec<Device> {
+    let mut by_process: Vec<Vec<u32>> = vec![Vec::new(); t.processes.len()];
+    let mut hccl_by_file: Vec<Vec<u32>> = vec![Vec::new(); t.files.len()];
+    for i in 0..t.events.len() {
+        let p = t.event_process(i);
+        match t.processes.role[p.idx()] {
+            ProcessRole::AscendHardware | ProcessRole::KinetoDevice
+                if t.events.category[i].is_device() =>
+            {
+                by_process[p.idx()].push(i as u32)
+            }
+            ProcessRole::Hccl if t.events.category[i] == Category::CommKernel => {
+                let th = t.events.thread[i];
+                if t.str(t.threads.name[th.idx()]).starts_with("Group") {
+                    hccl_by_file[t.process_file(p).idx()].push(i as u32);
+                }
+            }
+            _ => {}
+        }
+    }
+    let by_ts = |v: &mut Vec<u32>| v.sort_by_key(|&i| (t.events.ts_ns[i as usize], i));
+    let mut out = Vec::new();
+    for (p, mut events) in by_process.into_iter().enumerate() {
+        if events.is_empty() {
+            continue;
+        }
+        by_ts(&mut events);
+        let process = ProcessId(p as u32);
+        let file = t.process_file(process);
+        let hccl = &hccl_by_file[file.idx()];
+        let (mut comm_ops, comm_source) =
+            if t.processes.role[p] == ProcessRole::AscendHardware && !hccl.is_empty() {
+                (hccl.clone(), "hccl_group_ops")
+            } else {
+                let own: Vec<u32> = events
+                    .iter()
+                    .copied()
+                    .filter(|&i| t.events.category[i as usize] == Category::CommKernel)
+                    .collect();
+                (own, "device_comm_kernels")
+            };
+        by_ts(&mut comm_ops);
+        out.push(Device {
+            file,
+            process,
+            evidence: DeviceRef {
+                file: t.files.path[file.idx()].clone(),
+                rank: t.files.rank[file.idx()],
+                device_id: t.processes.device_id[p],
+                process: t.process_label(process),
+            },
+            events,
+            comm_ops,
+            comm_source,
+        });
+    }
+    out
+}
+
+/// `[ts, end)` of event `i`.
+pub fn iv(t: &Tables, i: u32) -> (i64, i64) {
+    let i = i as usize;
+    (t.events.ts_ns[i], t.events.ts_ns[i] + t.events.dur_ns[i])
+}
