@@ -82,3 +82,56 @@ fn real_roots_agree_with_the_vendor_within_half_a_percent() {
         }
     }
 }
+
+/// On generated runs the analysis recovers exactly the busy time, window and bubbles (count and
+/// total per cause) that the generator placed, labelled by why it placed them.
+#[test]
+fn generated_bubbles_equal_ground_truth() {
+    let dir = std::env::temp_dir().join(format!("profscope-bubbles-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let truth = profscope::synth::generate(
+        &dir,
+        &profscope::synth::SynthOpts {
+            ranks: 2,
+            target_bytes: 400_000,
+            seed: 3,
+            kineto: false,
+        },
+    )
+    .unwrap();
+    for rt in &truth.ranks {
+        assert!(
+            rt.slow_replays > 0,
+            "seed chosen so that some replays are slow"
+        );
+        let t = common::ingest(&dir.join(&rt.trace_view));
+        let devs = devices::devices(&t);
+        let b = &bubbles::compute(&t, &devs, &bubbles::BubbleOpts::default())[0];
+        assert_eq!(b.min_gap_ns, profscope::synth::truth::BUBBLE_MIN_GAP_NS);
+        assert_eq!(
+            (b.window_start_ns, b.window_end_ns),
+            (rt.device_window_start_ns, rt.device_window_end_ns)
+        );
+        assert_eq!(b.busy_ns, rt.device_busy_ns);
+        let got: std::collections::BTreeMap<String, (u64, i64)> = b
+            .by_cause
+            .iter()
+            .map(|(k, v)| (k.to_string(), (v.count, v.total_ns)))
+            .collect();
+        let want: std::collections::BTreeMap<String, (u64, i64)> = rt
+            .bubbles
+            .iter()
+            .map(|(k, v)| (k.clone(), (v.count, v.dur_ns)))
+            .collect();
+        assert_eq!(got, want, "rank {}: bubbles per cause", rt.rank);
+        assert_eq!(b.idle_ns, want.values().map(|v| v.1).sum::<i64>());
+        let dt = &device_time::compute(&t, &devs)[0];
+        assert_eq!(
+            dt.free_ns,
+            (rt.device_window_end_ns - rt.device_window_start_ns) - rt.device_busy_ns
+        );
+        assert!(b.largest.windows(2).all(|w| w[0].dur_ns >= w[1].dur_ns));
+        assert_eq!(b.histogram.iter().map(|h| h.count).sum::<u64>(), b.gaps);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -47,6 +47,11 @@ pub struct RankGen<'a> {
     task_id: u64,
     conn: u64,
     last_compute_end: Option<i64>,
+    last_busy_end: Option<i64>,
+    /// Why the gap before the next busy interval exists (ground truth of bubble causes).
+    gap_label: &'static str,
+    /// This replay's host dispatch is slow (gaps of 2-6 µs between kernels).
+    slow_replay: bool,
     gaps: Vec<(i64, i64)>,
     /// Intervals of this step for Overlap Analysis: (start, end, is_comm).
     step_busy: Vec<(i64, i64, bool)>,
@@ -75,6 +80,9 @@ impl<'a> RankGen<'a> {
             task_id: 1,
             conn: 1000,
             last_compute_end: None,
+            last_busy_end: None,
+            gap_label: "unknown",
+            slow_replay: false,
             gaps: Vec::new(),
             step_busy: Vec::new(),
         }
@@ -218,8 +226,36 @@ impl<'a> RankGen<'a> {
         if matches!(cat, Category::ComputeKernel | Category::CommKernel) {
             self.step_busy
                 .push((ts, ts + dur, cat == Category::CommKernel));
+            self.busy(ts, dur);
         }
         Ok(ts + dur)
+    }
+
+    /// Device busy time (compute and communication kernels) is placed strictly in sequence, so
+    /// the generator knows every idle gap and why it left it (`gap_label`, set by the caller).
+    fn busy(&mut self, ts: i64, dur: i64) {
+        let t = &mut *self.truth;
+        match self.last_busy_end {
+            None => t.device_window_start_ns = ts,
+            Some(prev) => {
+                let gap = ts - prev;
+                assert!(gap >= 0, "generator placed overlapping busy time");
+                if gap >= super::truth::BUBBLE_MIN_GAP_NS {
+                    t.bubbles
+                        .entry(self.gap_label.to_string())
+                        .or_default()
+                        .add(gap);
+                }
+            }
+        }
+        t.device_busy_ns += dur;
+        t.device_window_end_ns = ts + dur;
+        self.last_busy_end = Some(ts + dur);
+        self.gap_label = if self.slow_replay {
+            "host_dispatch"
+        } else {
+            "unknown"
+        };
     }
 
     fn host(
@@ -279,7 +315,9 @@ impl<'a> RankGen<'a> {
     fn layers(&mut self, mut t: i64, layers: u64, scale: i64, graph: bool) -> Result<i64> {
         for _ in 0..layers {
             for (k, &(name, tt, lo, hi)) in LAYER.iter().enumerate() {
-                let gap = if graph {
+                let gap = if graph && self.slow_replay {
+                    self.rng.range(2_000, 6_000)
+                } else if graph {
                     self.rng.range(0, 800)
                 } else {
                     self.rng.range(2_000, 9_000)
@@ -298,6 +336,7 @@ impl<'a> RankGen<'a> {
     /// EVENT_WAIT on compute while HcclAllReduce + allreduceAicpuKernel run on the comm stream.
     fn allreduce(&mut self, t: i64) -> Result<i64> {
         let c0 = t + 500;
+        self.gap_label = "waiting_for_collective";
         let comm = self.rng.range(15_000, 45_000);
         let aicpu = self.rng.range(2_000, 4_000);
         let c1 = self.task(
@@ -434,6 +473,8 @@ impl<'a> RankGen<'a> {
     pub fn decode_step(&mut self, layers: u64, mtp_heads: u64, batch: u64) -> Result<()> {
         let step_start = self.now;
         let host0 = (step_start - 150_000).max(self.host_free);
+        self.slow_replay = self.rng.chance(10);
+        self.truth.slow_replays += self.slow_replay as u64;
         // update_step_context sync: mostly short, sometimes long.
         let notify = if self.rng.chance(10) {
             self.rng.range(150_000, 400_000)
@@ -458,6 +499,7 @@ impl<'a> RankGen<'a> {
             1_000,
             Category::WaitSync,
         )?;
+        self.gap_label = "update_step_context_sync";
         let mut t = self.layers(r1, layers, 1, true)?;
         self.truth.notify_wait_ns.push(notify);
         self.truth.replay_ns.push(t - r0);
@@ -481,6 +523,8 @@ impl<'a> RankGen<'a> {
                 wait,
                 Category::WaitSync,
             )?;
+            self.truth.mem_wait_ns.push(wait);
+            self.gap_label = "mtp_wait";
             t = self.layers(t, 1, 1, true)?;
         }
         let kv_min = self.rng.range(100, 2_000);

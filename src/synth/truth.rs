@@ -17,6 +17,9 @@ impl CountDur {
     }
 }
 
+/// Gaps shorter than this are not counted as bubbles in the truth (the analysis default).
+pub const BUBBLE_MIN_GAP_NS: i64 = 1_000;
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct RankTruth {
     pub rank: u32,
@@ -50,6 +53,16 @@ pub struct RankTruth {
     pub replay_ns: Vec<i64>,
     /// Per decode step: KV context (min, max, mean) of the decode marker.
     pub kv_context: Vec<(i64, i64, f64)>,
+    /// Device busy time (compute kernels and collectives, placed in sequence) and its window.
+    pub device_window_start_ns: i64,
+    pub device_window_end_ns: i64,
+    pub device_busy_ns: i64,
+    /// Idle gaps ≥ BUBBLE_MIN_GAP_NS between busy intervals, by the cause the generator placed.
+    pub bubbles: BTreeMap<String, CountDur>,
+    /// Decode steps whose replay had slow host dispatch (2-6 µs between kernels).
+    pub slow_replays: u64,
+    /// Every MEM_WAIT_VALUE (one per MTP head per decode step), ns.
+    pub mem_wait_ns: Vec<i64>,
     /// Kineto file: X events per cat.
     pub kineto_x_by_cat: BTreeMap<String, u64>,
     pub flows: u64,
