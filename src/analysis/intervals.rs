@@ -82,9 +82,9 @@ mod tests {
 
     /// A trivially correct model: a bitmap over a small time range.
     fn bits(v: &[Iv]) -> Vec<bool> {
-        let mut m = vec![false; 200];
+        let mut m = vec![false; 256];
         for &(a, b) in v {
-            for t in a.max(0)..b.min(200) {
+            for t in a.max(0)..b.min(256) {
                 m[t as usize] = true;
             }
         }
