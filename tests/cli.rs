@@ -29,7 +29,21 @@ fn analyze_without_path_reads_the_demo_root() {
         String::from_utf8_lossy(&out.stderr)
     );
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(r["schema_version"], "0.1.0");
+    assert_eq!(r["schema_version"], "0.2.0");
+    let a = &r["analyses"];
+    for k in [
+        "device_time",
+        "bubbles",
+        "step_sync",
+        "top_events",
+        "composition",
+        "communication",
+        "phases",
+        "batch_audit",
+    ] {
+        assert!(!a[k].is_null(), "analyses.{k}");
+    }
+    assert_eq!(a["batch_audit"]["fixed_batch_proven"], true);
     let truth = truth();
     let files = r["summary"]["files"].as_array().unwrap();
     assert_eq!(files.len(), 4, "2 trace_view.json + 2 lmdeploy rank files");

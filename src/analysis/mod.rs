@@ -2,8 +2,16 @@
 //! I/O here. One module per analysis, named as the domain names it; [`intervals`] is the shared
 //! interval algebra and [`devices`] the per-device view every timeline analysis starts from.
 
+pub mod batch_audit;
 pub mod bubbles;
+pub mod communication;
+pub mod composition;
 pub mod device_time;
 pub mod devices;
+pub mod families;
 pub mod intervals;
+pub mod phases;
+pub mod stats;
+pub mod step_sync;
 pub mod summary;
+pub mod top_events;

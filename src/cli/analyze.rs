@@ -1,9 +1,10 @@
 //! `profscope analyze [PATH...]`: ingest and print the report. Without a path it analyses the
 //! bundled demo root `fixtures/demo/` (found next to the crate, so `cargo run -- analyze` works).
 
+use crate::analysis::bubbles::BubbleOpts;
 use crate::ingest::{Progress, ingest_paths};
 use crate::render::{Format, render};
-use crate::report::Report;
+use crate::report::{AnalyzeOpts, Report};
 use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
@@ -20,6 +21,15 @@ pub struct AnalyzeArgs {
     /// Never show the progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Smallest idle gap counted as a bubble, µs.
+    #[arg(long, default_value_t = 1.0)]
+    pub min_gap_us: f64,
+    /// Rows in top-N lists (top events, kernels, largest bubbles).
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
+    /// Batch size the fixed-batch decode audit requires (default: all qualified replays must agree).
+    #[arg(long)]
+    pub batch: Option<i64>,
 }
 
 /// The bundled demo root: `fixtures/demo` in the current directory, else next to the crate.
@@ -48,10 +58,20 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     }
     let tables = result.context("ingest failed")?;
     let summary = crate::analysis::summary::compute(&tables);
+    let opts = AnalyzeOpts {
+        bubbles: BubbleOpts {
+            min_gap_ns: (args.min_gap_us * 1e3).round() as i64,
+            top_n: args.top,
+        },
+        top_n: args.top,
+        batch: args.batch,
+    };
+    let analyses = crate::report::analyses::run_all(&tables, &opts);
     let inputs = paths.iter().map(|p| p.display().to_string()).collect();
     let report = Report::build(
         inputs,
         summary,
+        analyses,
         &tables.diagnostics,
         Some(elapsed.as_secs_f64() * 1e3),
     );

@@ -3,6 +3,7 @@
 
 pub mod json;
 pub mod markdown;
+pub mod sections;
 pub mod table;
 
 use crate::report::Report;

@@ -1,11 +1,15 @@
 //! The report contract: what every renderer consumes. JSON output is this struct serialized;
 //! `schema_version` changes whenever a field changes meaning (docs/json-output.md).
 
+pub mod analyses;
+
+pub use analyses::{Analyses, AnalyzeOpts};
+
 use crate::analysis::summary::Summary;
 use crate::diag::{Diagnostic, Diagnostics};
 use serde::Serialize;
 
-pub const SCHEMA_VERSION: &str = "0.1.0";
+pub const SCHEMA_VERSION: &str = "0.2.0";
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -15,6 +19,7 @@ pub struct Report {
     /// Inputs as given on the command line.
     pub inputs: Vec<String>,
     pub summary: Summary,
+    pub analyses: Analyses,
     /// Ingest wall time, ms (absent when not measured).
     pub ingest_ms: Option<f64>,
     pub diagnostics: Vec<Diagnostic>,
@@ -24,6 +29,7 @@ impl Report {
     pub fn build(
         inputs: Vec<String>,
         summary: Summary,
+        analyses: Analyses,
         diagnostics: &Diagnostics,
         ingest_ms: Option<f64>,
     ) -> Report {
@@ -33,6 +39,7 @@ impl Report {
             tool_version: env!("CARGO_PKG_VERSION"),
             inputs,
             summary,
+            analyses,
             ingest_ms,
             diagnostics: diagnostics.iter().cloned().collect(),
         }

@@ -48,6 +48,8 @@ pub struct RankGen<'a> {
     conn: u64,
     last_compute_end: Option<i64>,
     last_busy_end: Option<i64>,
+    /// End of the last busy run covered by Overlap Analysis rows.
+    overlap_end: Option<i64>,
     /// Why the gap before the next busy interval exists (ground truth of bubble causes).
     gap_label: &'static str,
     /// This replay's host dispatch is slow (gaps of 2-6 µs between kernels).
@@ -81,6 +83,7 @@ impl<'a> RankGen<'a> {
             conn: 1000,
             last_compute_end: None,
             last_busy_end: None,
+            overlap_end: None,
             gap_label: "unknown",
             slow_replay: false,
             gaps: Vec::new(),
@@ -383,52 +386,39 @@ impl<'a> RankGen<'a> {
         )
     }
 
-    fn overlap_analysis(&mut self, from: i64, to: i64) -> Result<()> {
+    /// The vendor's Overlap Analysis rows for the busy time placed since the last call, with the
+    /// vendor's definitions: Computing = compute kernels, Communication (and Not Overlapped, as
+    /// nothing overlaps here) = collectives, Free = gaps between busy runs since the previous run.
+    fn overlap_analysis(&mut self) -> Result<()> {
         let mut busy = std::mem::take(&mut self.step_busy);
         busy.sort_unstable();
-        let (mut cur, mut free_from) = (None::<(i64, i64)>, from);
-        let mut merged = Vec::new();
-        for &(s, e, comm) in &busy {
+        let mut runs: Vec<(i64, i64, bool)> = Vec::new();
+        for (s, e, comm) in busy {
+            match runs.last_mut() {
+                Some(last) if last.2 == comm && s <= last.1 => last.1 = last.1.max(e),
+                _ => runs.push((s, e, comm)),
+            }
+        }
+        for (s, e, comm) in runs {
+            if let Some(prev) = self.overlap_end
+                && s > prev
+            {
+                self.vendor_row("Free", 3, prev, s)?;
+            }
             if comm {
-                self.w
-                    .bare_x("Communication", self.pid_overlap, 1, s, e - s)?;
-                self.count("Overlap Analysis", Category::VendorOverlap, s, e - s);
+                self.vendor_row("Communication", 1, s, e)?;
+                self.vendor_row("Communication(Not Overlapped)", 2, s, e)?;
+            } else {
+                self.vendor_row("Computing", 0, s, e)?;
             }
-            match cur {
-                Some((cs, ce)) if s <= ce => cur = Some((cs, ce.max(e))),
-                Some(c) => {
-                    merged.push(c);
-                    cur = Some((s, e));
-                }
-                None => cur = Some((s, e)),
-            }
+            self.overlap_end = Some(self.overlap_end.map_or(e, |p| p.max(e)));
         }
-        merged.extend(cur);
-        for (s, e) in merged {
-            if s > free_from {
-                self.w
-                    .bare_x("Free", self.pid_overlap, 3, free_from, s - free_from)?;
-                self.count(
-                    "Overlap Analysis",
-                    Category::VendorOverlap,
-                    free_from,
-                    s - free_from,
-                );
-            }
-            self.w.bare_x("Computing", self.pid_overlap, 0, s, e - s)?;
-            self.count("Overlap Analysis", Category::VendorOverlap, s, e - s);
-            free_from = free_from.max(e);
-        }
-        if to > free_from {
-            self.w
-                .bare_x("Free", self.pid_overlap, 3, free_from, to - free_from)?;
-            self.count(
-                "Overlap Analysis",
-                Category::VendorOverlap,
-                free_from,
-                to - free_from,
-            );
-        }
+        Ok(())
+    }
+
+    fn vendor_row(&mut self, name: &str, tid: i64, s: i64, e: i64) -> Result<()> {
+        self.w.bare_x(name, self.pid_overlap, tid, s, e - s)?;
+        self.count("Overlap Analysis", Category::VendorOverlap, s, e - s);
         Ok(())
     }
 
@@ -464,7 +454,7 @@ impl<'a> RankGen<'a> {
             Category::HostOp,
         )?;
         self.launch("aclnnEmbedding", host0 + 41_000, 6_000, dev0)?;
-        self.overlap_analysis(step_start, end)?;
+        self.overlap_analysis()?;
         self.truth.prefill_steps += 1;
         self.now = end;
         Ok(())
@@ -575,7 +565,7 @@ impl<'a> RankGen<'a> {
             Category::HostOp,
         )?;
         self.launch("aclmdlRIExecuteAsync", host0 + 60_000, 20_000, r0)?;
-        self.overlap_analysis(step_start, t)?;
+        self.overlap_analysis()?;
         if self.truth.decode_steps.is_multiple_of(8) {
             self.w.counter(
                 "APP/HBM",

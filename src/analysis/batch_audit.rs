@@ -1,0 +1,225 @@
+//! Fixed real-batch decode + KV-context audit. A graph replay qualifies only when one
+//! `decode_actual_batch_size=<B>` scope and one `decode_kv_context_min=..,max=..,mean=..` scope are
+//! both nested in one complete `forward_cudagraph` (same thread, time containment), and B equals the
+//! requested batch (or, when none is requested, every qualified replay agrees on B). A bare
+//! `forward_cudagraph`, or one with only one marker, is unqualified (warmup); more than one marker
+//! of a kind breaks the one-to-one rule. The result proves the captured window only.
+
+use super::phases::{DECODE_SCOPE, scopes};
+use crate::model::Tables;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+pub const BATCH_PREFIX: &str = "decode_actual_batch_size=";
+pub const KV_PREFIX: &str = "decode_kv_context_min=";
+
+#[derive(Debug, Clone, Serialize)]
+pub struct KvMarker {
+    pub min: i64,
+    pub max: i64,
+    pub mean: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Range {
+    pub lo: f64,
+    pub hi: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RankAudit {
+    pub file: String,
+    pub rank: i32,
+    pub replays: u64,
+    pub qualified: u64,
+    /// Replays with no marker (warmup) / one marker / several markers of a kind / another batch.
+    pub bare: u64,
+    pub one_marker: u64,
+    pub not_one_to_one: u64,
+    pub other_batch: u64,
+    /// Batch sizes seen in qualified-shape replays, with counts.
+    pub batch_sizes: BTreeMap<i64, u64>,
+    pub kv: Vec<KvMarker>,
+    pub kv_min_range: Option<Range>,
+    pub kv_max_range: Option<Range>,
+    pub kv_mean_range: Option<Range>,
+    pub first_start_ns: Option<i64>,
+    pub last_end_ns: Option<i64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BatchAudit {
+    /// The batch size required (`--batch`), or the one all qualified replays agree on.
+    pub batch: Option<i64>,
+    /// True when at least one replay qualified on every rank that has replays, all with that B.
+    pub fixed_batch_proven: bool,
+    pub ranks_agree: bool,
+    pub ranks: Vec<RankAudit>,
+    pub statement: String,
+}
+
+fn parse_kv(rest: &str) -> Option<KvMarker> {
+    let mut min = None;
+    let mut max = None;
+    let mut mean = None;
+    for part in format!("min={rest}").split(',') {
+        let (k, v) = part.split_once('=')?;
+        match k.trim() {
+            "min" => min = v.trim().parse().ok(),
+            "max" => max = v.trim().parse().ok(),
+            "mean" => mean = v.trim().parse().ok(),
+            _ => {}
+        }
+    }
+    Some(KvMarker {
+        min: min?,
+        max: max?,
+        mean: mean?,
+    })
+}
+
+fn range(v: impl Iterator<Item = f64>) -> Option<Range> {
+    v.fold(None, |acc: Option<Range>, x| match acc {
+        None => Some(Range { lo: x, hi: x }),
+        Some(r) => Some(Range {
+            lo: r.lo.min(x),
+            hi: r.hi.max(x),
+        }),
+    })
+}
+
+pub fn compute(t: &Tables, requested: Option<i64>) -> BatchAudit {
+    let replays = scopes(t, DECODE_SCOPE);
+    // Markers by thread, sorted by start.
+    let mut markers: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+    for i in 0..t.events.len() {
+        let n = t.event_name(i);
+        if n.starts_with(BATCH_PREFIX) || n.starts_with(KV_PREFIX) {
+            markers.entry(t.events.thread[i].0).or_default().push(i);
+        }
+    }
+    for v in markers.values_mut() {
+        v.sort_by_key(|&i| t.events.ts_ns[i]);
+    }
+    // Per replay: (file, Some((B, kv)) if shape-qualified, else why not).
+    enum Shape {
+        Ok(i64, KvMarker),
+        Bare,
+        One,
+        Many,
+    }
+    let mut per_file: BTreeMap<usize, Vec<(usize, Shape)>> = BTreeMap::new();
+    for &r in &replays {
+        let (s, e) = (t.events.ts_ns[r], t.events.end_ns(r));
+        let inside: Vec<usize> = markers
+            .get(&t.events.thread[r].0)
+            .map(|v| {
+                v.iter()
+                    .copied()
+                    .filter(|&i| t.events.ts_ns[i] >= s && t.events.end_ns(i) <= e)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let batches: Vec<i64> = inside
+            .iter()
+            .filter_map(|&i| {
+                t.event_name(i)
+                    .strip_prefix(BATCH_PREFIX)?
+                    .trim()
+                    .parse()
+                    .ok()
+            })
+            .collect();
+        let kvs: Vec<KvMarker> = inside
+            .iter()
+            .filter_map(|&i| parse_kv(t.event_name(i).strip_prefix(KV_PREFIX)?))
+            .collect();
+        let shape = match (batches.len(), kvs.len()) {
+            (0, 0) => Shape::Bare,
+            (1, 1) => Shape::Ok(batches[0], kvs.into_iter().next().expect("one")),
+            (b, k) if b > 1 || k > 1 => Shape::Many,
+            _ => Shape::One,
+        };
+        per_file
+            .entry(t.event_file(r).idx())
+            .or_default()
+            .push((r, shape));
+    }
+    let mut all_b: BTreeMap<i64, u64> = BTreeMap::new();
+    for v in per_file.values() {
+        for (_, s) in v {
+            if let Shape::Ok(b, _) = s {
+                *all_b.entry(*b).or_default() += 1;
+            }
+        }
+    }
+    let batch =
+        requested.or_else(|| (all_b.len() == 1).then(|| *all_b.keys().next().expect("one")));
+    let mut ranks = Vec::new();
+    for (f, v) in per_file {
+        let mut a = RankAudit {
+            file: t.files.path[f].clone(),
+            rank: t.files.rank[f],
+            replays: v.len() as u64,
+            qualified: 0,
+            bare: 0,
+            one_marker: 0,
+            not_one_to_one: 0,
+            other_batch: 0,
+            batch_sizes: BTreeMap::new(),
+            kv: Vec::new(),
+            kv_min_range: None,
+            kv_max_range: None,
+            kv_mean_range: None,
+            first_start_ns: None,
+            last_end_ns: None,
+        };
+        for (r, s) in v {
+            match s {
+                Shape::Bare => a.bare += 1,
+                Shape::One => a.one_marker += 1,
+                Shape::Many => a.not_one_to_one += 1,
+                Shape::Ok(b, kv) => {
+                    *a.batch_sizes.entry(b).or_default() += 1;
+                    if Some(b) != batch {
+                        a.other_batch += 1;
+                        continue;
+                    }
+                    a.qualified += 1;
+                    a.kv.push(kv);
+                    a.first_start_ns = Some(
+                        a.first_start_ns
+                            .map_or(t.events.ts_ns[r], |x| x.min(t.events.ts_ns[r])),
+                    );
+                    a.last_end_ns = Some(
+                        a.last_end_ns
+                            .map_or(t.events.end_ns(r), |x| x.max(t.events.end_ns(r))),
+                    );
+                }
+            }
+        }
+        a.kv_min_range = range(a.kv.iter().map(|k| k.min as f64));
+        a.kv_max_range = range(a.kv.iter().map(|k| k.max as f64));
+        a.kv_mean_range = range(a.kv.iter().map(|k| k.mean));
+        ranks.push(a);
+    }
+    let proven = batch.is_some()
+        && !ranks.is_empty()
+        && ranks.iter().all(|r| r.qualified > 0 && r.other_batch == 0);
+    let counts: Vec<u64> = ranks.iter().map(|r| r.qualified).collect();
+    let ranks_agree = counts.windows(2).all(|w| w[0] == w[1]);
+    let statement = match (proven, batch) {
+        (true, Some(b)) => format!(
+            "every rank has qualified graph replays at real batch {b} with KV-context markers; this proves the captured window only, not the whole run"
+        ),
+        _ if replays.is_empty() => "no forward_cudagraph scope: no decode replay to audit".to_string(),
+        _ => "not proven: some rank has no qualified replay, or replays disagree on the batch size (see per-rank counts)".to_string(),
+    };
+    BatchAudit {
+        batch,
+        fixed_batch_proven: proven,
+        ranks_agree,
+        ranks,
+        statement,
+    }
+}

@@ -1,0 +1,128 @@
+//! Compute-stream composition per device: only device compute kernels count (host rows,
+//! wait/sync, data movement and communication are excluded by category). Per physical stream:
+//! compute time (sum of kernel durations) and its share of the device's compute time; the busiest
+//! stream's top kernels by sum, max and count; kernel-family totals and shares (families.rs).
+//! Denominator of every share: the device's total compute-kernel time (sum of durations).
+
+use super::devices::{Device, DeviceRef};
+use super::families::family_of;
+use crate::model::{Category, Tables};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StreamShare {
+    pub stream: i32,
+    pub kernels: u64,
+    pub compute_ns: i64,
+    pub pct_of_compute: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct KernelRow {
+    pub name: String,
+    pub count: u64,
+    pub sum_ns: i64,
+    pub max_ns: i64,
+    pub pct_of_compute: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Composition {
+    pub device: DeviceRef,
+    pub compute_kernels: u64,
+    pub compute_ns: i64,
+    pub streams: Vec<StreamShare>,
+    pub busiest_stream: Option<i32>,
+    pub busiest_by_sum: Vec<KernelRow>,
+    pub busiest_by_max: Vec<KernelRow>,
+    pub busiest_by_count: Vec<KernelRow>,
+    pub families: Vec<KernelRow>,
+}
+
+fn pct(a: i64, b: i64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 * 100.0 / b as f64
+    }
+}
+
+fn rows(m: BTreeMap<String, (u64, i64, i64)>, total: i64) -> Vec<KernelRow> {
+    m.into_iter()
+        .map(|(name, (count, sum, max))| KernelRow {
+            name,
+            count,
+            sum_ns: sum,
+            max_ns: max,
+            pct_of_compute: pct(sum, total),
+        })
+        .collect()
+}
+
+pub fn compute(t: &Tables, devices: &[Device], top_n: usize) -> Vec<Composition> {
+    devices.iter().map(|d| one(t, d, top_n)).collect()
+}
+
+fn one(t: &Tables, d: &Device, top_n: usize) -> Composition {
+    let kernels: Vec<usize> = d
+        .events
+        .iter()
+        .map(|&i| i as usize)
+        .filter(|&i| t.events.category[i] == Category::ComputeKernel)
+        .collect();
+    let total: i64 = kernels.iter().map(|&i| t.events.dur_ns[i]).sum();
+    let mut per_stream: BTreeMap<i32, (u64, i64)> = BTreeMap::new();
+    let mut fam: BTreeMap<String, (u64, i64, i64)> = BTreeMap::new();
+    for &i in &kernels {
+        let s = per_stream.entry(t.events.stream[i]).or_default();
+        s.0 += 1;
+        s.1 += t.events.dur_ns[i];
+        let f = fam
+            .entry(family_of(t.event_name(i)).to_string())
+            .or_default();
+        f.0 += 1;
+        f.1 += t.events.dur_ns[i];
+        f.2 = f.2.max(t.events.dur_ns[i]);
+    }
+    let mut streams: Vec<StreamShare> = per_stream
+        .iter()
+        .map(|(&stream, &(k, ns))| StreamShare {
+            stream,
+            kernels: k,
+            compute_ns: ns,
+            pct_of_compute: pct(ns, total),
+        })
+        .collect();
+    streams.sort_by_key(|s| (std::cmp::Reverse(s.compute_ns), s.stream));
+    let busiest = streams.first().map(|s| s.stream);
+    let mut names: BTreeMap<String, (u64, i64, i64)> = BTreeMap::new();
+    for &i in kernels
+        .iter()
+        .filter(|&&i| Some(t.events.stream[i]) == busiest)
+    {
+        let e = names.entry(t.event_name(i).to_string()).or_default();
+        e.0 += 1;
+        e.1 += t.events.dur_ns[i];
+        e.2 = e.2.max(t.events.dur_ns[i]);
+    }
+    let all = rows(names, total);
+    let top = |mut v: Vec<KernelRow>, key: fn(&KernelRow) -> i64| {
+        v.sort_by(|a, b| key(b).cmp(&key(a)).then_with(|| a.name.cmp(&b.name)));
+        v.truncate(top_n);
+        v
+    };
+    let mut families = rows(fam, total);
+    families.sort_by(|a, b| b.sum_ns.cmp(&a.sum_ns).then_with(|| a.name.cmp(&b.name)));
+    Composition {
+        device: d.evidence.clone(),
+        compute_kernels: kernels.len() as u64,
+        compute_ns: total,
+        streams,
+        busiest_stream: busiest,
+        busiest_by_sum: top(all.clone(), |r| r.sum_ns),
+        busiest_by_max: top(all.clone(), |r| r.max_ns),
+        busiest_by_count: top(all, |r| r.count as i64),
+        families,
+    }
+}

@@ -1,0 +1,69 @@
+//! Duration statistics of a group of events (count, sum, mean, population std, min, quartiles by
+//! linear interpolation as numpy's default, max), in integer ns where exact.
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DurStats {
+    pub name: String,
+    pub count: u64,
+    pub sum_ns: i64,
+    pub mean_ns: f64,
+    pub std_ns: f64,
+    pub min_ns: i64,
+    pub p25_ns: f64,
+    pub p50_ns: f64,
+    pub p75_ns: f64,
+    pub max_ns: i64,
+    /// sum_ns / the denominator named by the enclosing result, percent.
+    pub pct_of_total: f64,
+}
+
+fn quantile(sorted: &[i64], q: f64) -> f64 {
+    let pos = q * (sorted.len() - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    sorted[lo] as f64 + (sorted[hi] - sorted[lo]) as f64 * (pos - lo as f64)
+}
+
+/// Statistics of `durs` (not empty); `total` is the denominator of `pct_of_total`.
+pub fn dur_stats(name: String, mut durs: Vec<i64>, total: i64) -> DurStats {
+    durs.sort_unstable();
+    let n = durs.len() as f64;
+    let sum: i64 = durs.iter().sum();
+    let mean = sum as f64 / n;
+    let var = durs.iter().map(|&d| (d as f64 - mean).powi(2)).sum::<f64>() / n;
+    DurStats {
+        name,
+        count: durs.len() as u64,
+        sum_ns: sum,
+        mean_ns: mean,
+        std_ns: var.sqrt(),
+        min_ns: durs[0],
+        p25_ns: quantile(&durs, 0.25),
+        p50_ns: quantile(&durs, 0.5),
+        p75_ns: quantile(&durs, 0.75),
+        max_ns: durs[durs.len() - 1],
+        pct_of_total: if total == 0 {
+            0.0
+        } else {
+            sum as f64 * 100.0 / total as f64
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matches_numpy() {
+        // numpy: np.percentile([1, 2, 3, 4, 10], [25, 50, 75]) -> [2., 3., 4.]; np.std -> 3.1622776601683795
+        let s = dur_stats("x".into(), vec![10, 2, 1, 4, 3], 40);
+        assert_eq!((s.count, s.sum_ns, s.min_ns, s.max_ns), (5, 20, 1, 10));
+        assert_eq!((s.p25_ns, s.p50_ns, s.p75_ns), (2.0, 3.0, 4.0));
+        assert!((s.std_ns - 3.1622776601683795).abs() < 1e-12);
+        assert_eq!(s.pct_of_total, 50.0);
+        // np.percentile([1, 2], 25) -> 1.25
+        assert_eq!(dur_stats("y".into(), vec![2, 1], 3).p25_ns, 1.25);
+    }
+}

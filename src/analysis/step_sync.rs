@@ -1,0 +1,176 @@
+//! update_step_context overhead per decode step, on the device: each NOTIFY_WAIT that is followed
+//! by a CAPTURE_RECORD opens a step; the step's graph-replay burst runs from that CAPTURE_RECORD's
+//! start to the end of the last compute/comm kernel before the next MEM_WAIT_VALUE, NOTIFY_WAIT or
+//! CAPTURE_RECORD. Ratio = NOTIFY_WAIT / burst. Verdict bands (the seed's): < 5% excellent,
+//! 5-25% acceptable, > 25% needs attention. Also the host side: total `update_step_context` scope
+//! time vs total device burst time (> 5% needs attention).
+
+use super::devices::{Device, DeviceRef, iv};
+use crate::model::category::normalise_into;
+use crate::model::{Category, Tables};
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StepSync {
+    pub step: u64,
+    pub notify_wait_ts_ns: i64,
+    pub notify_wait_ns: i64,
+    pub replay_start_ns: i64,
+    pub replay_ns: i64,
+    pub ratio_pct: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StepSyncSummary {
+    pub device: DeviceRef,
+    pub steps: Vec<StepSync>,
+    pub notify_wait_total_ns: i64,
+    pub replay_total_ns: i64,
+    /// Σ notify / Σ replay, percent.
+    pub overall_ratio_pct: f64,
+    pub median_ratio_pct: Option<f64>,
+    pub max_ratio_pct: Option<f64>,
+    pub excellent_steps: u64,
+    pub acceptable_steps: u64,
+    pub needs_attention_steps: u64,
+    pub verdict: &'static str,
+    /// Host `update_step_context` scopes of the same file: total ns and percent of replay time.
+    pub host_update_step_context_ns: i64,
+    pub host_pct_of_replay: Option<f64>,
+    pub host_verdict: Option<&'static str>,
+}
+
+pub fn verdict(ratio_pct: f64) -> &'static str {
+    if ratio_pct < 5.0 {
+        "excellent"
+    } else if ratio_pct <= 25.0 {
+        "acceptable"
+    } else {
+        "needs_attention"
+    }
+}
+
+#[derive(PartialEq, Clone, Copy)]
+enum Mark {
+    Notify,
+    Capture,
+    MemWait,
+    Kernel,
+    Other,
+}
+
+pub fn compute(t: &Tables, devices: &[Device]) -> Vec<StepSyncSummary> {
+    devices.iter().filter_map(|d| one(t, d)).collect()
+}
+
+fn one(t: &Tables, d: &Device) -> Option<StepSyncSummary> {
+    let mut buf = String::new();
+    let marks: Vec<(u32, Mark)> = d
+        .events
+        .iter()
+        .map(|&i| {
+            let u = i as usize;
+            let m = match t.events.category[u] {
+                Category::ComputeKernel | Category::CommKernel => Mark::Kernel,
+                Category::WaitSync => {
+                    let tt = t.str(t.events.task_type[u]);
+                    let k =
+                        normalise_into(if tt.is_empty() { t.event_name(u) } else { tt }, &mut buf);
+                    if k.starts_with("NOTIFY_WAIT") {
+                        Mark::Notify
+                    } else if k.starts_with("CAPTURE_RECORD") {
+                        Mark::Capture
+                    } else if k.starts_with("MEM_WAIT") {
+                        Mark::MemWait
+                    } else {
+                        Mark::Other
+                    }
+                }
+                _ => Mark::Other,
+            };
+            (i, m)
+        })
+        .collect();
+    let mut steps = Vec::new();
+    for (k, &(n, m)) in marks.iter().enumerate() {
+        if m != Mark::Notify {
+            continue;
+        }
+        // The next significant task must be a CAPTURE_RECORD (a kernel first: not a graph step).
+        let Some(c) = marks[k + 1..].iter().position(|x| x.1 != Mark::Other) else {
+            continue;
+        };
+        let (ci, cm) = marks[k + 1 + c];
+        if cm != Mark::Capture {
+            continue;
+        }
+        let after = &marks[k + 2 + c..];
+        let stop = after
+            .iter()
+            .position(|x| matches!(x.1, Mark::Notify | Mark::Capture | Mark::MemWait))
+            .unwrap_or(after.len());
+        let Some(end) = after[..stop]
+            .iter()
+            .filter(|x| x.1 == Mark::Kernel)
+            .map(|x| iv(t, x.0).1)
+            .max()
+        else {
+            continue;
+        };
+        let (ns, ne) = iv(t, n);
+        let start = iv(t, ci).0;
+        let replay = end - start;
+        steps.push(StepSync {
+            step: steps.len() as u64,
+            notify_wait_ts_ns: ns,
+            notify_wait_ns: ne - ns,
+            replay_start_ns: start,
+            replay_ns: replay,
+            ratio_pct: if replay > 0 {
+                (ne - ns) as f64 * 100.0 / replay as f64
+            } else {
+                0.0
+            },
+        });
+    }
+    if steps.is_empty() {
+        return None;
+    }
+    let nt: i64 = steps.iter().map(|s| s.notify_wait_ns).sum();
+    let rt: i64 = steps.iter().map(|s| s.replay_ns).sum();
+    let mut ratios: Vec<f64> = steps.iter().map(|s| s.ratio_pct).collect();
+    ratios.sort_by(|a, b| a.total_cmp(b));
+    let band = |b: &str| steps.iter().filter(|s| verdict(s.ratio_pct) == b).count() as u64;
+    let overall = nt as f64 * 100.0 / rt.max(1) as f64;
+    let host: i64 = t
+        .strings
+        .lookup("update_step_context")
+        .map(|id| {
+            (0..t.events.len())
+                .filter(|&i| t.events.name[i] == id && t.event_file(i) == d.file)
+                .map(|i| t.events.dur_ns[i])
+                .sum()
+        })
+        .unwrap_or(0);
+    let host_pct = (host > 0).then(|| host as f64 * 100.0 / rt.max(1) as f64);
+    Some(StepSyncSummary {
+        device: d.evidence.clone(),
+        notify_wait_total_ns: nt,
+        replay_total_ns: rt,
+        overall_ratio_pct: overall,
+        median_ratio_pct: Some(if ratios.len() % 2 == 1 {
+            ratios[ratios.len() / 2]
+        } else {
+            (ratios[ratios.len() / 2 - 1] + ratios[ratios.len() / 2]) / 2.0
+        }),
+        max_ratio_pct: ratios.last().copied(),
+        excellent_steps: band("excellent"),
+        acceptable_steps: band("acceptable"),
+        needs_attention_steps: band("needs_attention"),
+        verdict: verdict(overall),
+        host_update_step_context_ns: host,
+        host_pct_of_replay: host_pct,
+        host_verdict: host_pct.map(|p| if p > 5.0 { "needs_attention" } else { "ok" }),
+        steps,
+    })
+}

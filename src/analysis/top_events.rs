@@ -1,0 +1,63 @@
+//! Top device events per device: grouped by name, with count, sum, mean, std, min, quartiles and
+//! max; ranked by sum and by max; separately for compute kernels and for communication + wait/sync
+//! tasks. Denominator of `pct_of_total`: the subset's sum of durations on that device.
+
+use super::devices::{Device, DeviceRef};
+use super::stats::{DurStats, dur_stats};
+use crate::model::{Category, Tables};
+use serde::Serialize;
+use std::collections::HashMap;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TopEvents {
+    pub device: DeviceRef,
+    /// `compute` or `communication_and_wait`.
+    pub subset: &'static str,
+    pub subset_events: u64,
+    pub subset_sum_ns: i64,
+    pub by_sum: Vec<DurStats>,
+    pub by_max: Vec<DurStats>,
+}
+
+pub fn compute(t: &Tables, devices: &[Device], top_n: usize) -> Vec<TopEvents> {
+    let mut out = Vec::new();
+    for d in devices {
+        for (subset, keep) in [
+            ("compute", &[Category::ComputeKernel][..]),
+            (
+                "communication_and_wait",
+                &[Category::CommKernel, Category::WaitSync][..],
+            ),
+        ] {
+            let mut groups: HashMap<crate::model::StrId, Vec<i64>> = HashMap::new();
+            for &i in &d.events {
+                let i = i as usize;
+                if keep.contains(&t.events.category[i]) {
+                    groups
+                        .entry(t.events.name[i])
+                        .or_default()
+                        .push(t.events.dur_ns[i]);
+                }
+            }
+            let total: i64 = groups.values().flatten().sum();
+            let events = groups.values().map(|v| v.len() as u64).sum();
+            let mut stats: Vec<DurStats> = groups
+                .into_iter()
+                .map(|(n, v)| dur_stats(t.str(n).to_string(), v, total))
+                .collect();
+            stats.sort_by(|a, b| b.sum_ns.cmp(&a.sum_ns).then_with(|| a.name.cmp(&b.name)));
+            let by_sum: Vec<DurStats> = stats.iter().take(top_n).cloned().collect();
+            stats.sort_by(|a, b| b.max_ns.cmp(&a.max_ns).then_with(|| a.name.cmp(&b.name)));
+            stats.truncate(top_n);
+            out.push(TopEvents {
+                device: d.evidence.clone(),
+                subset,
+                subset_events: events,
+                subset_sum_ns: total,
+                by_sum,
+                by_max: stats,
+            });
+        }
+    }
+    out
+}

@@ -1,0 +1,442 @@
+//! The report as titled tables of display strings, built once and formatted by both the terminal
+//! and the Markdown renderer (so the two never drift apart).
+
+use super::{human_bytes, human_ns};
+use crate::report::Report;
+
+pub struct Section {
+    pub title: String,
+    pub header: Vec<&'static str>,
+    pub rows: Vec<Vec<String>>,
+    /// Lines printed under the table (denominators, verdicts, statements).
+    pub notes: Vec<String>,
+}
+
+fn sec(title: impl Into<String>, header: Vec<&'static str>) -> Section {
+    Section {
+        title: title.into(),
+        header,
+        rows: Vec::new(),
+        notes: Vec::new(),
+    }
+}
+
+fn pct(p: f64) -> String {
+    format!("{p:.2}%")
+}
+
+fn dev(rank: i32, process: &str) -> String {
+    if rank >= 0 {
+        format!("rank {rank} {process}")
+    } else {
+        process.to_string()
+    }
+}
+
+pub fn build(r: &Report) -> Vec<Section> {
+    let mut out = Vec::new();
+    summary(r, &mut out);
+    timeline(r, &mut out);
+    kernels(r, &mut out);
+    audits(r, &mut out);
+    let mut d = sec(
+        "Diagnostics",
+        vec!["code", "severity", "count", "first example"],
+    );
+    for x in &r.diagnostics {
+        d.rows.push(vec![
+            x.code.to_string(),
+            format!("{:?}", x.severity),
+            x.count.to_string(),
+            x.examples.first().cloned().unwrap_or_default(),
+        ]);
+    }
+    if d.rows.is_empty() {
+        d.notes.push("none".into());
+    }
+    out.push(d);
+    out
+}
+
+fn summary(r: &Report, out: &mut Vec<Section>) {
+    let s = &r.summary;
+    let mut f = sec(
+        "Files",
+        vec![
+            "file",
+            "format",
+            "size",
+            "rank",
+            "events",
+            "window duration",
+        ],
+    );
+    for x in &s.files {
+        let size = if x.gzip {
+            format!(
+                "{} (gz; {} parsed)",
+                human_bytes(x.size_bytes),
+                human_bytes(x.parsed_bytes)
+            )
+        } else {
+            human_bytes(x.size_bytes)
+        };
+        let dur = x
+            .window
+            .as_ref()
+            .map_or("-".into(), |w| human_ns(w.duration_ns));
+        f.rows.push(vec![
+            x.path.clone(),
+            x.format.into(),
+            size,
+            x.rank.to_string(),
+            x.events.to_string(),
+            dur,
+        ]);
+    }
+    f.notes.push(format!(
+        "ranks {:?}; events {}, processes {}, threads {}, counter samples {}, flow events {}",
+        s.ranks, s.events, s.processes, s.threads, s.counters, s.flows
+    ));
+    out.push(f);
+    let mut c = sec(
+        "Events per category",
+        vec!["category", "events", "sum of durations"],
+    );
+    for x in &s.by_category {
+        c.rows.push(vec![
+            x.category.into(),
+            x.events.to_string(),
+            human_ns(x.dur_ns_sum),
+        ]);
+    }
+    out.push(c);
+}
+
+fn timeline(r: &Report, out: &mut Vec<Section>) {
+    let a = &r.analyses;
+    let mut t = sec(
+        "Device time (vendor definitions; shares of the window)",
+        vec![
+            "device",
+            "window",
+            "computing",
+            "communication",
+            "comm not overlapped",
+            "free",
+            "vendor free (diff)",
+        ],
+    );
+    for d in &a.device_time {
+        let vendor = d.vendor.as_ref().map_or("-".into(), |v| {
+            format!("{} ({:+.3}%)", human_ns(v.free_ns), v.free_diff_pct)
+        });
+        t.rows.push(vec![
+            dev(d.device.rank, &d.device.process),
+            human_ns(d.window_ns),
+            format!(
+                "{} ({})",
+                human_ns(d.computing_ns),
+                pct(d.computing_pct_of_window)
+            ),
+            human_ns(d.communication_ns),
+            format!(
+                "{} ({})",
+                human_ns(d.communication_not_overlapped_ns),
+                pct(d.communication_not_overlapped_pct_of_window)
+            ),
+            format!("{} ({})", human_ns(d.free_ns), pct(d.free_pct_of_window)),
+            vendor,
+        ]);
+    }
+    t.notes.push("window = first start to last end of compute ∪ communication; free = window − (compute ∪ communication)".into());
+    out.push(t);
+
+    for b in &a.bubbles {
+        let mut s = sec(
+            format!(
+                "Bubbles: {} (gaps ≥ {})",
+                dev(b.device.rank, &b.device.process),
+                human_ns(b.min_gap_ns)
+            ),
+            vec![
+                "gap start (ns)",
+                "duration",
+                "cause",
+                "evidence",
+                "before",
+                "after",
+            ],
+        );
+        for g in &b.largest {
+            let nb = |n: &Option<crate::analysis::bubbles::Neighbour>| {
+                n.as_ref()
+                    .map_or("-".into(), |n| format!("{} (stream {})", n.name, n.stream))
+            };
+            s.rows.push(vec![
+                g.start_ns.to_string(),
+                human_ns(g.dur_ns),
+                g.cause.as_str().into(),
+                nb(&g.evidence),
+                nb(&g.before),
+                nb(&g.after),
+            ]);
+        }
+        s.notes.push(format!(
+            "idle {} = {} of the {} window, in {} gaps; by cause: {}",
+            human_ns(b.idle_ns),
+            pct(b.idle_pct_of_window),
+            human_ns(b.window_ns),
+            b.gaps,
+            b.by_cause
+                .iter()
+                .map(|(k, v)| format!(
+                    "{k} {} ({}, {})",
+                    v.count,
+                    human_ns(v.total_ns),
+                    pct(v.pct_of_idle)
+                ))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
+        let hist: Vec<String> = b
+            .histogram
+            .iter()
+            .filter(|h| h.count > 0)
+            .map(|h| {
+                format!(
+                    "[{}, {}): {}",
+                    human_ns(h.lo_ns),
+                    if h.hi_ns < 0 {
+                        "∞".into()
+                    } else {
+                        human_ns(h.hi_ns)
+                    },
+                    h.count
+                )
+            })
+            .collect();
+        s.notes.push(format!("gap sizes: {}", hist.join(", ")));
+        out.push(s);
+    }
+
+    let mut u = sec(
+        "update_step_context sync (NOTIFY_WAIT vs graph replay, per decode step)",
+        vec![
+            "device",
+            "steps",
+            "Σ NOTIFY_WAIT",
+            "Σ replay",
+            "overall",
+            "median",
+            "max",
+            "excellent / acceptable / attention",
+            "verdict",
+            "host update_step_context",
+        ],
+    );
+    for s in &a.step_sync {
+        u.rows.push(vec![
+            dev(s.device.rank, &s.device.process),
+            s.steps.len().to_string(),
+            human_ns(s.notify_wait_total_ns),
+            human_ns(s.replay_total_ns),
+            pct(s.overall_ratio_pct),
+            s.median_ratio_pct.map_or("-".into(), pct),
+            s.max_ratio_pct.map_or("-".into(), pct),
+            format!(
+                "{} / {} / {}",
+                s.excellent_steps, s.acceptable_steps, s.needs_attention_steps
+            ),
+            s.verdict.into(),
+            s.host_pct_of_replay.map_or("-".into(), |p| {
+                format!("{} of replay ({})", pct(p), s.host_verdict.unwrap_or(""))
+            }),
+        ]);
+    }
+    u.notes.push("bands: < 5% excellent, 5-25% acceptable, > 25% needs attention (host: > 5% needs attention)".into());
+    if !u.rows.is_empty() {
+        out.push(u);
+    }
+}
+
+fn kernels(r: &Report, out: &mut Vec<Section>) {
+    let a = &r.analyses;
+    for t in &a.top_events {
+        let title = format!(
+            "Top {} events by total time: {}",
+            t.subset.replace('_', " "),
+            dev(t.device.rank, &t.device.process)
+        );
+        let mut s = sec(
+            title,
+            vec!["name", "count", "sum", "% of subset", "mean", "p50", "max"],
+        );
+        for x in &t.by_sum {
+            s.rows.push(vec![
+                x.name.clone(),
+                x.count.to_string(),
+                human_ns(x.sum_ns),
+                pct(x.pct_of_total),
+                human_ns(x.mean_ns as i64),
+                human_ns(x.p50_ns as i64),
+                human_ns(x.max_ns),
+            ]);
+        }
+        s.notes.push(format!(
+            "subset: {} events, {} (denominator of %)",
+            t.subset_events,
+            human_ns(t.subset_sum_ns)
+        ));
+        if !s.rows.is_empty() {
+            out.push(s);
+        }
+    }
+    for c in &a.composition {
+        let mut s = sec(
+            format!(
+                "Compute-stream composition: {}",
+                dev(c.device.rank, &c.device.process)
+            ),
+            vec!["stream / family", "kernels", "compute time", "% of compute"],
+        );
+        for x in &c.streams {
+            s.rows.push(vec![
+                format!("stream {}", x.stream),
+                x.kernels.to_string(),
+                human_ns(x.compute_ns),
+                pct(x.pct_of_compute),
+            ]);
+        }
+        for x in &c.families {
+            s.rows.push(vec![
+                format!("family {}", x.name),
+                x.count.to_string(),
+                human_ns(x.sum_ns),
+                pct(x.pct_of_compute),
+            ]);
+        }
+        s.notes.push(format!(
+            "denominator: {} of compute kernels ({} kernels); busiest stream {:?}",
+            human_ns(c.compute_ns),
+            c.compute_kernels,
+            c.busiest_stream
+        ));
+        out.push(s);
+    }
+    let mut m = sec(
+        "Communication (two denominators)",
+        vec![
+            "device",
+            "(a) comm kernels",
+            "(a) % of compute",
+            "(b) EVENT/MEM waits",
+            "(b) NOTIFY_WAIT",
+            "(b) data movement",
+            "comm overlapped with compute",
+        ],
+    );
+    for c in &a.communication {
+        m.rows.push(vec![
+            dev(c.device.rank, &c.device.process),
+            format!(
+                "{} × {} (max {}; {})",
+                c.comm_kernels.count,
+                human_ns(c.comm_kernels.sum_ns),
+                human_ns(c.comm_kernels.max_ns),
+                c.comm_kernels_source
+            ),
+            pct(c.comm_kernels.pct),
+            format!(
+                "{} ({})",
+                human_ns(c.event_and_mem_waits.sum_ns),
+                pct(c.event_and_mem_waits.pct)
+            ),
+            format!(
+                "{} ({})",
+                human_ns(c.notify_wait.sum_ns),
+                pct(c.notify_wait.pct)
+            ),
+            format!(
+                "{} ({})",
+                human_ns(c.data_movement.sum_ns),
+                pct(c.data_movement.pct)
+            ),
+            format!(
+                "{} ({} of comm)",
+                human_ns(c.overlapped_with_compute_ns),
+                pct(c.overlapped_pct_of_comm)
+            ),
+        ]);
+    }
+    m.notes.push("(a) denominator: sum of compute-kernel durations; (b) denominator: sum of all device-task durations; host Dequeue@Hccl* rows never count".into());
+    if !m.rows.is_empty() {
+        out.push(m);
+    }
+}
+
+fn audits(r: &Report, out: &mut Vec<Section>) {
+    let a = &r.analyses;
+    let mut p = sec(
+        "Phase validation",
+        vec![
+            "file",
+            "rank",
+            "forward_eager",
+            "forward_cudagraph",
+            "prefill valid",
+            "decode valid",
+            "statement",
+        ],
+    );
+    for x in &a.phases {
+        p.rows.push(vec![
+            x.file.clone(),
+            x.rank.to_string(),
+            x.prefill.count.to_string(),
+            x.decode.count.to_string(),
+            x.prefill_valid.to_string(),
+            x.decode_valid.to_string(),
+            x.statement.clone(),
+        ]);
+    }
+    out.push(p);
+    let b = &a.batch_audit;
+    let mut s = sec(
+        "Fixed real-batch decode audit",
+        vec![
+            "file",
+            "rank",
+            "replays",
+            "qualified",
+            "bare / one marker / not 1:1 / other B",
+            "KV min range",
+            "KV max range",
+            "KV mean range",
+        ],
+    );
+    let rg = |r: &Option<crate::analysis::batch_audit::Range>| {
+        r.as_ref()
+            .map_or("-".into(), |r| format!("{}..{}", r.lo, r.hi))
+    };
+    for x in &b.ranks {
+        s.rows.push(vec![
+            x.file.clone(),
+            x.rank.to_string(),
+            x.replays.to_string(),
+            x.qualified.to_string(),
+            format!(
+                "{} / {} / {} / {}",
+                x.bare, x.one_marker, x.not_one_to_one, x.other_batch
+            ),
+            rg(&x.kv_min_range),
+            rg(&x.kv_max_range),
+            rg(&x.kv_mean_range),
+        ]);
+    }
+    s.notes.push(format!(
+        "batch {:?}; proven {}; ranks agree {}: {}",
+        b.batch, b.fixed_batch_proven, b.ranks_agree, b.statement
+    ));
+    out.push(s);
+}

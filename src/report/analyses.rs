@@ -1,0 +1,60 @@
+//! Runs every timeline analysis on the tables and gathers the results for the report.
+
+use crate::analysis::{
+    batch_audit::{self, BatchAudit},
+    bubbles::{self, BubbleOpts, DeviceBubbles},
+    communication::{self, Communication},
+    composition::{self, Composition},
+    device_time::{self, DeviceTime},
+    devices,
+    phases::{self, Phases},
+    step_sync::{self, StepSyncSummary},
+    top_events::{self, TopEvents},
+};
+use crate::model::Tables;
+use serde::Serialize;
+
+#[derive(Debug, Clone)]
+pub struct AnalyzeOpts {
+    pub bubbles: BubbleOpts,
+    /// Rows in top-N lists.
+    pub top_n: usize,
+    /// The batch size the decode audit requires; None: all qualified replays must agree.
+    pub batch: Option<i64>,
+}
+
+impl Default for AnalyzeOpts {
+    fn default() -> Self {
+        AnalyzeOpts {
+            bubbles: BubbleOpts::default(),
+            top_n: 10,
+            batch: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Analyses {
+    pub device_time: Vec<DeviceTime>,
+    pub bubbles: Vec<DeviceBubbles>,
+    pub step_sync: Vec<StepSyncSummary>,
+    pub top_events: Vec<TopEvents>,
+    pub composition: Vec<Composition>,
+    pub communication: Vec<Communication>,
+    pub phases: Vec<Phases>,
+    pub batch_audit: BatchAudit,
+}
+
+pub fn run_all(t: &Tables, o: &AnalyzeOpts) -> Analyses {
+    let devs = devices::devices(t);
+    Analyses {
+        device_time: device_time::compute(t, &devs),
+        bubbles: bubbles::compute(t, &devs, &o.bubbles),
+        step_sync: step_sync::compute(t, &devs),
+        top_events: top_events::compute(t, &devs, o.top_n),
+        composition: composition::compute(t, &devs, o.top_n),
+        communication: communication::compute(t, &devs),
+        phases: phases::compute(t),
+        batch_audit: batch_audit::compute(t, o.batch),
+    }
+}
