@@ -111,6 +111,35 @@ fn summary(r: &Report, out: &mut Vec<Section>) {
         ]);
     }
     out.push(c);
+    let mut d = sec(
+        "Device streams",
+        vec![
+            "rank",
+            "process",
+            "thread",
+            "events",
+            "sum of durations",
+            "categories (events)",
+        ],
+    );
+    for x in &s.device_streams {
+        let cats: Vec<String> = x
+            .by_category
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        d.rows.push(vec![
+            x.rank.to_string(),
+            x.process.clone(),
+            format!("{} ({})", x.stream, x.thread_name),
+            x.events.to_string(),
+            human_ns(x.dur_ns_sum),
+            cats.join(", "),
+        ]);
+    }
+    if !d.rows.is_empty() {
+        out.push(d);
+    }
 }
 
 fn timeline(r: &Report, out: &mut Vec<Section>) {
