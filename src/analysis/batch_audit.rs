@@ -114,9 +114,12 @@ pub fn compute(t: &Tables, requested: Option<i64>) -> BatchAudit {
         let inside: Vec<usize> = markers
             .get(&t.events.thread[r].0)
             .map(|v| {
-                v.iter()
+                let from = v.partition_point(|&i| t.events.ts_ns[i] < s);
+                v[from..]
+                    .iter()
                     .copied()
-                    .filter(|&i| t.events.ts_ns[i] >= s && t.events.end_ns(i) <= e)
+                    .take_while(|&i| t.events.ts_ns[i] <= e)
+                    .filter(|&i| t.events.end_ns(i) <= e)
                     .collect()
             })
             .unwrap_or_default();

@@ -74,13 +74,16 @@ fn one(t: &Tables, d: &Device, top_n: usize) -> Composition {
     let total: i64 = kernels.iter().map(|&i| t.events.dur_ns[i]).sum();
     let mut per_stream: BTreeMap<i32, (u64, i64)> = BTreeMap::new();
     let mut fam: BTreeMap<String, (u64, i64, i64)> = BTreeMap::new();
+    let mut family_cache: std::collections::HashMap<crate::model::StrId, String> =
+        std::collections::HashMap::new();
     for &i in &kernels {
         let s = per_stream.entry(t.events.stream[i]).or_default();
         s.0 += 1;
         s.1 += t.events.dur_ns[i];
-        let f = fam
-            .entry(family_of(t.event_name(i)).to_string())
-            .or_default();
+        let family = family_cache
+            .entry(t.events.name[i])
+            .or_insert_with(|| family_of(t.event_name(i)).to_string());
+        let f = fam.entry(family.clone()).or_default();
         f.0 += 1;
         f.1 += t.events.dur_ns[i];
         f.2 = f.2.max(t.events.dur_ns[i]);

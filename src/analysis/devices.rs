@@ -50,7 +50,12 @@ pub fn devices(t: &Tables) -> Vec<Device> {
             _ => {}
         }
     }
-    let by_ts = |v: &mut Vec<u32>| v.sort_by_key(|&i| (t.events.ts_ns[i as usize], i));
+    let by_ts = |v: &mut Vec<u32>| {
+        let key = |&i: &u32| (t.events.ts_ns[i as usize], i);
+        if !v.is_sorted_by_key(key) {
+            v.sort_unstable_by_key(key);
+        }
+    };
     let mut out = Vec::new();
     for (p, mut events) in by_process.into_iter().enumerate() {
         if events.is_empty() {

@@ -57,6 +57,7 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         let _ = handle.join();
     }
     let tables = result.context("ingest failed")?;
+    let t1 = Instant::now();
     let summary = crate::analysis::summary::compute(&tables);
     let opts = AnalyzeOpts {
         bubbles: BubbleOpts {
@@ -67,6 +68,7 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         batch: args.batch,
     };
     let analyses = crate::report::analyses::run_all(&tables, &opts);
+    let analysis_ms = t1.elapsed().as_secs_f64() * 1e3;
     let inputs = paths.iter().map(|p| p.display().to_string()).collect();
     let report = Report::build(
         inputs,
@@ -75,6 +77,10 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         &tables.diagnostics,
         Some(elapsed.as_secs_f64() * 1e3),
     );
+    let report = Report {
+        analysis_ms: Some(analysis_ms),
+        ..report
+    };
     crate::cli::write_stdout(&render(&report, args.format))?;
     Ok(ExitCode::SUCCESS)
 }

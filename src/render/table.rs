@@ -33,7 +33,11 @@ pub fn render(r: &Report) -> String {
         r.inputs.join(", ")
     );
     if let Some(ms) = r.ingest_ms {
-        out.push_str(&format!("ingest: {ms:.1} ms\n"));
+        out.push_str(&format!("ingest: {ms:.1} ms"));
+        if let Some(a) = r.analysis_ms {
+            out.push_str(&format!(", analyses: {a:.1} ms"));
+        }
+        out.push('\n');
     }
     out.push('\n');
     for s in build(r) {

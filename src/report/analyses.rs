@@ -45,16 +45,39 @@ pub struct Analyses {
     pub batch_audit: BatchAudit,
 }
 
+/// Runs the analyses (independent of each other) two ways in parallel.
 pub fn run_all(t: &Tables, o: &AnalyzeOpts) -> Analyses {
     let devs = devices::devices(t);
+    let d = &devs;
+    let (
+        (device_time, bubbles, step_sync),
+        (top_events, composition, communication, phases, batch_audit),
+    ) = rayon::join(
+        || {
+            (
+                device_time::compute(t, d),
+                bubbles::compute(t, d, &o.bubbles),
+                step_sync::compute(t, d),
+            )
+        },
+        || {
+            (
+                top_events::compute(t, d, o.top_n),
+                composition::compute(t, d, o.top_n),
+                communication::compute(t, d),
+                phases::compute(t),
+                batch_audit::compute(t, o.batch),
+            )
+        },
+    );
     Analyses {
-        device_time: device_time::compute(t, &devs),
-        bubbles: bubbles::compute(t, &devs, &o.bubbles),
-        step_sync: step_sync::compute(t, &devs),
-        top_events: top_events::compute(t, &devs, o.top_n),
-        composition: composition::compute(t, &devs, o.top_n),
-        communication: communication::compute(t, &devs),
-        phases: phases::compute(t),
-        batch_audit: batch_audit::compute(t, o.batch),
+        device_time,
+        bubbles,
+        step_sync,
+        top_events,
+        composition,
+        communication,
+        phases,
+        batch_audit,
     }
 }

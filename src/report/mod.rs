@@ -22,6 +22,8 @@ pub struct Report {
     pub analyses: Analyses,
     /// Ingest wall time, ms (absent when not measured).
     pub ingest_ms: Option<f64>,
+    /// Wall time of all analyses together, ms (absent when not measured).
+    pub analysis_ms: Option<f64>,
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -41,6 +43,7 @@ impl Report {
             summary,
             analyses,
             ingest_ms,
+            analysis_ms: None,
             diagnostics: diagnostics.iter().cloned().collect(),
         }
     }
