@@ -10,6 +10,7 @@ pub mod device_time;
 pub mod devices;
 pub mod families;
 pub mod intervals;
+pub mod kernel_types;
 pub mod phases;
 pub mod stats;
 pub mod step_sync;

@@ -181,6 +181,46 @@ fn timeline(r: &Report, out: &mut Vec<Section>) {
     t.notes.push("window = first start to last end of compute ∪ communication; free = window − (compute ∪ communication)".into());
     out.push(t);
 
+    for (title, rows) in [
+        (
+            "Kernel types, whole capture (HTA definitions; shares of the kernel span)",
+            &a.kernel_types,
+        ),
+        (
+            "Kernel types, complete ProfilerSteps only (HTA's default window)",
+            &a.kernel_types_complete_steps,
+        ),
+    ] {
+        let mut k = sec(
+            title,
+            vec![
+                "device",
+                "span",
+                "idle",
+                "compute",
+                "non-compute",
+                "overlap classes (% of busy)",
+            ],
+        );
+        for x in rows {
+            k.rows.push(vec![
+                dev(x.device.rank, &x.device.process),
+                human_ns(x.span_ns),
+                pct(x.idle_pct_of_span),
+                pct(x.compute_pct_of_span),
+                pct(x.non_compute_pct_of_span),
+                x.classes
+                    .iter()
+                    .map(|c| format!("{} {:.1}%", c.class, c.pct_of_busy))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            ]);
+        }
+        if !k.rows.is_empty() {
+            out.push(k);
+        }
+    }
+
     for b in &a.bubbles {
         let mut s = sec(
             format!(

@@ -7,6 +7,7 @@ use crate::analysis::{
     composition::{self, Composition},
     device_time::{self, DeviceTime},
     devices,
+    kernel_types::{self, KernelTypes},
     phases::{self, Phases},
     step_sync::{self, StepSyncSummary},
     top_events::{self, TopEvents},
@@ -36,6 +37,9 @@ impl Default for AnalyzeOpts {
 #[derive(Debug, Clone, Serialize)]
 pub struct Analyses {
     pub device_time: Vec<DeviceTime>,
+    pub kernel_types: Vec<KernelTypes>,
+    /// HTA's default window: complete ProfilerSteps only (files with at least two steps).
+    pub kernel_types_complete_steps: Vec<KernelTypes>,
     pub bubbles: Vec<DeviceBubbles>,
     pub step_sync: Vec<StepSyncSummary>,
     pub top_events: Vec<TopEvents>,
@@ -50,12 +54,14 @@ pub fn run_all(t: &Tables, o: &AnalyzeOpts) -> Analyses {
     let devs = devices::devices(t);
     let d = &devs;
     let (
-        (device_time, bubbles, step_sync),
+        (device_time, kernel_types, kernel_types_complete_steps, bubbles, step_sync),
         (top_events, composition, communication, phases, batch_audit),
     ) = rayon::join(
         || {
             (
                 device_time::compute(t, d),
+                kernel_types::compute(t, d),
+                kernel_types::compute_complete_steps(t, d),
                 bubbles::compute(t, d, &o.bubbles),
                 step_sync::compute(t, d),
             )
@@ -72,6 +78,8 @@ pub fn run_all(t: &Tables, o: &AnalyzeOpts) -> Analyses {
     );
     Analyses {
         device_time,
+        kernel_types,
+        kernel_types_complete_steps,
         bubbles,
         step_sync,
         top_events,
