@@ -145,7 +145,7 @@ fn one(t: &Tables, d: &Device, keep: &dyn Fn(u32) -> bool) -> Option<KernelTypes
             pct_of_busy: pct(class_ns[m], busy),
         })
         .collect();
-    classes.sort_by(|a, b| b.ns.cmp(&a.ns));
+    classes.sort_by_key(|c| std::cmp::Reverse(c.ns));
     Some(KernelTypes {
         device: d.evidence.clone(),
         span_start_ns: start,
