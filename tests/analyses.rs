@@ -6,7 +6,7 @@
 mod common;
 
 use profscope::analysis::{
-    batch_audit, communication, composition, devices, families, phases, step_sync, top_events,
+    batch_audit, communication, composition, devices, families, mtp, phases, step_sync, top_events,
 };
 use std::collections::BTreeMap;
 
@@ -78,6 +78,16 @@ fn generated_run_matches_ground_truth() {
             s.notify_wait_total_ns,
             rt.notify_wait_ns.iter().sum::<i64>()
         );
+
+        // MTP: one head per step; every MEM_WAIT_VALUE and head burst exactly.
+        let m = &mtp::compute(&t, &devs)[0];
+        assert_eq!(
+            m.heads_per_step,
+            BTreeMap::from([(1usize, rt.decode_steps)])
+        );
+        assert_eq!(m.mem_wait_ns, rt.mem_wait_ns);
+        assert_eq!(m.head_burst_ns, rt.mtp_head_ns);
+        assert_eq!(m.main_burst_total_ns, rt.replay_ns.iter().sum::<i64>());
 
         // Composition: all compute runs on stream 2; per-name and per-family totals.
         let c = &composition::compute(&t, &devs, 50)[0];

@@ -1,13 +1,11 @@
-//! update_step_context overhead per decode step, on the device: each NOTIFY_WAIT that is followed
-//! by a CAPTURE_RECORD opens a step; the step's graph-replay burst runs from that CAPTURE_RECORD's
-//! start to the end of the last compute/comm kernel before the next MEM_WAIT_VALUE, NOTIFY_WAIT or
-//! CAPTURE_RECORD. Ratio = NOTIFY_WAIT / burst. Verdict bands (the seed's): < 5% excellent,
+//! update_step_context overhead per decode step, on the device (steps and replay bursts as
+//! segmented by [`super::decode_steps`]). Ratio = NOTIFY_WAIT / burst. Verdict bands (the seed's): < 5% excellent,
 //! 5-25% acceptable, > 25% needs attention. Also the host side: total `update_step_context` scope
 //! time vs total device burst time (> 5% needs attention).
 
-use super::devices::{Device, DeviceRef, iv};
-use crate::model::category::normalise_into;
-use crate::model::{Category, Tables};
+use super::decode_steps;
+use super::devices::{Device, DeviceRef};
+use crate::model::Tables;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
@@ -50,89 +48,30 @@ pub fn verdict(ratio_pct: f64) -> &'static str {
     }
 }
 
-#[derive(PartialEq, Clone, Copy)]
-enum Mark {
-    Notify,
-    Capture,
-    MemWait,
-    Kernel,
-    Other,
-}
-
 pub fn compute(t: &Tables, devices: &[Device]) -> Vec<StepSyncSummary> {
     devices.iter().filter_map(|d| one(t, d)).collect()
 }
 
 fn one(t: &Tables, d: &Device) -> Option<StepSyncSummary> {
-    let mut buf = String::new();
-    let marks: Vec<(u32, Mark)> = d
-        .events
-        .iter()
-        .map(|&i| {
-            let u = i as usize;
-            let m = match t.events.category[u] {
-                Category::ComputeKernel | Category::CommKernel => Mark::Kernel,
-                Category::WaitSync => {
-                    let tt = t.str(t.events.task_type[u]);
-                    let k =
-                        normalise_into(if tt.is_empty() { t.event_name(u) } else { tt }, &mut buf);
-                    if k.starts_with("NOTIFY_WAIT") {
-                        Mark::Notify
-                    } else if k.starts_with("CAPTURE_RECORD") {
-                        Mark::Capture
-                    } else if k.starts_with("MEM_WAIT") {
-                        Mark::MemWait
-                    } else {
-                        Mark::Other
-                    }
-                }
-                _ => Mark::Other,
-            };
-            (i, m)
+    let steps: Vec<StepSync> = decode_steps::segment(t, d)
+        .into_iter()
+        .enumerate()
+        .map(|(k, st)| {
+            let replay = st.replay_end_ns - st.replay_start_ns;
+            StepSync {
+                step: k as u64,
+                notify_wait_ts_ns: st.notify_ts_ns,
+                notify_wait_ns: st.notify_ns,
+                replay_start_ns: st.replay_start_ns,
+                replay_ns: replay,
+                ratio_pct: if replay > 0 {
+                    st.notify_ns as f64 * 100.0 / replay as f64
+                } else {
+                    0.0
+                },
+            }
         })
         .collect();
-    let mut steps = Vec::new();
-    for (k, &(n, m)) in marks.iter().enumerate() {
-        if m != Mark::Notify {
-            continue;
-        }
-        // The next significant task must be a CAPTURE_RECORD (a kernel first: not a graph step).
-        let Some(c) = marks[k + 1..].iter().position(|x| x.1 != Mark::Other) else {
-            continue;
-        };
-        let (ci, cm) = marks[k + 1 + c];
-        if cm != Mark::Capture {
-            continue;
-        }
-        let after = &marks[k + 2 + c..];
-        let stop = after
-            .iter()
-            .position(|x| matches!(x.1, Mark::Notify | Mark::Capture | Mark::MemWait))
-            .unwrap_or(after.len());
-        let Some(end) = after[..stop]
-            .iter()
-            .filter(|x| x.1 == Mark::Kernel)
-            .map(|x| iv(t, x.0).1)
-            .max()
-        else {
-            continue;
-        };
-        let (ns, ne) = iv(t, n);
-        let start = iv(t, ci).0;
-        let replay = end - start;
-        steps.push(StepSync {
-            step: steps.len() as u64,
-            notify_wait_ts_ns: ns,
-            notify_wait_ns: ne - ns,
-            replay_start_ns: start,
-            replay_ns: replay,
-            ratio_pct: if replay > 0 {
-                (ne - ns) as f64 * 100.0 / replay as f64
-            } else {
-                0.0
-            },
-        });
-    }
     if steps.is_empty() {
         return None;
     }

@@ -323,6 +323,29 @@ fn timeline(r: &Report, out: &mut Vec<Section>) {
             }),
         ]);
     }
+    for m in &a.mtp {
+        let heads: Vec<String> = m
+            .heads
+            .iter()
+            .map(|h| {
+                format!(
+                    "head {}: {} steps, mean burst {}, NOTIFY_WAIT {} of burst",
+                    h.head,
+                    h.steps,
+                    human_ns(h.burst_mean_ns as i64),
+                    pct(h.notify_pct_of_burst)
+                )
+            })
+            .collect();
+        u.notes.push(format!(
+            "MTP {}: {} MEM_WAIT_VALUE ({}); heads per step {:?}; {}",
+            dev(m.device.rank, &m.device.process),
+            m.mem_waits,
+            human_ns(m.mem_wait_total_ns),
+            m.heads_per_step,
+            heads.join("; ")
+        ));
+    }
     u.notes.push("bands: < 5% excellent, 5-25% acceptable, > 25% needs attention (host: > 5% needs attention)".into());
     if !u.rows.is_empty() {
         out.push(u);

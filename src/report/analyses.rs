@@ -8,6 +8,7 @@ use crate::analysis::{
     device_time::{self, DeviceTime},
     devices,
     kernel_types::{self, KernelTypes},
+    mtp::{self, Mtp},
     phases::{self, Phases},
     step_sync::{self, StepSyncSummary},
     top_events::{self, TopEvents},
@@ -42,6 +43,7 @@ pub struct Analyses {
     pub kernel_types_complete_steps: Vec<KernelTypes>,
     pub bubbles: Vec<DeviceBubbles>,
     pub step_sync: Vec<StepSyncSummary>,
+    pub mtp: Vec<Mtp>,
     pub top_events: Vec<TopEvents>,
     pub composition: Vec<Composition>,
     pub communication: Vec<Communication>,
@@ -54,7 +56,7 @@ pub fn run_all(t: &Tables, o: &AnalyzeOpts) -> Analyses {
     let devs = devices::devices(t);
     let d = &devs;
     let (
-        (device_time, kernel_types, kernel_types_complete_steps, bubbles, step_sync),
+        (device_time, kernel_types, kernel_types_complete_steps, bubbles, step_sync, mtp),
         (top_events, composition, communication, phases, batch_audit),
     ) = rayon::join(
         || {
@@ -64,6 +66,7 @@ pub fn run_all(t: &Tables, o: &AnalyzeOpts) -> Analyses {
                 kernel_types::compute_complete_steps(t, d),
                 bubbles::compute(t, d, &o.bubbles),
                 step_sync::compute(t, d),
+                mtp::compute(t, d),
             )
         },
         || {
@@ -82,6 +85,7 @@ pub fn run_all(t: &Tables, o: &AnalyzeOpts) -> Analyses {
         kernel_types_complete_steps,
         bubbles,
         step_sync,
+        mtp,
         top_events,
         composition,
         communication,

@@ -515,7 +515,9 @@ impl<'a> RankGen<'a> {
             )?;
             self.truth.mem_wait_ns.push(wait);
             self.gap_label = "mtp_wait";
+            let head_start = t;
             t = self.layers(t, 1, 1, true)?;
+            self.truth.mtp_head_ns.push(t - head_start);
         }
         let kv_min = self.rng.range(100, 2_000);
         let kv_max = kv_min + self.rng.range(0, 1_000);

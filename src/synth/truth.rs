@@ -63,6 +63,8 @@ pub struct RankTruth {
     pub slow_replays: u64,
     /// Every MEM_WAIT_VALUE (one per MTP head per decode step), ns.
     pub mem_wait_ns: Vec<i64>,
+    /// Every MTP head burst: from its MEM_WAIT_VALUE end to its last kernel end, ns.
+    pub mtp_head_ns: Vec<i64>,
     /// Kineto file: X events per cat.
     pub kineto_x_by_cat: BTreeMap<String, u64>,
     pub flows: u64,
