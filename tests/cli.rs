@@ -98,3 +98,30 @@ fn errors_exit_2_and_name_the_file() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a Chrome trace"));
 }
+
+#[test]
+fn only_runs_the_named_analyses() {
+    let out = profscope(&[
+        "analyze",
+        "--quiet",
+        "--format",
+        "json",
+        "--only",
+        "bubbles,batch_audit",
+    ]);
+    assert!(out.status.success());
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let a = &r["analyses"];
+    assert_eq!(
+        a["bubbles"].as_array().unwrap().len(),
+        2,
+        "one per demo device"
+    );
+    assert_eq!(a["device_time"].as_array().unwrap().len(), 0, "not run");
+    assert!(a["batch_audit"].is_object());
+    let out = profscope(&["analyze", "--quiet", "--only", "device_time"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Device time"));
+    let out = profscope(&["analyze", "--quiet", "--only", "nope"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown analysis `nope`"));
+}

@@ -30,6 +30,10 @@ pub struct AnalyzeArgs {
     /// Batch size the fixed-batch decode audit requires (default: all qualified replays must agree).
     #[arg(long)]
     pub batch: Option<i64>,
+    /// Run only these analyses (comma-separated): device_time, kernel_types, bubbles, step_sync, mtp,
+    /// top_events, composition, communication, phases, batch_audit.
+    #[arg(long, value_delimiter = ',')]
+    pub only: Option<Vec<String>>,
 }
 
 /// The bundled demo root: `fixtures/demo` in the current directory, else next to the crate.
@@ -47,6 +51,17 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     } else {
         args.paths
     };
+    if let Some(bad) = args
+        .only
+        .iter()
+        .flatten()
+        .find(|n| !crate::report::analyses::ANALYSES.contains(&n.as_str()))
+    {
+        anyhow::bail!(
+            "--only: unknown analysis `{bad}` (known: {})",
+            crate::report::analyses::ANALYSES.join(", ")
+        );
+    }
     let progress = Progress::default();
     let bar = (!args.quiet).then(|| spawn_progress_bar(progress.clone()));
     let t0 = Instant::now();
@@ -66,7 +81,9 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         },
         top_n: args.top,
         batch: args.batch,
+        only: args.only.clone(),
     };
+
     let analyses = crate::report::analyses::run_all(&tables, &opts);
     let analysis_ms = t1.elapsed().as_secs_f64() * 1e3;
     let inputs = paths.iter().map(|p| p.display().to_string()).collect();

@@ -492,8 +492,10 @@ fn audits(r: &Report, out: &mut Vec<Section>) {
             x.statement.clone(),
         ]);
     }
-    out.push(p);
-    let b = &a.batch_audit;
+    if !p.rows.is_empty() {
+        out.push(p);
+    }
+    let Some(b) = &a.batch_audit else { return };
     let mut s = sec(
         "Fixed real-batch decode audit",
         vec![

@@ -23,7 +23,23 @@ pub struct AnalyzeOpts {
     pub top_n: usize,
     /// The batch size the decode audit requires; None: all qualified replays must agree.
     pub batch: Option<i64>,
+    /// Run only these analyses (names as in [`ANALYSES`]); None: all.
+    pub only: Option<Vec<String>>,
 }
+
+/// Every analysis by the name `--only` takes (and the JSON key it fills).
+pub const ANALYSES: &[&str] = &[
+    "device_time",
+    "kernel_types",
+    "bubbles",
+    "step_sync",
+    "mtp",
+    "top_events",
+    "composition",
+    "communication",
+    "phases",
+    "batch_audit",
+];
 
 impl Default for AnalyzeOpts {
     fn default() -> Self {
@@ -31,6 +47,7 @@ impl Default for AnalyzeOpts {
             bubbles: BubbleOpts::default(),
             top_n: 10,
             batch: None,
+            only: None,
         }
     }
 }
@@ -48,34 +65,42 @@ pub struct Analyses {
     pub composition: Vec<Composition>,
     pub communication: Vec<Communication>,
     pub phases: Vec<Phases>,
-    pub batch_audit: BatchAudit,
+    /// None when not run (`--only`).
+    pub batch_audit: Option<BatchAudit>,
 }
 
 /// Runs the analyses (independent of each other) two ways in parallel.
 pub fn run_all(t: &Tables, o: &AnalyzeOpts) -> Analyses {
     let devs = devices::devices(t);
     let d = &devs;
+    let on = |name: &str| o.only.as_ref().is_none_or(|v| v.iter().any(|x| x == name));
+    // Runs `f` when the analysis is selected; an empty result otherwise.
+    fn when<T: Default>(yes: bool, f: impl FnOnce() -> T) -> T {
+        if yes { f() } else { T::default() }
+    }
     let (
         (device_time, kernel_types, kernel_types_complete_steps, bubbles, step_sync, mtp),
         (top_events, composition, communication, phases, batch_audit),
     ) = rayon::join(
         || {
             (
-                device_time::compute(t, d),
-                kernel_types::compute(t, d),
-                kernel_types::compute_complete_steps(t, d),
-                bubbles::compute(t, d, &o.bubbles),
-                step_sync::compute(t, d),
-                mtp::compute(t, d),
+                when(on("device_time"), || device_time::compute(t, d)),
+                when(on("kernel_types"), || kernel_types::compute(t, d)),
+                when(on("kernel_types"), || {
+                    kernel_types::compute_complete_steps(t, d)
+                }),
+                when(on("bubbles"), || bubbles::compute(t, d, &o.bubbles)),
+                when(on("step_sync"), || step_sync::compute(t, d)),
+                when(on("mtp"), || mtp::compute(t, d)),
             )
         },
         || {
             (
-                top_events::compute(t, d, o.top_n),
-                composition::compute(t, d, o.top_n),
-                communication::compute(t, d),
-                phases::compute(t),
-                batch_audit::compute(t, o.batch),
+                when(on("top_events"), || top_events::compute(t, d, o.top_n)),
+                when(on("composition"), || composition::compute(t, d, o.top_n)),
+                when(on("communication"), || communication::compute(t, d)),
+                when(on("phases"), || phases::compute(t)),
+                on("batch_audit").then(|| batch_audit::compute(t, o.batch)),
             )
         },
     );
