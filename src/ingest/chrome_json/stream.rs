@@ -211,8 +211,12 @@ fn parse_feed(
     let file = builder.add_file(path, meta.clone());
     let mut st = MergeState::new(first, estimate);
     let mut base = 0usize;
+    // Bytes wanted beyond `expected` before parsing. It doubles whenever a parse could not finish
+    // for lack of data (no boundary found, or an event running past the buffer), so a giant or
+    // malformed event costs linear time and every round either consumes bytes or reads more.
+    let mut need = block;
     loop {
-        if !feed.eof && buf.len() - st.expected < block {
+        if !feed.eof && buf.len() - st.expected < need {
             feed.more(&mut buf);
             continue;
         }
@@ -223,18 +227,20 @@ fn parse_feed(
             starts.len() - 1
         };
         if count == 0 {
-            if !feed.more(&mut buf) {
-                continue; // now eof: the remaining chunk is parsed to its end
-            }
+            need = need.max(buf.len() - st.expected).saturating_mul(2);
             continue;
         }
         waves::run(&buf, &starts, count, file, &mut st, builder, None, progress);
         if let Some(super::chunk::ChunkEnd::Truncated(at)) = st.end
             && !feed.eof
         {
-            // The block ended mid-event, not the stream: carry the incomplete event forward.
+            // The block ended mid-event, not the stream: carry the incomplete event forward and
+            // read more before trying it again.
             st.end = None;
             st.expected = at;
+            need = need.max(buf.len() - at).saturating_mul(2);
+        } else {
+            need = block;
         }
         if st.end.is_some() {
             break;
