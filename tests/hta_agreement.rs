@@ -12,6 +12,26 @@ use profscope::analysis::{devices, kernel_types};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+/// Each folder HTA read, with the rank files in it (HTA's row order).
+const HTA_DIRS: &[(&str, &[&str])] = &[
+    (
+        "timeline_analysis",
+        &["timeline_analysis/sampled_rank-0.json.gz"],
+    ),
+    (
+        "trace_diff/control",
+        &["trace_diff/control/control.json.gz"],
+    ),
+    ("trace_diff/test", &["trace_diff/test/test.json.gz"]),
+    (
+        "trace_filter",
+        &[
+            "trace_filter/sampled_rank-0.json.gz",
+            "trace_filter/sampled_rank-1.json.gz",
+        ],
+    ),
+];
+
 fn hta() -> Value {
     let p = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/expected/hta_0.5.0.json");
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
@@ -32,27 +52,10 @@ fn close(a: f64, b: f64, what: &str) {
 #[test]
 fn temporal_breakdown_matches_hta() {
     let h = hta();
-    for (dir, files) in [
-        (
-            "timeline_analysis",
-            vec!["timeline_analysis/sampled_rank-0.json.gz"],
-        ),
-        (
-            "trace_diff/control",
-            vec!["trace_diff/control/control.json.gz"],
-        ),
-        ("trace_diff/test", vec!["trace_diff/test/test.json.gz"]),
-        (
-            "trace_filter",
-            vec![
-                "trace_filter/sampled_rank-0.json.gz",
-                "trace_filter/sampled_rank-1.json.gz",
-            ],
-        ),
-    ] {
+    for &(dir, files) in HTA_DIRS {
         let rows = h["dirs"][dir]["temporal"].as_array().unwrap();
         assert_eq!(rows.len(), files.len(), "{dir}");
-        for (row, file) in rows.iter().zip(files) {
+        for (row, file) in rows.iter().zip(files.iter()) {
             let k = ours(file);
             assert_eq!(k.len(), 1, "{file}: one GPU");
             let k = &k[0];
@@ -89,27 +92,10 @@ fn temporal_breakdown_matches_hta() {
 #[test]
 fn kernel_type_shares_match_hta() {
     let h = hta();
-    for (dir, files) in [
-        (
-            "timeline_analysis",
-            vec!["timeline_analysis/sampled_rank-0.json.gz"],
-        ),
-        (
-            "trace_diff/control",
-            vec!["trace_diff/control/control.json.gz"],
-        ),
-        ("trace_diff/test", vec!["trace_diff/test/test.json.gz"]),
-        (
-            "trace_filter",
-            vec![
-                "trace_filter/sampled_rank-0.json.gz",
-                "trace_filter/sampled_rank-1.json.gz",
-            ],
-        ),
-    ] {
+    for &(dir, files) in HTA_DIRS {
         // HTA aggregates every rank of the folder: sum our class times the same way.
         let mut sums: BTreeMap<String, i64> = BTreeMap::new();
-        for f in &files {
+        for f in files {
             for k in ours(f) {
                 for c in k.classes {
                     *sums.entry(c.class).or_default() += c.ns;

@@ -6,17 +6,6 @@ mod common;
 
 use profscope::ingest::chrome_json::{ingest_slice, ingest_slice_streamed};
 
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self, n: usize) -> usize {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 33) as usize) % n.max(1)
-    }
-}
-
 const NASTY: &[u8] = b"{}[]\",:\\ \n0-.eE\x00\xff\xc3tfnu";
 
 #[test]
@@ -26,7 +15,7 @@ fn mutated_real_traces_never_panic() {
         "torch-cpu/torch_cpu_tiny_transformer_trace.json",
         "ascend-timeline/mstt-trace_view_prefix_host-only_first16-events.json",
     ];
-    let mut rng = Lcg(2026);
+    let mut rng = common::Lcg(2026);
     for rel in files {
         let orig = std::fs::read(common::samples_dir().join(rel)).unwrap();
         // Small windows of the big files keep the test fast while reaching every code path.

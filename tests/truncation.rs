@@ -36,17 +36,6 @@ fn event_ends(b: &[u8]) -> (usize, Vec<(usize, String, bool)>) {
     }
 }
 
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self, n: usize) -> usize {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 33) as usize) % n
-    }
-}
-
 fn check_cuts(rel: &str, seed: u64) {
     let path = common::samples_dir().join(rel);
     let b = std::fs::read(&path).unwrap();
@@ -54,7 +43,7 @@ fn check_cuts(rel: &str, seed: u64) {
     let full = ingest_slice(rel, &b, 64 << 10).unwrap();
     let timed_total = ends.iter().filter(|e| e.2).count();
     assert_eq!(full.events.len(), timed_total, "{rel}: full file");
-    let mut rng = Lcg(seed);
+    let mut rng = common::Lcg(seed);
     for k in 0..20 {
         // Cuts anywhere in the event array (the first cut is inside the header, before any event).
         let cut = if k == 0 {

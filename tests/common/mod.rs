@@ -64,3 +64,17 @@ pub fn category_sums(t: &Tables) -> BTreeMap<String, (u64, i64)> {
     }
     m
 }
+
+/// A tiny deterministic generator for test inputs (same seed, same sequence everywhere).
+pub struct Lcg(pub u64);
+
+impl Lcg {
+    /// Uniform-ish in `0..n` (`n` 0 is taken as 1).
+    pub fn next(&mut self, n: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 33) as usize) % n.max(1)
+    }
+}

@@ -101,16 +101,12 @@ pub fn ingest_slice_streamed(
         size_bytes: b.len() as u64,
         ..Default::default()
     };
-    stream::ingest_stream(
-        path,
-        b,
-        None,
-        &mut meta,
-        &mut builder,
-        &Progress::default(),
-        block.max(1),
-        chunk_bytes.max(1),
-    )?;
+    let opts = stream::StreamOpts {
+        block: block.max(1),
+        chunk_bytes: chunk_bytes.max(1),
+        compressed: None,
+    };
+    stream::ingest_stream(path, b, opts, &mut meta, &mut builder, &Progress::default())?;
     Ok(builder.finish())
 }
 
@@ -128,16 +124,8 @@ pub fn ingest_bytes(
     let file = builder.add_file(path, meta.clone());
     let first = match head {
         Head::Events { first } => first,
-        Head::Empty => {
-            builder.diag().add("empty_file", Severity::DataLoss, || {
-                format!("{path}: no events (empty file)")
-            });
-            return Ok(());
-        }
-        Head::TruncatedBeforeEvents { offset } => {
-            builder.diag().add("truncated", Severity::DataLoss, || {
-                format!("{path}: ends at byte {offset} before any event")
-            });
+        other => {
+            report_no_events(path, other, builder);
             return Ok(());
         }
     };
@@ -157,6 +145,23 @@ pub fn ingest_bytes(
         .end
         .expect("the last chunk has no limit, so it always ends the array");
     finish(path, b, 0, end, meta, file, builder)
+}
+
+/// Diagnoses a file whose event array never starts (empty, or cut before it).
+fn report_no_events(path: &str, head: Head, builder: &mut TablesBuilder) {
+    match head {
+        Head::Empty => {
+            builder.diag().add("empty_file", Severity::DataLoss, || {
+                format!("{path}: no events (empty file)")
+            });
+        }
+        Head::TruncatedBeforeEvents { offset } => {
+            builder.diag().add("truncated", Severity::DataLoss, || {
+                format!("{path}: ends at byte {offset} before any event")
+            });
+        }
+        Head::Events { .. } => {}
+    }
 }
 
 /// Reports how the event array ended; `base` is the absolute offset of `b[0]` (streams).

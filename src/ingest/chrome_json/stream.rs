@@ -21,6 +21,16 @@ pub const BLOCK_BYTES: usize = 32 << 20;
 /// Chunk size within a block (smaller than for mapped files: a block holds several).
 pub const STREAM_CHUNK_BYTES: usize = 4 << 20;
 
+/// How a stream is cut and what is known of its compressed size.
+pub struct StreamOpts {
+    /// Decompressed bytes per block handed from the decoder to the parser.
+    pub block: usize,
+    /// Chunk size within a block.
+    pub chunk_bytes: usize,
+    /// Compressed bytes consumed so far (shared with the decoder) and the compressed total.
+    pub compressed: Option<(Arc<AtomicU64>, u64)>,
+}
+
 /// Counts the compressed bytes the decoder has consumed (for progress and size estimates).
 struct Counting<R> {
     inner: R,
@@ -55,17 +65,12 @@ pub fn ingest_gz(
             count: count.clone(),
         },
     ));
-    let compressed = meta.size_bytes;
-    ingest_stream(
-        path,
-        reader,
-        Some((count, compressed)),
-        meta,
-        builder,
-        progress,
-        BLOCK_BYTES,
-        STREAM_CHUNK_BYTES,
-    )
+    let opts = StreamOpts {
+        block: BLOCK_BYTES,
+        chunk_bytes: STREAM_CHUNK_BYTES,
+        compressed: Some((count, meta.size_bytes)),
+    };
+    ingest_stream(path, reader, opts, meta, builder, progress)
 }
 
 enum Block {
@@ -106,17 +111,15 @@ impl Feed {
 
 /// Ingests a trace read from `reader` in blocks of `block` bytes (any reader: tests pass plain
 /// bytes with tiny blocks to check that block boundaries change nothing).
-#[allow(clippy::too_many_arguments)] // the stream's whole context
 pub fn ingest_stream<R: Read + Send>(
     path: &str,
     mut reader: R,
-    compressed: Option<(Arc<AtomicU64>, u64)>,
+    opts: StreamOpts,
     meta: &mut FileMeta,
     builder: &mut TablesBuilder,
     progress: &Progress,
-    block: usize,
-    chunk_bytes: usize,
 ) -> Result<(), IngestError> {
+    let block = opts.block;
     std::thread::scope(|scope| {
         let (tx, rx) = sync_channel::<Block>(2);
         scope.spawn(move || {
@@ -151,52 +154,35 @@ pub fn ingest_stream<R: Read + Send>(
             eof: false,
             broken: None,
         };
-        let result = parse_feed(
-            path,
-            &mut feed,
-            compressed,
-            meta,
-            builder,
-            progress,
-            block,
-            chunk_bytes,
-        );
+        let result = parse_feed(path, &mut feed, opts, meta, builder, progress);
         drop(feed); // lets the decoder thread end if we stopped early
         result
     })
 }
 
-#[allow(clippy::too_many_arguments)]
 fn parse_feed(
     path: &str,
     feed: &mut Feed,
-    compressed: Option<(Arc<AtomicU64>, u64)>,
+    opts: StreamOpts,
     meta: &mut FileMeta,
     builder: &mut TablesBuilder,
     progress: &Progress,
-    block: usize,
-    chunk_bytes: usize,
 ) -> Result<(), IngestError> {
+    let StreamOpts {
+        block,
+        chunk_bytes,
+        compressed,
+    } = opts;
     let mut buf: Vec<u8> = Vec::new();
     feed.more(&mut buf);
     let first = loop {
         match layout::read_head(&buf, meta) {
             Ok(Head::Events { first }) => break first,
             Ok(_) if feed.more(&mut buf) => continue,
-            Ok(Head::Empty) => {
+            Ok(head) => {
                 note_broken(path, feed, builder);
                 builder.add_file(path, meta.clone());
-                builder.diag().add("empty_file", Severity::DataLoss, || {
-                    format!("{path}: no events (empty file)")
-                });
-                return Ok(());
-            }
-            Ok(Head::TruncatedBeforeEvents { offset }) => {
-                note_broken(path, feed, builder);
-                builder.add_file(path, meta.clone());
-                builder.diag().add("truncated", Severity::DataLoss, || {
-                    format!("{path}: ends at byte {offset} before any event")
-                });
+                super::report_no_events(path, head, builder);
                 return Ok(());
             }
             Err(e) => return Err(super::layout_error(path, 0, e)),
