@@ -173,3 +173,82 @@ fn generated_run_matches_ground_truth() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `--phase`: device work follows its launch into the phase of the CPU scope that launched it.
+/// Generated: compute kernels per phase equal what the generator launched in each phase (the last
+/// prefill kernels run after the first decode scope has started: attribution by start time alone
+/// would misplace them). Real: the torch CPU trace splits into 1 forward_eager and 4 replays.
+#[test]
+fn phase_slicing_follows_launches() {
+    use profscope::analysis::phases::{Phase, slice};
+    let dir = std::env::temp_dir().join(format!("profscope-phase-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let truth = profscope::synth::generate(
+        &dir,
+        &profscope::synth::SynthOpts {
+            ranks: 1,
+            target_bytes: 200_000,
+            seed: 21,
+            kineto: false,
+        },
+    )
+    .unwrap();
+    let rt = &truth.ranks[0];
+    let t = common::ingest(&dir.join(&rt.trace_view));
+    for (phase, key) in [(Phase::Prefill, "prefill"), (Phase::Decode, "decode")] {
+        let (s, info) = slice(&t, phase);
+        assert!(info.device_by_launch > 0);
+        let kernels: Vec<usize> = (0..s.events.len())
+            .filter(|&i| {
+                s.events.category[i] == profscope::model::Category::ComputeKernel
+                    && s.event_role(i) == profscope::model::ProcessRole::AscendHardware
+            })
+            .collect();
+        let sum: i64 = kernels.iter().map(|&i| s.events.dur_ns[i]).sum();
+        assert_eq!(
+            (kernels.len() as u64, sum),
+            (rt.phase_kernels[key].count, rt.phase_kernels[key].dur_ns),
+            "{key}"
+        );
+        let p = &phases::compute(&s)[0];
+        assert_eq!(
+            (p.prefill_valid, p.decode_valid),
+            (phase == Phase::Prefill, phase == Phase::Decode)
+        );
+    }
+    // The launch link matters: by start time alone, the last prefill kernels (which start after the
+    // first decode scope opened) would count as decode.
+    let mut starts: Vec<(i64, bool)> = phases::scopes(&t, "forward_eager")
+        .into_iter()
+        .map(|i| (t.events.ts_ns[i], true))
+        .collect();
+    starts.extend(
+        phases::scopes(&t, "forward_cudagraph")
+            .into_iter()
+            .map(|i| (t.events.ts_ns[i], false)),
+    );
+    starts.sort();
+    let naive_prefill = (0..t.events.len())
+        .filter(|&i| t.events.category[i] == profscope::model::Category::ComputeKernel)
+        .filter(|&i| t.event_role(i) == profscope::model::ProcessRole::AscendHardware)
+        .filter(|&i| {
+            let k = starts.partition_point(|x| x.0 <= t.events.ts_ns[i]);
+            k > 0 && starts[k - 1].1
+        })
+        .count() as u64;
+    assert!(
+        naive_prefill < rt.phase_kernels["prefill"].count,
+        "naive {naive_prefill}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    let t = common::ingest(
+        &common::samples_dir().join("torch-cpu/torch_cpu_tiny_transformer_trace.json"),
+    );
+    let (d, _) = slice(&t, Phase::Decode);
+    let p = &phases::compute(&d)[0];
+    assert_eq!((p.prefill.count, p.decode.count), (0, 4));
+    assert_eq!(batch_audit::compute(&d, None).ranks[0].qualified, 4);
+    let (pf, _) = slice(&t, Phase::Prefill);
+    assert_eq!(phases::compute(&pf)[0].prefill.count, 1);
+}

@@ -2,6 +2,13 @@
 //! least one complete CPU-side `forward_eager` scope; a decode window only with at least one
 //! complete `forward_cudagraph`. Both present → mixed (valid, but percentages over the whole
 //! window include both phases). Decode is never inferred from batch size, output length or kernels.
+//!
+//! Slicing ([`slice`], `analyze --phase`): the CPU scopes of both phases partition each file's
+//! timeline at their starts (a scope's window runs to the next scope's start). A host event belongs
+//! to the window its start lies in. A device event belongs to the window of the host event that
+//! launched it (Ascend `connection_id` = the CANN API's, Kineto `correlation` = the runtime
+//! launch's), because device work runs after its scope, often past it; a device event with no
+//! launch link falls back to its own start. Events before the first scope belong to no phase.
 
 use crate::model::{Category, EventKind, Tables};
 use serde::Serialize;
@@ -82,4 +89,106 @@ pub fn compute(t: &Tables) -> Vec<Phases> {
             }
         })
         .collect()
+}
+
+/// A phase to slice to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    Prefill,
+    Decode,
+}
+
+/// What a slice kept and how device events were attributed.
+#[derive(Debug, Clone, Serialize)]
+pub struct SliceInfo {
+    pub phase: Phase,
+    pub events_kept: u64,
+    pub events_dropped: u64,
+    /// Device events attributed through their launch link / by their own start.
+    pub device_by_launch: u64,
+    pub device_by_own_start: u64,
+    pub method: &'static str,
+}
+
+/// The phase of every event (None: before the first scope of its file, or no scopes).
+pub fn attribute(t: &Tables) -> (Vec<Option<Phase>>, u64, u64) {
+    use std::collections::HashMap;
+    let mut scopes: Vec<Vec<(i64, Phase)>> = vec![Vec::new(); t.files.len()];
+    for (name, phase) in [
+        (PREFILL_SCOPE, Phase::Prefill),
+        (DECODE_SCOPE, Phase::Decode),
+    ] {
+        for i in self::scopes(t, name) {
+            scopes[t.event_file(i).idx()].push((t.events.ts_ns[i], phase));
+        }
+    }
+    for s in &mut scopes {
+        s.sort_by_key(|x| x.0);
+    }
+    // Launch times of host events by (file, connection id) and (file, correlation id).
+    let mut by_conn: HashMap<(u32, i64), i64> = HashMap::new();
+    let mut by_corr: HashMap<(u32, i64), i64> = HashMap::new();
+    for i in 0..t.events.len() {
+        if t.event_is_device_side(i) {
+            continue;
+        }
+        let f = t.event_file(i).0;
+        let ts = t.events.ts_ns[i];
+        if t.events.connection_id[i] >= 0 {
+            by_conn
+                .entry((f, t.events.connection_id[i]))
+                .and_modify(|x| *x = (*x).min(ts))
+                .or_insert(ts);
+        }
+        if t.events.correlation_id[i] >= 0 {
+            by_corr
+                .entry((f, t.events.correlation_id[i]))
+                .and_modify(|x| *x = (*x).min(ts))
+                .or_insert(ts);
+        }
+    }
+    let (mut linked, mut own) = (0, 0);
+    let phases = (0..t.events.len())
+        .map(|i| {
+            let f = t.event_file(i);
+            let s = &scopes[f.idx()];
+            let mut at = t.events.ts_ns[i];
+            if t.event_is_device_side(i) {
+                let launch = by_conn
+                    .get(&(f.0, t.events.connection_id[i]))
+                    .or_else(|| by_corr.get(&(f.0, t.events.correlation_id[i])));
+                match launch {
+                    Some(&l)
+                        if t.events.connection_id[i] >= 0 || t.events.correlation_id[i] >= 0 =>
+                    {
+                        at = l;
+                        linked += 1;
+                    }
+                    _ => own += 1,
+                }
+            }
+            let k = s.partition_point(|x| x.0 <= at);
+            (k > 0).then(|| s[k - 1].1)
+        })
+        .collect();
+    (phases, linked, own)
+}
+
+/// The tables restricted to one phase's events (other tables unchanged).
+pub fn slice(t: &Tables, phase: Phase) -> (Tables, SliceInfo) {
+    let (phases, linked, own) = attribute(t);
+    let keep: Vec<bool> = phases.iter().map(|p| *p == Some(phase)).collect();
+    let kept = keep.iter().filter(|k| **k).count() as u64;
+    let mut out = t.clone();
+    out.events = t.events.retain(&keep);
+    let info = SliceInfo {
+        phase,
+        events_kept: kept,
+        events_dropped: t.events.len() as u64 - kept,
+        device_by_launch: linked,
+        device_by_own_start: own,
+        method: "CPU forward_eager / forward_cudagraph scopes partition the timeline at their starts; device events follow their launch (connection_id / correlation), else their own start",
+    };
+    (out, info)
 }

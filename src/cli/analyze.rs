@@ -34,6 +34,10 @@ pub struct AnalyzeArgs {
     /// top_events, composition, communication, phases, batch_audit.
     #[arg(long, value_delimiter = ',')]
     pub only: Option<Vec<String>>,
+    /// Slice to one phase before analysing (CPU forward_eager / forward_cudagraph scopes; device
+    /// work follows its launch): prefill or decode.
+    #[arg(long, value_enum)]
+    pub phase: Option<crate::analysis::phases::Phase>,
 }
 
 /// The bundled demo root: `fixtures/demo` in the current directory, else next to the crate.
@@ -72,6 +76,13 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         let _ = handle.join();
     }
     let tables = result.context("ingest failed")?;
+    let (tables, phase_slice) = match args.phase {
+        Some(p) => {
+            let (t, info) = crate::analysis::phases::slice(&tables, p);
+            (t, Some(info))
+        }
+        None => (tables, None),
+    };
     let t1 = Instant::now();
     let summary = crate::analysis::summary::compute(&tables);
     let opts = AnalyzeOpts {
@@ -96,6 +107,7 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     );
     let report = Report {
         analysis_ms: Some(analysis_ms),
+        phase_slice,
         ..report
     };
     crate::cli::write_stdout(&render(&report, args.format))?;

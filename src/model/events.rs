@@ -47,6 +47,30 @@ impl EventTable {
     pub fn end_ns(&self, i: usize) -> i64 {
         self.ts_ns[i] + self.dur_ns[i]
     }
+    /// A copy with only the rows where `keep` is true.
+    pub fn retain(&self, keep: &[bool]) -> EventTable {
+        fn pick<T: Copy>(v: &[T], keep: &[bool]) -> Vec<T> {
+            v.iter()
+                .zip(keep)
+                .filter(|(_, k)| **k)
+                .map(|(x, _)| *x)
+                .collect()
+        }
+        EventTable {
+            thread: pick(&self.thread, keep),
+            ts_ns: pick(&self.ts_ns, keep),
+            dur_ns: pick(&self.dur_ns, keep),
+            name: pick(&self.name, keep),
+            cat: pick(&self.cat, keep),
+            task_type: pick(&self.task_type, keep),
+            stream: pick(&self.stream, keep),
+            category: pick(&self.category, keep),
+            kind: pick(&self.kind, keep),
+            connection_id: pick(&self.connection_id, keep),
+            correlation_id: pick(&self.correlation_id, keep),
+        }
+    }
+
     pub fn reserve(&mut self, n: usize) {
         self.thread.reserve(n);
         self.ts_ns.reserve(n);

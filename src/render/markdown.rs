@@ -17,6 +17,12 @@ pub fn render(r: &Report) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     ));
+    if let Some(p) = &r.phase_slice {
+        o.push_str(&format!(
+            "Phase: {:?} only ({} events kept, {} dropped).\n\n",
+            p.phase, p.events_kept, p.events_dropped
+        ));
+    }
     for s in build(r) {
         o.push_str(&format!("## {}\n\n", s.title));
         if !s.rows.is_empty() {

@@ -39,6 +39,12 @@ pub fn render(r: &Report) -> String {
         }
         out.push('\n');
     }
+    if let Some(p) = &r.phase_slice {
+        out.push_str(&format!(
+            "phase: {:?} only ({} events kept, {} dropped; device events by launch {}, by own start {})\n",
+            p.phase, p.events_kept, p.events_dropped, p.device_by_launch, p.device_by_own_start
+        ));
+    }
     out.push('\n');
     for s in build(r) {
         render_section(&s, &mut out);

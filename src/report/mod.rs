@@ -24,6 +24,8 @@ pub struct Report {
     pub ingest_ms: Option<f64>,
     /// Wall time of all analyses together, ms (absent when not measured).
     pub analysis_ms: Option<f64>,
+    /// Set when the tables were sliced to one phase (`--phase`) before the analyses.
+    pub phase_slice: Option<crate::analysis::phases::SliceInfo>,
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -44,6 +46,7 @@ impl Report {
             analyses,
             ingest_ms,
             analysis_ms: None,
+            phase_slice: None,
             diagnostics: diagnostics.iter().cloned().collect(),
         }
     }

@@ -48,6 +48,8 @@ pub struct RankGen<'a> {
     conn: u64,
     last_compute_end: Option<i64>,
     last_busy_end: Option<i64>,
+    /// The phase of the step being written (`prefill` / `decode`).
+    phase: &'static str,
     /// End of the last busy run covered by Overlap Analysis rows.
     overlap_end: Option<i64>,
     /// Why the gap before the next busy interval exists (ground truth of bubble causes).
@@ -83,6 +85,7 @@ impl<'a> RankGen<'a> {
             conn: 1000,
             last_compute_end: None,
             last_busy_end: None,
+            phase: "prefill",
             overlap_end: None,
             gap_label: "unknown",
             slow_replay: false,
@@ -209,12 +212,18 @@ impl<'a> RankGen<'a> {
         self.count("Ascend Hardware", cat, ts, dur);
         self.truth.streams.entry(stream).or_default().add(dur);
         match cat {
-            Category::ComputeKernel => self
-                .truth
-                .kernels
-                .entry(name.to_string())
-                .or_default()
-                .add(dur),
+            Category::ComputeKernel => {
+                self.truth
+                    .kernels
+                    .entry(name.to_string())
+                    .or_default()
+                    .add(dur);
+                self.truth
+                    .phase_kernels
+                    .entry(self.phase.to_string())
+                    .or_default()
+                    .add(dur);
+            }
             Category::CommKernel => self.truth.comm_kernels.add(dur),
             _ => {}
         }
@@ -276,8 +285,9 @@ impl<'a> RankGen<'a> {
         Ok(())
     }
 
+    /// The host API that launched this step's device work; its connection_id is the one every task
+    /// of the step carries (set by `begin_step`), as in real torch_npu exports.
     fn launch(&mut self, api: &str, ts: i64, dur: i64, device_ts: i64) -> Result<()> {
-        self.conn += 1;
         let args = format!(
             "\"Thread Id\": {}, \"Mode\": \"ACL_RTS\", \"level\": \"acl\", \"id\": \"{api}\", \"item_id\": \"0\", \"connection_id\": {}",
             self.pid_py + 3,
@@ -422,7 +432,13 @@ impl<'a> RankGen<'a> {
         Ok(())
     }
 
+    fn begin_step(&mut self, phase: &'static str) {
+        self.conn += 1;
+        self.phase = phase;
+    }
+
     pub fn prefill_step(&mut self, layers: u64) -> Result<()> {
+        self.begin_step("prefill");
         let step_start = self.now;
         let host0 = (step_start - 400_000).max(self.host_free);
         let dev0 = step_start + self.rng.range(20_000, 60_000);
@@ -461,6 +477,7 @@ impl<'a> RankGen<'a> {
     }
 
     pub fn decode_step(&mut self, layers: u64, mtp_heads: u64, batch: u64) -> Result<()> {
+        self.begin_step("decode");
         let step_start = self.now;
         let host0 = (step_start - 150_000).max(self.host_free);
         self.slow_replay = self.rng.chance(10);

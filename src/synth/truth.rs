@@ -43,6 +43,8 @@ pub struct RankTruth {
     pub streams: BTreeMap<i64, CountDur>,
     /// Compute kernels per name (device, Ascend Hardware).
     pub kernels: BTreeMap<String, CountDur>,
+    /// Compute kernels per phase of the step that launched them (`prefill`, `decode`).
+    pub phase_kernels: BTreeMap<String, CountDur>,
     /// Communication kernels on the device (HcclAllReduce, allreduceAicpuKernel).
     pub comm_kernels: CountDur,
     /// Gaps between consecutive tasks on the compute stream (2): count, total, 10 largest.
