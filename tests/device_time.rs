@@ -125,6 +125,15 @@ fn generated_bubbles_equal_ground_truth() {
             .collect();
         assert_eq!(got, want, "rank {}: bubbles per cause", rt.rank);
         assert_eq!(b.idle_ns, want.values().map(|v| v.1).sum::<i64>());
+        // Per step: only host-dispatch and MTP-wait gaps lie inside decode steps (the
+        // update_step_context gap precedes each CAPTURE_RECORD; prefill gaps precede the first step).
+        assert_eq!(b.steps.len() as u64, rt.decode_steps);
+        let inside: i64 = ["host_dispatch", "mtp_wait"]
+            .iter()
+            .filter_map(|k| want.get(*k))
+            .map(|v| v.1)
+            .sum();
+        assert_eq!(b.idle_within_steps_ns, inside, "rank {}", rt.rank);
         let dt = &device_time::compute(&t, &devs)[0];
         assert_eq!(
             dt.free_ns,

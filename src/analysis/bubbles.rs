@@ -103,6 +103,18 @@ pub struct StreamIdle {
     pub gaps: u64,
 }
 
+/// Idle inside one decode step: between the replay's first kernel and the end of its last burst
+/// (main model and MTP heads). The update_step_context gap before the replay is between steps.
+#[derive(Debug, Clone, Serialize)]
+pub struct StepIdle {
+    pub step: u64,
+    pub start_ns: i64,
+    pub end_ns: i64,
+    /// Gaps ≥ min_gap_ns inside the step.
+    pub idle_ns: i64,
+    pub idle_pct_of_step: f64,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct DeviceBubbles {
     pub device: DeviceRef,
@@ -120,6 +132,10 @@ pub struct DeviceBubbles {
     pub by_cause: BTreeMap<&'static str, CauseTotal>,
     pub largest: Vec<Gap>,
     pub streams: Vec<StreamIdle>,
+    /// Per graph-mode decode step (empty without NOTIFY_WAIT / CAPTURE_RECORD steps).
+    pub steps: Vec<StepIdle>,
+    /// Σ steps[].idle_ns: idle inside steps; idle_ns minus this is idle between steps.
+    pub idle_within_steps_ns: i64,
 }
 
 const BUCKETS: &[i64] = &[1_000, 10_000, 100_000, 1_000_000, 10_000_000];
@@ -289,7 +305,33 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
     largest.sort_by_key(|g| (std::cmp::Reverse(g.dur_ns), g.start_ns));
     largest.truncate(o.top_n);
 
+    let steps: Vec<StepIdle> = super::decode_steps::segment(t, d)
+        .iter()
+        .enumerate()
+        .map(|(k, st)| {
+            let end = st
+                .heads
+                .iter()
+                .map(|h| h.mem_wait_ts_ns + h.mem_wait_ns + h.burst_ns)
+                .fold(st.replay_end_ns, i64::max);
+            let start = st.first_kernel_ns;
+            let idle: i64 = gaps
+                .iter()
+                .map(|&(a, b)| (b.min(end) - a.max(start)).max(0))
+                .sum();
+            StepIdle {
+                step: k as u64,
+                start_ns: start,
+                end_ns: end,
+                idle_ns: idle,
+                idle_pct_of_step: pct(idle, end - start),
+            }
+        })
+        .collect();
+    let idle_within_steps_ns = steps.iter().map(|s| s.idle_ns).sum();
     Some(DeviceBubbles {
+        steps,
+        idle_within_steps_ns,
         device: d.evidence.clone(),
         min_gap_ns: o.min_gap_ns,
         window_start_ns: window.0,

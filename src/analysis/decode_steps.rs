@@ -31,6 +31,8 @@ pub struct DecodeStep {
     pub notify_ts_ns: i64,
     pub notify_ns: i64,
     pub replay_start_ns: i64,
+    /// Start of the replay's first kernel.
+    pub first_kernel_ns: i64,
     pub replay_end_ns: i64,
     pub heads: Vec<MtpHead>,
 }
@@ -97,11 +99,19 @@ pub fn segment(t: &Tables, d: &Device) -> Vec<DecodeStep> {
         else {
             continue;
         };
+        let Some(first) = rest[..used]
+            .iter()
+            .find(|x| x.1 == Mark::Kernel)
+            .map(|x| iv(t, x.0).0)
+        else {
+            continue;
+        };
         let (ns, ne) = iv(t, n);
         let mut step = DecodeStep {
             notify_ts_ns: ns,
             notify_ns: ne - ns,
             replay_start_ns: iv(t, ci).0,
+            first_kernel_ns: first,
             replay_end_ns: end,
             heads: Vec::new(),
         };

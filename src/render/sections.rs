@@ -286,6 +286,24 @@ fn timeline(r: &Report, out: &mut Vec<Section>) {
             })
             .collect();
         s.notes.push(format!("gap sizes: {}", hist.join(", ")));
+        if !b.steps.is_empty() {
+            let worst = b
+                .steps
+                .iter()
+                .max_by(|x, y| x.idle_pct_of_step.total_cmp(&y.idle_pct_of_step));
+            s.notes.push(format!(
+                "inside {} decode steps: {} idle (between steps: {}); worst step {}",
+                b.steps.len(),
+                human_ns(b.idle_within_steps_ns),
+                human_ns(b.idle_ns - b.idle_within_steps_ns),
+                worst.map_or("-".into(), |w| format!(
+                    "#{} at {} ns ({} idle)",
+                    w.step,
+                    w.start_ns,
+                    pct(w.idle_pct_of_step)
+                ))
+            ));
+        }
         out.push(s);
     }
 
