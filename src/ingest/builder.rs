@@ -273,3 +273,60 @@ impl TablesBuilder {
         postpass::run(self)
     }
 }
+
+/// One event from a row-oriented reader (db, CSV): what the chunk columns carry, with global ids.
+pub struct NewEvent {
+    pub thread: ThreadId,
+    pub ts_ns: i64,
+    pub dur_ns: i64,
+    pub name: StrId,
+    pub cat: StrId,
+    pub task_type: StrId,
+    /// -1 when the event has no stream (filled from the tid for device threads).
+    pub stream: i32,
+    pub connection_id: i64,
+    pub correlation_id: i64,
+}
+
+impl TablesBuilder {
+    pub fn intern(&mut self, s: &str) -> StrId {
+        self.t.strings.intern(s)
+    }
+
+    /// The thread (pid, tid) of `file`, named, with its process named and labelled (row readers
+    /// synthesise the same metadata a Chrome trace carries, so roles come out the same).
+    pub fn named_thread(
+        &mut self,
+        file: FileId,
+        pid: i64,
+        tid: i64,
+        process: (&str, &str),
+        thread: &str,
+    ) -> ThreadId {
+        let th = self.thread(file, GKey::Num(pid), GKey::Num(tid));
+        let p = self.t.threads.process[th.idx()].idx();
+        if self.t.processes.name[p].is_empty() {
+            self.t.processes.name[p] = self.t.strings.intern(process.0);
+            self.t.processes.labels[p] = self.t.strings.intern(process.1);
+        }
+        if self.t.threads.name[th.idx()].is_empty() {
+            self.t.threads.name[th.idx()] = self.t.strings.intern(thread);
+        }
+        th
+    }
+
+    pub fn push_event(&mut self, e: NewEvent) {
+        let t = &mut self.t.events;
+        t.thread.push(e.thread);
+        t.ts_ns.push(e.ts_ns);
+        t.dur_ns.push(e.dur_ns);
+        t.name.push(e.name);
+        t.cat.push(e.cat);
+        t.task_type.push(e.task_type);
+        t.stream.push(e.stream);
+        t.category.push(crate::model::Category::Other);
+        t.kind.push(crate::model::EventKind::Complete);
+        t.connection_id.push(e.connection_id);
+        t.correlation_id.push(e.correlation_id);
+    }
+}

@@ -1,6 +1,7 @@
-//! Which files under a path are inputs, and in which format. Today: Chrome-trace JSON
-//! (`*.json`, `*.json.gz`) recognised by content (the first non-blank byte is `[`, or `{` with a
-//! `traceEvents` member) so that `profiler_info.json` and friends are skipped, not failed.
+//! Which files under a path are inputs, and in which format: Chrome-trace JSON (`*.json`,
+//! `*.json.gz`) recognised by content (the first non-blank byte is `[`, or `{` with a `traceEvents`
+//! member) so that `profiler_info.json` and friends are skipped, not failed; and profiler dbs by
+//! name (`ascend_pytorch_profiler[_<rank>].db`, `msprof_<digits>.db`).
 
 use super::error::IngestError;
 use std::io::Read;
@@ -9,6 +10,27 @@ use std::path::Path;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InputFormat {
     ChromeJson,
+    /// `ascend_pytorch_profiler[_<rank>].db` or `msprof_<digits>.db`.
+    AscendDb,
+}
+
+/// A torch_npu or msprof profiler db by its file name (`analysis.db` is vendor-derived, not read yet).
+fn is_profiler_db(name: &str) -> bool {
+    let Some(file) = std::path::Path::new(name)
+        .file_name()
+        .and_then(|f| f.to_str())
+    else {
+        return false;
+    };
+    let Some(stem) = file.strip_suffix(".db") else {
+        return false;
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    stem == "ascend_pytorch_profiler"
+        || stem
+            .strip_prefix("ascend_pytorch_profiler_")
+            .is_some_and(digits)
+        || stem.strip_prefix("msprof_").is_some_and(digits)
 }
 
 #[derive(Debug, Clone)]
@@ -60,12 +82,16 @@ pub fn find_inputs(path: &Path) -> Result<Vec<Input>, IngestError> {
     let meta = std::fs::metadata(path).map_err(io)?;
     if meta.is_file() {
         let name = path.to_string_lossy().to_string();
-        if !is_json_name(&name) {
+        let format = if is_profiler_db(&name) {
+            InputFormat::AscendDb
+        } else if is_json_name(&name) {
+            InputFormat::ChromeJson
+        } else {
             return Err(IngestError::Unsupported { path: name });
-        }
+        };
         return Ok(vec![Input {
             path: name,
-            format: InputFormat::ChromeJson,
+            format,
             size_bytes: meta.len(),
         }]);
     }
@@ -84,7 +110,13 @@ fn walk(dir: &Path, out: &mut Vec<Input>) -> std::io::Result<()> {
             walk(&p, out)?;
         } else if ft.is_file() {
             let name = p.to_string_lossy().to_string();
-            if is_json_name(&name) && looks_like_chrome_trace(&p) {
+            if is_profiler_db(&name) {
+                out.push(Input {
+                    path: name,
+                    format: InputFormat::AscendDb,
+                    size_bytes: entry.metadata()?.len(),
+                });
+            } else if is_json_name(&name) && looks_like_chrome_trace(&p) {
                 out.push(Input {
                     path: name,
                     format: InputFormat::ChromeJson,

@@ -16,8 +16,12 @@ pub enum IngestError {
     },
     #[error("{path}: a JSON object without a `traceEvents` array: not a Chrome trace")]
     NotATrace { path: String },
-    #[error("{path}: unsupported input (expected a Chrome trace .json or .json.gz)")]
+    #[error(
+        "{path}: unsupported input (expected a Chrome trace .json / .json.gz, or an ascend_pytorch_profiler_*.db / msprof_*.db)"
+    )]
     Unsupported { path: String },
+    #[error("{path}: {what}")]
+    Db { path: String, what: String },
     #[error("{path}: no profiling inputs found")]
     NothingFound { path: String },
 }

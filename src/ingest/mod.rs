@@ -3,6 +3,7 @@
 //! and [`detect`]/[`ingest_paths`] that find the inputs under a path and pick the reader.
 //! Inputs are read-only: files are opened for reading only and never locked or modified.
 
+pub mod ascend_db;
 pub mod builder;
 pub mod chrome_json;
 pub mod detect;
@@ -41,6 +42,7 @@ pub fn ingest_paths(
             detect::InputFormat::ChromeJson => {
                 chrome_json::ingest_file(&input.path, &mut b, progress)?
             }
+            detect::InputFormat::AscendDb => ascend_db::ingest_file(&input.path, &mut b)?,
         }
     }
     Ok(b.finish())

@@ -11,6 +11,8 @@ pub enum SourceFormat {
     ChromeJsonArray,
     /// Chrome trace JSON object with `traceEvents` (Kineto, lmdeploy).
     ChromeJsonObject,
+    /// torch_npu `ascend_pytorch_profiler_<rank>.db` or CANN `msprof_*.db` (SQLite).
+    AscendDb,
 }
 
 impl SourceFormat {
@@ -18,6 +20,7 @@ impl SourceFormat {
         match self {
             SourceFormat::ChromeJsonArray => "chrome_json_array",
             SourceFormat::ChromeJsonObject => "chrome_json_object",
+            SourceFormat::AscendDb => "ascend_db",
         }
     }
 }

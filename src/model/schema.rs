@@ -27,7 +27,11 @@ pub const TABLES: &[TableSchema] = &[
         doc: "One row per ingested input file.",
         columns: cols![
             ("path", "string", "Path as given to ingest."),
-            ("format", "enum", "chrome_json_array | chrome_json_object."),
+            (
+                "format",
+                "enum",
+                "chrome_json_array | chrome_json_object | ascend_db."
+            ),
             ("size_bytes", "u64 bytes", "Size on disk."),
             (
                 "parsed_bytes",

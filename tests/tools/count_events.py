@@ -15,7 +15,7 @@ COMM_PREFIXES = ("hccl", "hcom_", "hcom", "allreduceaicpukernel", "broadcastaicp
                  "reducescatteraicpukernel", "alltoallaicpukernel", "alltoallvaicpukernel", "nccl", "c10d::")
 WAIT = ("NOTIFY_", "EVENT_", "CAPTURE_", "WRITE_VALUE", "MEM_WAIT", "STREAM_WAIT", "BARRIER")
 MOVE = ("SDMA", "PCIE_DMA", "MEMCPY", "MEMSET", "DMA", "RDMA", "MEMORY_COPY")  # DSA_SQE runs kernels: compute
-BOOK = ("PLACE_HOLDER", "PROFILING_ENABLE", "PROFILING_DISABLE", "STARS_COMMON", "MODEL_", "MAINTENANCE")
+BOOK = ("PLACE_HOLDER", "PROFILING_ENABLE", "PROFILING_DISABLE", "MODEL_", "MAINTENANCE")  # STARS_COMMON: DSA kernels
 KINETO_DEVICE_CATS = ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation")
 
 
