@@ -288,6 +288,29 @@ pub struct NewEvent {
     pub correlation_id: i64,
 }
 
+impl NewEvent {
+    /// A plain span (host API call, collective op): no cat, task type, stream or correlation.
+    pub fn span(
+        thread: ThreadId,
+        start_ns: i64,
+        end_ns: i64,
+        name: StrId,
+        connection_id: i64,
+    ) -> NewEvent {
+        NewEvent {
+            thread,
+            ts_ns: start_ns,
+            dur_ns: end_ns - start_ns,
+            name,
+            cat: StrId::EMPTY,
+            task_type: StrId::EMPTY,
+            stream: -1,
+            connection_id,
+            correlation_id: -1,
+        }
+    }
+}
+
 impl TablesBuilder {
     pub fn intern(&mut self, s: &str) -> StrId {
         self.t.strings.intern(s)

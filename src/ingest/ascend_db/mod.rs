@@ -234,59 +234,47 @@ pub fn ingest_file(path: &str, builder: &mut TablesBuilder) -> Result<(), Ingest
                 r.get(1).map_err(|e| err(path, e))?,
                 r.get(2).map_err(|e| err(path, e))?,
             );
-            builder.push_event(NewEvent {
-                thread,
-                ts_ns: start,
-                dur_ns: end - start,
-                name: s(r.get(0).map_err(|e| err(path, e))?),
-                cat: StrId::EMPTY,
-                task_type: StrId::EMPTY,
-                stream: -1,
-                connection_id: r.get(3).map_err(|e| err(path, e))?,
-                correlation_id: -1,
-            });
+            let name = s(r.get(0).map_err(|e| err(path, e))?);
+            let conn = r.get(3).map_err(|e| err(path, e))?;
+            builder.push_event(NewEvent::span(thread, start, end, name, conn));
         }
     } else {
         missing(builder, "COMMUNICATION_OP", "no collective ops");
     }
 
-    host_table(
-        &c,
-        path,
-        builder,
-        file,
-        &s,
+    for source in HOST_TABLES {
+        host_table(&c, path, builder, file, &s, source)?;
+    }
+    Ok(())
+}
+
+/// A host API table read as host events: (table, synthetic pid, process name, the columns
+/// startNs, endNs, globalTid = pid << 32 | tid, connectionId, name). PYTORCH_API stores its times as
+/// TEXT and its connectionId indexes CONNECTION_IDS, so it gets -1.
+type HostTable = (&'static str, i64, &'static str, &'static str);
+
+const HOST_TABLES: &[HostTable] = &[
+    (
         "CANN_API",
         PID_CANN,
         "CANN",
         "CAST(startNs AS INTEGER), CAST(endNs AS INTEGER), globalTid, connectionId, name",
-    )?;
-    host_table(
-        &c,
-        path,
-        builder,
-        file,
-        &s,
+    ),
+    (
         "PYTORCH_API",
         PID_PYTHON,
         "Python",
         "CAST(startNs AS INTEGER), CAST(endNs AS INTEGER), globalTid, -1, name",
-    )?;
-    Ok(())
-}
+    ),
+];
 
-/// A host API table (startNs, endNs, globalTid = pid << 32 | tid, connectionId, name) as host events.
-#[allow(clippy::too_many_arguments)] // the table's whole description
 fn host_table(
     c: &Connection,
     path: &str,
     builder: &mut TablesBuilder,
     file: crate::model::FileId,
     s: &dyn Fn(Option<i64>) -> StrId,
-    table: &str,
-    pid: i64,
-    process: &str,
-    cols: &str,
+    &(table, pid, process, cols): &HostTable,
 ) -> Result<(), IngestError> {
     if !has_table(c, table) {
         let p = path.to_string();
@@ -311,20 +299,12 @@ fn host_table(
             r.get(0).map_err(|e| err(path, e))?,
             r.get(1).map_err(|e| err(path, e))?,
         );
-        builder.push_event(NewEvent {
-            thread,
-            ts_ns: start,
-            dur_ns: end - start,
-            name: s(r.get(4).map_err(|e| err(path, e))?),
-            cat: StrId::EMPTY,
-            task_type: StrId::EMPTY,
-            stream: -1,
-            connection_id: r
-                .get::<_, Option<i64>>(3)
-                .map_err(|e| err(path, e))?
-                .unwrap_or(-1),
-            correlation_id: -1,
-        });
+        let name = s(r.get(4).map_err(|e| err(path, e))?);
+        let conn = r
+            .get::<_, Option<i64>>(3)
+            .map_err(|e| err(path, e))?
+            .unwrap_or(-1);
+        builder.push_event(NewEvent::span(thread, start, end, name, conn));
     }
     Ok(())
 }
