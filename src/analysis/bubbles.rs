@@ -7,10 +7,11 @@
 //! replay (after a CAPTURE_RECORD, before the next NOTIFY_WAIT / CAPTURE_RECORD) whose replay has at
 //! least [`DISPATCH_MIN_GAPS`] gaps → `host_dispatch`; else `unknown`.
 
-use super::device_time::{busy_unions, pct};
-use super::devices::{Device, DeviceRef, iv};
+use super::device_time::busy_unions;
+use super::devices::{Device, DeviceRef, iv, wait_kind};
 use super::intervals::{self, Iv};
-use crate::model::category::normalise_into;
+use super::stats::pct;
+use crate::model::category::WaitKind;
 use crate::model::{Category, Tables};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -140,33 +141,6 @@ pub struct DeviceBubbles {
 
 const BUCKETS: &[i64] = &[1_000, 10_000, 100_000, 1_000_000, 10_000_000];
 
-#[derive(Clone, Copy, PartialEq)]
-enum WaitKind {
-    Notify,
-    Event,
-    Mem,
-    Capture,
-}
-
-fn wait_kind(t: &Tables, i: usize, buf: &mut String) -> Option<WaitKind> {
-    if t.events.category[i] != Category::WaitSync {
-        return None;
-    }
-    let tt = t.str(t.events.task_type[i]);
-    let key = normalise_into(if tt.is_empty() { t.event_name(i) } else { tt }, buf);
-    if key.starts_with("NOTIFY_WAIT") {
-        Some(WaitKind::Notify)
-    } else if key.starts_with("EVENT_WAIT") || key.starts_with("STREAM_WAIT") {
-        Some(WaitKind::Event)
-    } else if key.starts_with("MEM_WAIT") {
-        Some(WaitKind::Mem)
-    } else if key.starts_with("CAPTURE_RECORD") {
-        Some(WaitKind::Capture)
-    } else {
-        None
-    }
-}
-
 pub fn compute(t: &Tables, devices: &[Device], o: &BubbleOpts) -> Vec<DeviceBubbles> {
     devices.iter().filter_map(|d| one(t, d, o)).collect()
 }
@@ -194,7 +168,7 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
     let mut buf = String::new();
     let mut waits: Vec<(Iv, WaitKind, u32)> = Vec::new();
     for &i in &d.events {
-        if let Some(k) = wait_kind(t, i as usize, &mut buf) {
+        if let Some(k) = wait_kind(t, i as usize, &mut buf).filter(|&k| k != WaitKind::Other) {
             waits.push((iv(t, i), k, i));
         }
     }
@@ -246,7 +220,7 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
             (Cause::UpdateStepContextSync, Some(w))
         } else if let Some(w) = inside(WaitKind::Event) {
             (Cause::WaitingForCollective, Some(w))
-        } else if let Some(w) = inside(WaitKind::Mem) {
+        } else if let Some(w) = inside(WaitKind::MemWait) {
             (Cause::MtpWait, Some(w))
         } else if in_replay((a, b)).is_some_and(|k| per_replay[&k] >= DISPATCH_MIN_GAPS) {
             (Cause::HostDispatch, None)

@@ -8,10 +8,11 @@
 //!     against the same denominator. Host rows (`Dequeue@Hccl*`) never count: only device events.
 //! Plus comm/compute overlap from the unions: overlapped ns and percent of communication time.
 
-use super::device_time::{busy_unions, pct};
-use super::devices::{Device, DeviceRef};
+use super::device_time::busy_unions;
+use super::devices::{Device, DeviceRef, wait_kind};
 use super::intervals;
-use crate::model::category::normalise_into;
+use super::stats::pct;
+use crate::model::category::WaitKind;
 use crate::model::{Category, Tables};
 use serde::Serialize;
 
@@ -87,19 +88,10 @@ fn one(t: &Tables, d: &Device) -> Communication {
         ("device_comm_kernels", own)
     };
     let mut buf = String::new();
-    let mut kind = |i: usize| {
-        let tt = t.str(e.task_type[i]);
-        let k = normalise_into(if tt.is_empty() { t.event_name(i) } else { tt }, &mut buf);
-        if k.starts_with("NOTIFY_WAIT") {
-            1
-        } else if k.starts_with("EVENT_WAIT")
-            || k.starts_with("STREAM_WAIT")
-            || k.starts_with("MEM_WAIT")
-        {
-            2
-        } else {
-            0
-        }
+    let mut kind = |i: usize| match wait_kind(t, i, &mut buf) {
+        Some(WaitKind::Notify) => 1,
+        Some(WaitKind::Event | WaitKind::MemWait) => 2,
+        _ => 0,
     };
     let waits: Vec<(usize, u8)> = idx
         .iter()

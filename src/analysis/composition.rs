@@ -6,6 +6,7 @@
 
 use super::devices::{Device, DeviceRef};
 use super::families::family_of;
+use super::stats::pct;
 use crate::model::{Category, Tables};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -38,14 +39,6 @@ pub struct Composition {
     pub busiest_by_max: Vec<KernelRow>,
     pub busiest_by_count: Vec<KernelRow>,
     pub families: Vec<KernelRow>,
-}
-
-fn pct(a: i64, b: i64) -> f64 {
-    if b == 0 {
-        0.0
-    } else {
-        a as f64 * 100.0 / b as f64
-    }
 }
 
 fn rows(m: BTreeMap<String, (u64, i64, i64)>, total: i64) -> Vec<KernelRow> {

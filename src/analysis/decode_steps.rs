@@ -5,8 +5,8 @@
 //! next NOTIFY_WAIT / CAPTURE_RECORD opens an MTP head, whose burst runs from the wait's end to the
 //! last kernel before the next such task.
 
-use super::devices::{Device, iv};
-use crate::model::category::normalise_into;
+use super::devices::{Device, iv, wait_kind};
+use crate::model::category::WaitKind;
 use crate::model::{Category, Tables};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -45,20 +45,12 @@ fn marks(t: &Tables, d: &Device) -> Vec<(u32, Mark)> {
             let u = i as usize;
             let m = match t.events.category[u] {
                 Category::ComputeKernel | Category::CommKernel => Mark::Kernel,
-                Category::WaitSync => {
-                    let tt = t.str(t.events.task_type[u]);
-                    let k =
-                        normalise_into(if tt.is_empty() { t.event_name(u) } else { tt }, &mut buf);
-                    if k.starts_with("NOTIFY_WAIT") {
-                        Mark::Notify
-                    } else if k.starts_with("CAPTURE_RECORD") {
-                        Mark::Capture
-                    } else if k.starts_with("MEM_WAIT") {
-                        Mark::MemWait
-                    } else {
-                        Mark::Other
-                    }
-                }
+                Category::WaitSync => match wait_kind(t, u, &mut buf) {
+                    Some(WaitKind::Notify) => Mark::Notify,
+                    Some(WaitKind::Capture) => Mark::Capture,
+                    Some(WaitKind::MemWait) => Mark::MemWait,
+                    _ => Mark::Other,
+                },
                 _ => Mark::Other,
             };
             (i, m)

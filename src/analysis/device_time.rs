@@ -7,6 +7,7 @@
 
 use super::devices::{Device, DeviceRef, iv};
 use super::intervals::{self, Iv};
+use super::stats::pct;
 use crate::model::{Category, ProcessRole, Tables};
 use serde::Serialize;
 
@@ -54,14 +55,6 @@ pub fn busy_unions(t: &Tables, d: &Device) -> (Vec<Iv>, Vec<Iv>) {
         .collect();
     let comm = d.comm_ops.iter().map(|&i| iv(t, i)).collect();
     (intervals::union(compute), intervals::union(comm))
-}
-
-pub fn pct(part: i64, whole: i64) -> f64 {
-    if whole == 0 {
-        0.0
-    } else {
-        part as f64 * 100.0 / whole as f64
-    }
 }
 
 pub fn compute(t: &Tables, devices: &[Device]) -> Vec<DeviceTime> {

@@ -3,6 +3,7 @@
 //! collective ops that count as its communication (HCCL group ops of the same file when present,
 //! else the device's own communication kernels).
 
+use crate::model::category::WaitKind;
 use crate::model::{Category, FileId, ProcessId, ProcessRole, Tables};
 use serde::Serialize;
 
@@ -98,4 +99,10 @@ pub fn devices(t: &Tables) -> Vec<Device> {
 pub fn iv(t: &Tables, i: u32) -> (i64, i64) {
     let i = i as usize;
     (t.events.ts_ns[i], t.events.ts_ns[i] + t.events.dur_ns[i])
+}
+
+/// The wait kind of event `i`, or None when it is not a wait/sync task. `buf` is scratch space.
+pub fn wait_kind(t: &Tables, i: usize, buf: &mut String) -> Option<WaitKind> {
+    (t.events.category[i] == Category::WaitSync)
+        .then(|| WaitKind::of(t.str(t.events.task_type[i]), t.event_name(i), buf))
 }

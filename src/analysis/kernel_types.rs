@@ -11,8 +11,8 @@
 //! whose correlated host event (same correlation id) starts before the last ProfilerStep count,
 //! because the last step may be cut off by the end of the capture.
 
-use super::device_time::pct;
 use super::devices::{Device, DeviceRef, iv};
+use super::stats::pct;
 use crate::model::{Category, Tables};
 use serde::Serialize;
 

@@ -4,8 +4,8 @@
 //! NOTIFY_WAIT / burst ratio (how the step's update_step_context sync compares to each head's work).
 
 use super::decode_steps;
-use super::device_time::pct;
 use super::devices::{Device, DeviceRef};
+use super::stats::pct;
 use crate::model::Tables;
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -19,6 +19,15 @@ pub struct DurStats {
     pub pct_of_total: f64,
 }
 
+/// `part` as a percent of `whole` (0 when `whole` is 0).
+pub fn pct(part: i64, whole: i64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 * 100.0 / whole as f64
+    }
+}
+
 fn quantile(sorted: &[i64], q: f64) -> f64 {
     let pos = q * (sorted.len() - 1) as f64;
     let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);

@@ -222,6 +222,45 @@ pub fn is_comm_name(name: &str) -> bool {
         .any(|p| n.len() >= p.len() && n[..p.len()].eq_ignore_ascii_case(p.as_bytes()))
 }
 
+/// The kind of a wait/sync task that the timeline analyses tell apart, from its task type (else
+/// its name), normalised: `Notify Wait` / `NOTIFY_WAIT` / `Notify_Wait` are one kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitKind {
+    /// NOTIFY_WAIT: the update_step_context sync.
+    Notify,
+    /// EVENT_WAIT / STREAM_WAIT: waiting for another stream (a collective).
+    Event,
+    /// MEM_WAIT_VALUE: the wait before an MTP head.
+    MemWait,
+    /// CAPTURE_RECORD: the start of a graph replay.
+    Capture,
+    Other,
+}
+
+impl WaitKind {
+    pub fn of(task_type: &str, name: &str, buf: &mut String) -> WaitKind {
+        let k = normalise_into(
+            if task_type.is_empty() {
+                name
+            } else {
+                task_type
+            },
+            buf,
+        );
+        if k.starts_with("NOTIFY_WAIT") {
+            WaitKind::Notify
+        } else if k.starts_with("EVENT_WAIT") || k.starts_with("STREAM_WAIT") {
+            WaitKind::Event
+        } else if k.starts_with("MEM_WAIT") {
+            WaitKind::MemWait
+        } else if k.starts_with("CAPTURE_RECORD") {
+            WaitKind::Capture
+        } else {
+            WaitKind::Other
+        }
+    }
+}
+
 /// Inputs of one classification.
 #[derive(Debug, Clone, Copy)]
 pub struct ClassifyInput<'a> {
