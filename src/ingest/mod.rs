@@ -10,6 +10,7 @@ pub mod detect;
 pub mod error;
 mod postpass;
 pub mod progress;
+pub mod rank;
 pub mod source;
 
 pub use builder::TablesBuilder;

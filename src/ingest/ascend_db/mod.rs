@@ -94,12 +94,7 @@ pub fn ingest_file(path: &str, builder: &mut TablesBuilder) -> Result<(), Ingest
     } else {
         None
     };
-    let rank = rank
-        .or_else(|| super::chrome_json::rank_from_path(path))
-        .or_else(|| {
-            let stem = std::path::Path::new(path).file_stem()?.to_str()?;
-            stem.strip_prefix("ascend_pytorch_profiler_")?.parse().ok()
-        });
+    let rank = rank.or_else(|| super::rank::rank_from_path(path));
     let file = builder.add_file(
         path,
         FileMeta {

@@ -15,12 +15,11 @@ pub mod layout;
 pub mod lexer;
 pub mod local;
 pub mod number;
-pub mod rank;
 pub mod split;
 pub mod stream;
 pub mod waves;
 
-pub use rank::rank_from_path;
+use super::rank::rank_from_path;
 
 use super::builder::{FileMeta, TablesBuilder};
 use super::error::IngestError;

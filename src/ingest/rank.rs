@@ -1,10 +1,11 @@
-//! The rank of a trace file from its path, when nothing inside the file says it.
+//! The rank of an input file from its path, when nothing inside the file says it (shared by the
+//! Chrome-trace and db readers).
 
 use std::path::Path;
 
 /// A torch_npu root's `profiler_info_<rank>.json` beside `ASCEND_PROFILER_OUTPUT/` (what
 /// msprof-analyze uses too), or a rank file name (`lmdeploy_profile_<rank>`, `rank<N>`, `rank-<N>`,
-/// `rank_<N>`, `msprof_<N>`).
+/// `rank_<N>`, `msprof_<N>`, `ascend_pytorch_profiler_<N>.db`).
 pub fn rank_from_path(path: &str) -> Option<i32> {
     let p = Path::new(path);
     let parent = p.parent()?;
@@ -16,10 +17,20 @@ pub fn rank_from_path(path: &str) -> Option<i32> {
         return Some(r);
     }
     let stem = p.file_name()?.to_str()?;
-    let stem = stem.trim_end_matches(".gz").trim_end_matches(".json");
+    let stem = stem
+        .trim_end_matches(".gz")
+        .trim_end_matches(".json")
+        .trim_end_matches(".db");
     let digits_at = stem.trim_end_matches(|c: char| c.is_ascii_digit()).len();
     let (prefix, digits) = stem.split_at(digits_at);
-    let known = ["lmdeploy_profile_", "rank", "rank-", "rank_", "msprof_"];
+    let known = [
+        "lmdeploy_profile_",
+        "ascend_pytorch_profiler_",
+        "rank",
+        "rank-",
+        "rank_",
+        "msprof_",
+    ];
     if !digits.is_empty() && known.contains(&prefix) {
         return digits.parse().ok();
     }
@@ -55,5 +66,6 @@ mod tests {
         assert_eq!(rank_from_path("/x/rank-12.json"), Some(12));
         assert_eq!(rank_from_path("/x/trace.json"), None);
         assert_eq!(rank_from_path("/x/model_7.json"), None);
+        assert_eq!(rank_from_path("/x/ascend_pytorch_profiler_5.db"), Some(5));
     }
 }
