@@ -51,18 +51,8 @@ fn real_ascend_training_trace_has_no_decode_phase() {
 
 #[test]
 fn generated_run_matches_ground_truth() {
-    let dir = std::env::temp_dir().join(format!("profscope-analyses-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let truth = profscope::synth::generate(
-        &dir,
-        &profscope::synth::SynthOpts {
-            ranks: 2,
-            target_bytes: 300_000,
-            seed: 11,
-            kineto: true,
-        },
-    )
-    .unwrap();
+    let run = common::generated("analyses", 2, 300_000, 11, true);
+    let (dir, truth) = (&run.dir, &run.truth);
     for rt in &truth.ranks {
         let t = common::ingest(&dir.join(&rt.trace_view));
         let devs = devices::devices(&t);
@@ -171,7 +161,6 @@ fn generated_run_matches_ground_truth() {
             assert_eq!(kv, rt.kv_context, "{file}");
         }
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// `--phase`: device work follows its launch into the phase of the CPU scope that launched it.
@@ -181,18 +170,8 @@ fn generated_run_matches_ground_truth() {
 #[test]
 fn phase_slicing_follows_launches() {
     use profscope::analysis::phases::{Phase, slice};
-    let dir = std::env::temp_dir().join(format!("profscope-phase-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let truth = profscope::synth::generate(
-        &dir,
-        &profscope::synth::SynthOpts {
-            ranks: 1,
-            target_bytes: 200_000,
-            seed: 21,
-            kineto: false,
-        },
-    )
-    .unwrap();
+    let run = common::generated("phase", 1, 200_000, 21, false);
+    let (dir, truth) = (&run.dir, &run.truth);
     let rt = &truth.ranks[0];
     let t = common::ingest(&dir.join(&rt.trace_view));
     for (phase, key) in [(Phase::Prefill, "prefill"), (Phase::Decode, "decode")] {
@@ -240,7 +219,6 @@ fn phase_slicing_follows_launches() {
         naive_prefill < rt.phase_kernels["prefill"].count,
         "naive {naive_prefill}"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 
     let t = common::ingest(
         &common::samples_dir().join("torch-cpu/torch_cpu_tiny_transformer_trace.json"),

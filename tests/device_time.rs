@@ -87,18 +87,8 @@ fn real_roots_agree_with_the_vendor_within_half_a_percent() {
 /// total per cause) that the generator placed, labelled by why it placed them.
 #[test]
 fn generated_bubbles_equal_ground_truth() {
-    let dir = std::env::temp_dir().join(format!("profscope-bubbles-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let truth = profscope::synth::generate(
-        &dir,
-        &profscope::synth::SynthOpts {
-            ranks: 2,
-            target_bytes: 400_000,
-            seed: 3,
-            kineto: false,
-        },
-    )
-    .unwrap();
+    let run = common::generated("bubbles", 2, 400_000, 3, false);
+    let (dir, truth) = (&run.dir, &run.truth);
     for rt in &truth.ranks {
         assert!(
             rt.slow_replays > 0,
@@ -142,5 +132,4 @@ fn generated_bubbles_equal_ground_truth() {
         assert!(b.largest.windows(2).all(|w| w[0].dur_ns >= w[1].dur_ns));
         assert_eq!(b.histogram.iter().map(|h| h.count).sum::<u64>(), b.gaps);
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -17,17 +17,8 @@ fn tmp(name: &str) -> std::path::PathBuf {
 
 #[test]
 fn ingest_of_generated_root_equals_ground_truth() {
-    let dir = tmp("synth");
-    let truth = generate(
-        &dir,
-        &SynthOpts {
-            ranks: 2,
-            target_bytes: 300_000,
-            seed: 5,
-            kineto: true,
-        },
-    )
-    .unwrap();
+    let run = common::generated("synth", 2, 300_000, 5, true);
+    let (dir, truth) = (&run.dir, &run.truth);
     for rt in &truth.ranks {
         let t = ingest(&dir.join(&rt.trace_view));
         assert_eq!(t.files.rank[0], rt.rank as i32);
@@ -112,7 +103,6 @@ fn ingest_of_generated_root_equals_ground_truth() {
         }
         assert_eq!(by_cat, rt.kineto_x_by_cat);
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -78,3 +78,28 @@ impl Lcg {
         ((self.0 >> 33) as usize) % n.max(1)
     }
 }
+
+/// A generated run (profscope synth) in its own temp folder, removed when dropped.
+pub struct Generated {
+    pub dir: PathBuf,
+    pub truth: profscope::synth::Truth,
+}
+
+impl Drop for Generated {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+pub fn generated(tag: &str, ranks: u32, target_bytes: u64, seed: u64, kineto: bool) -> Generated {
+    let dir = std::env::temp_dir().join(format!("profscope-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let opts = profscope::synth::SynthOpts {
+        ranks,
+        target_bytes,
+        seed,
+        kineto,
+    };
+    let truth = profscope::synth::generate(&dir, &opts).unwrap();
+    Generated { dir, truth }
+}
