@@ -6,6 +6,7 @@ use super::chrome_json::chunk::{ChunkOut, MetaKind};
 use super::chrome_json::local::IdKey;
 use super::postpass;
 use crate::diag::Severity;
+use crate::model::events::NO_ROW;
 use crate::model::files::SourceFormat;
 use crate::model::hash::FxHashMap;
 use crate::model::{FileId, ProcessId, StrId, Tables, ThreadId};
@@ -185,6 +186,7 @@ impl TablesBuilder {
         e.kind.extend_from_slice(&out.ev_kind);
         e.connection_id.extend_from_slice(&out.ev_conn);
         e.correlation_id.extend_from_slice(&out.ev_corr);
+        e.pad_links();
 
         for be in &out.begin_end {
             self.pending_be.push(PendingBe {
@@ -286,6 +288,10 @@ pub struct NewEvent {
     pub stream: i32,
     pub connection_id: i64,
     pub correlation_id: i64,
+    /// Row of the kernels table, or `NO_ROW`.
+    pub kernel: u32,
+    /// Row of the comm_tasks table, or `NO_ROW`.
+    pub comm_task: u32,
 }
 
 impl NewEvent {
@@ -307,6 +313,8 @@ impl NewEvent {
             stream: -1,
             connection_id,
             correlation_id: -1,
+            kernel: NO_ROW,
+            comm_task: NO_ROW,
         }
     }
 }
@@ -338,6 +346,12 @@ impl TablesBuilder {
         th
     }
 
+    /// Sets the device id of `thread`'s process (row readers know it; Chrome traces hint it).
+    pub fn set_process_device(&mut self, thread: ThreadId, device: i32) {
+        let p = self.t.threads.process[thread.idx()].idx();
+        self.t.processes.device_id[p] = device;
+    }
+
     pub fn push_event(&mut self, e: NewEvent) {
         let t = &mut self.t.events;
         t.thread.push(e.thread);
@@ -351,5 +365,7 @@ impl TablesBuilder {
         t.kind.push(crate::model::EventKind::Complete);
         t.connection_id.push(e.connection_id);
         t.correlation_id.push(e.correlation_id);
+        t.kernel.push(e.kernel);
+        t.comm_task.push(e.comm_task);
     }
 }

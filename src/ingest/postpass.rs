@@ -91,6 +91,8 @@ fn match_begin_end(b: &mut TablesBuilder) {
         e.kind.push(EventKind::Complete);
         e.connection_id.push(-1);
         e.correlation_id.push(-1);
+        e.kernel.push(crate::model::events::NO_ROW);
+        e.comm_task.push(crate::model::events::NO_ROW);
     }
     let unmatched_begin: Vec<usize> = stacks.values().flatten().copied().collect();
     for &i in unmatched_begin.iter().take(crate::diag::MAX_EXAMPLES) {

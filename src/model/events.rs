@@ -35,7 +35,14 @@ pub struct EventTable {
     pub connection_id: Vec<i64>,
     /// torch_npu `correlation_id` / Kineto `correlation`; -1 absent.
     pub correlation_id: Vec<i64>,
+    /// Row of [`super::kernels::KernelTable`] (op type, block dims, shapes); [`NO_ROW`] when none.
+    pub kernel: Vec<u32>,
+    /// Row of [`super::comm_tasks::CommTaskTable`] (HCCL plane task details); [`NO_ROW`] when none.
+    pub comm_task: Vec<u32>,
 }
+
+/// The `kernel` / `comm_task` value of an event without such a row.
+pub const NO_ROW: u32 = u32::MAX;
 
 impl EventTable {
     pub fn len(&self) -> usize {
@@ -68,6 +75,8 @@ impl EventTable {
             kind: pick(&self.kind, keep),
             connection_id: pick(&self.connection_id, keep),
             correlation_id: pick(&self.correlation_id, keep),
+            kernel: pick(&self.kernel, keep),
+            comm_task: pick(&self.comm_task, keep),
         }
     }
 
@@ -83,5 +92,15 @@ impl EventTable {
         self.kind.reserve(n);
         self.connection_id.reserve(n);
         self.correlation_id.reserve(n);
+        self.kernel.reserve(n);
+        self.comm_task.reserve(n);
+    }
+
+    /// Fills the link columns (`kernel`, `comm_task`) with [`NO_ROW`] up to the row count, for
+    /// readers whose rows carry no such details.
+    pub fn pad_links(&mut self) {
+        let n = self.len();
+        self.kernel.resize(n, NO_ROW);
+        self.comm_task.resize(n, NO_ROW);
     }
 }

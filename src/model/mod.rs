@@ -3,13 +3,19 @@
 //! are declared once, with their docs, in [`schema`]; docs/tables.md mirrors that declaration.
 
 pub mod category;
+pub mod comm_tasks;
 pub mod counters;
 pub mod events;
 pub mod files;
 pub mod flows;
 pub mod hash;
 pub mod ids;
+pub mod kernels;
+pub mod memory;
+pub mod meta;
+pub mod reference;
 pub mod schema;
+pub mod steps;
 pub mod strings;
 pub mod tables;
 pub mod tracks;

@@ -2,11 +2,17 @@
 //! the convenience joins every analysis needs (event → thread → process → file).
 
 use super::category::ProcessRole;
+use super::comm_tasks::CommTaskTable;
 use super::counters::CounterTable;
 use super::events::EventTable;
 use super::files::FileTable;
 use super::flows::FlowTable;
 use super::ids::{FileId, ProcessId, ThreadId};
+use super::kernels::KernelTable;
+use super::memory::{MemoryTable, OpMemoryTable};
+use super::meta::MetaTable;
+use super::reference::ReferenceTable;
+use super::steps::StepTable;
 use super::strings::{Interner, StrId};
 use super::tracks::{ProcessTable, ThreadTable};
 use crate::diag::Diagnostics;
@@ -20,6 +26,13 @@ pub struct Tables {
     pub events: EventTable,
     pub counters: CounterTable,
     pub flows: FlowTable,
+    pub kernels: KernelTable,
+    pub comm_tasks: CommTaskTable,
+    pub steps: StepTable,
+    pub memory: MemoryTable,
+    pub op_memory: OpMemoryTable,
+    pub meta: MetaTable,
+    pub reference: ReferenceTable,
     pub diagnostics: Diagnostics,
 }
 

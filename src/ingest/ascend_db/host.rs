@@ -1,0 +1,205 @@
+//! Host tables: CANN_API (named `<Level>@<api>` as trace_view.json names them: AscendCL, Node,
+//! Hccl, Runtime, Model), PYTORCH_API (TEXT ns times; `cat` from its type: cpu_op, enqueue /
+//! dequeue, python_function) with its CONNECTION_IDS links, and MSTX_EVENTS.
+//!
+//! PYTORCH_API.connectionId indexes CONNECTION_IDS. Ids >= 5<<28 are framework-internal:
+//! for queue rows, `id - (5<<28)` is the enqueue/dequeue correlation id (the JSON's
+//! `correlation_id`). Smaller ids are CANN connection ids: each becomes an `async_npu` flow from
+//! the torch op to the first device task with that id.
+
+use super::Ctx;
+use super::open::err;
+use super::rows;
+use crate::ingest::builder::NewEvent;
+use crate::ingest::error::IngestError;
+use crate::model::flows::FlowPhase;
+use crate::model::hash::{FxHashMap, FxHashSet};
+use crate::model::{StrId, ThreadId};
+
+/// First framework-internal connection id (torch_npu START_CONNECTION_ID_FWK_API).
+const FWK_CONNECTION_BASE: i64 = 5 << 28;
+
+/// CANN connection ids that PYTORCH_API rows point at, and the first device task of each.
+#[derive(Default)]
+pub struct Links {
+    /// CONNECTION_IDS: index → connection ids.
+    by_index: FxHashMap<i64, Vec<i64>>,
+    wanted: FxHashSet<i64>,
+    first_task: FxHashMap<i64, (ThreadId, i64)>,
+}
+
+impl Links {
+    pub(super) fn load(cx: &Ctx<'_>) -> Result<Links, IngestError> {
+        let mut l = Links::default();
+        if !cx.schema.has("CONNECTION_IDS") {
+            return Ok(l);
+        }
+        let path = cx.path;
+        let mut st =
+            cx.c.prepare("SELECT id, connectionId FROM CONNECTION_IDS")
+                .map_err(|e| err(path, e))?;
+        let mut q = st.query([]).map_err(|e| err(path, e))?;
+        while let Some(r) = q.next().map_err(|e| err(path, e))? {
+            let conn = rows::int(r, 1);
+            l.by_index.entry(rows::int(r, 0)).or_default().push(conn);
+            if (0..FWK_CONNECTION_BASE).contains(&conn) {
+                l.wanted.insert(conn);
+            }
+        }
+        Ok(l)
+    }
+
+    pub(super) fn task_seen(&mut self, conn: i64, thread: ThreadId, ts: i64) {
+        if !self.wanted.is_empty() && self.wanted.contains(&conn) {
+            let e = self.first_task.entry(conn).or_insert((thread, ts));
+            if ts < e.1 {
+                *e = (thread, ts);
+            }
+        }
+    }
+}
+
+/// CANN_API.type → the level prefix trace_view.json gives the event name.
+fn cann_level(t: i64) -> &'static str {
+    match t {
+        20000 => "AscendCL",
+        15000 => "Model",
+        10000 => "Node",
+        5500 => "Hccl",
+        5000 => "Runtime",
+        _ => "",
+    }
+}
+
+pub(super) fn ingest(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
+    cann(cx)?;
+    pytorch(cx)?;
+    mstx(cx)
+}
+
+fn host_thread(cx: &mut Ctx<'_>, pid: i64, process: &str, gtid: i64) -> ThreadId {
+    let tid = gtid & 0xffff_ffff;
+    cx.b.named_thread(
+        cx.file,
+        pid,
+        tid,
+        (process, "CPU"),
+        &format!("Thread {tid}"),
+    )
+}
+
+fn cann(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
+    if !cx.schema.has("CANN_API") {
+        cx.missing("CANN_API", "no CANN host APIs");
+        return Ok(());
+    }
+    let path = cx.path;
+    let mut st =
+        cx.c.prepare("SELECT startNs, endNs, globalTid, connectionId, name, type FROM CANN_API")
+            .map_err(|e| err(path, e))?;
+    let mut q = st.query([]).map_err(|e| err(path, e))?;
+    let mut names: FxHashMap<(StrId, i64), StrId> = FxHashMap::default();
+    while let Some(r) = q.next().map_err(|e| err(path, e))? {
+        let thread = host_thread(cx, super::PID_CANN, "CANN", rows::int_or(r, 2, 0));
+        let raw = cx.strings.get(rows::int(r, 4));
+        let level = rows::int(r, 5);
+        let name = *names.entry((raw, level)).or_insert_with(|| {
+            let api = cx.b.tables().str(raw).to_string();
+            match cann_level(level) {
+                "" => cx.b.intern(&api),
+                l => cx.b.intern(&format!("{l}@{api}")),
+            }
+        });
+        let (start, end, conn) = (rows::int(r, 0), rows::int(r, 1), rows::int(r, 3));
+        cx.b.push_event(NewEvent::span(thread, start, end, name, conn));
+    }
+    Ok(())
+}
+
+fn pytorch(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
+    if !cx.schema.has("PYTORCH_API") {
+        cx.missing("PYTORCH_API", "no framework host events");
+        return Ok(());
+    }
+    let path = cx.path;
+    let cats = [
+        cx.b.intern("cpu_op"),
+        cx.b.intern("enqueue"),
+        cx.b.intern("dequeue"),
+        cx.b.intern("python_function"),
+        cx.b.intern("MsTx"),
+    ];
+    let (flow_cat, flow_name) = (cx.b.intern("async_npu"), cx.b.intern("async_npu"));
+    let mut st =
+        cx.c.prepare("SELECT startNs, endNs, globalTid, connectionId, name, type FROM PYTORCH_API")
+            .map_err(|e| err(path, e))?;
+    let mut q = st.query([]).map_err(|e| err(path, e))?;
+    let mut flow_id = 0u64;
+    while let Some(r) = q.next().map_err(|e| err(path, e))? {
+        let thread = host_thread(cx, super::PID_PYTHON, "Python", rows::int_or(r, 2, 0));
+        let name = cx.strings.get(rows::int(r, 4));
+        let cat = match rows::int(r, 5) {
+            50001 => cats[0],
+            50002 if cx.b.tables().str(name).starts_with("Enqueue") => cats[1],
+            50002 => cats[2],
+            50003 => cats[3],
+            50004 => cats[4],
+            _ => StrId::EMPTY,
+        };
+        let start = rows::int(r, 0);
+        let mut e = NewEvent::span(thread, start, rows::int(r, 1), name, -1);
+        e.cat = cat;
+        let index = rows::int(r, 3);
+        if let Some(ids) = cx.links.by_index.get(&index) {
+            for &id in ids {
+                if id >= FWK_CONNECTION_BASE {
+                    if cat == cats[1] || cat == cats[2] {
+                        e.correlation_id = id - FWK_CONNECTION_BASE;
+                    }
+                } else if let Some(&(dev_thread, dev_ts)) = cx.links.first_task.get(&id) {
+                    flow_id += 1;
+                    let f = &mut cx.b.t.flows;
+                    for (th, ph, ts) in [
+                        (thread, FlowPhase::Start, start),
+                        (dev_thread, FlowPhase::Finish, dev_ts),
+                    ] {
+                        f.thread.push(th);
+                        f.phase.push(ph);
+                        f.cat.push(flow_cat);
+                        f.name.push(flow_name);
+                        f.id.push(flow_id);
+                        f.ts_ns.push(ts);
+                        f.bind_enclosing.push(ph == FlowPhase::Finish);
+                    }
+                }
+            }
+        }
+        cx.b.push_event(e);
+    }
+    Ok(())
+}
+
+fn mstx(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
+    if !cx.schema.has("MSTX_EVENTS") {
+        return Ok(());
+    }
+    let path = cx.path;
+    let cat = cx.b.intern("MsTx");
+    let mut st =
+        cx.c.prepare("SELECT startNs, endNs, globalTid, message, connectionId FROM MSTX_EVENTS")
+            .map_err(|e| err(path, e))?;
+    let mut q = st.query([]).map_err(|e| err(path, e))?;
+    while let Some(r) = q.next().map_err(|e| err(path, e))? {
+        let thread = host_thread(cx, super::PID_PYTHON, "Python", rows::int_or(r, 2, 0));
+        let name = cx.strings.get(rows::int(r, 3));
+        let (start, end) = (rows::int(r, 0), rows::int(r, 1));
+        // 4000000000: a host-only marker without a device link.
+        let conn = Some(rows::int(r, 4))
+            .filter(|&c| c != 4_000_000_000)
+            .unwrap_or(-1);
+        let mut e = NewEvent::span(thread, start, end.max(start), name, conn);
+        e.cat = cat;
+        cx.b.push_event(e);
+    }
+    Ok(())
+}

@@ -1,0 +1,69 @@
+//! Run facts into the meta table (META_DATA incl. SCHEMA_VERSION, NPU_INFO, SESSION_TIME_INFO,
+//! HOST_INFO, RANK_DEVICE_MAP) and STEP_TIME into the steps table.
+
+use super::Ctx;
+use super::open::err;
+use super::rows;
+use crate::diag::Severity;
+use crate::ingest::error::IngestError;
+
+pub(super) fn ingest(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
+    // (table, select, key prefix): each row gives key = prefix + first column, value = second.
+    let sources = [
+        ("META_DATA", "SELECT name, value FROM META_DATA", ""),
+        ("NPU_INFO", "SELECT id, name FROM NPU_INFO", "npu_info."),
+        (
+            "SESSION_TIME_INFO",
+            "SELECT 'start_ns', startTimeNs FROM SESSION_TIME_INFO UNION ALL SELECT 'end_ns', endTimeNs FROM SESSION_TIME_INFO",
+            "session.",
+        ),
+        (
+            "HOST_INFO",
+            "SELECT 'uid', hostUid FROM HOST_INFO UNION ALL SELECT 'name', hostName FROM HOST_INFO",
+            "host.",
+        ),
+        (
+            "RANK_DEVICE_MAP",
+            "SELECT rankId, deviceId FROM RANK_DEVICE_MAP",
+            "rank_device_map.",
+        ),
+    ];
+    let path = cx.path;
+    for (table, sql, prefix) in sources {
+        if !cx.schema.has(table) {
+            continue;
+        }
+        let mut st = cx.c.prepare(sql).map_err(|e| err(path, e))?;
+        let mut q = st.query([]).map_err(|e| err(path, e))?;
+        while let Some(r) = q.next().map_err(|e| err(path, e))? {
+            let key = cx.b.intern(&format!("{prefix}{}", rows::text(r, 0)));
+            let value = cx.b.intern(&rows::text(r, 1));
+            let m = &mut cx.b.t.meta;
+            m.file.push(cx.file);
+            m.key.push(key);
+            m.value.push(value);
+        }
+    }
+    let version = cx.b.intern("SCHEMA_VERSION");
+    if cx.b.t.meta.get(cx.file, version).is_none() {
+        cx.b.diag().add("schema_version_unknown", Severity::Info, || {
+            format!("{path}: no META_DATA SCHEMA_VERSION (older CANN): columns probed with PRAGMA table_info")
+        });
+    }
+    if cx.schema.has("STEP_TIME") {
+        let source = cx.b.intern("STEP_TIME");
+        let mut st =
+            cx.c.prepare("SELECT id, startNs, endNs FROM STEP_TIME")
+                .map_err(|e| err(path, e))?;
+        let mut q = st.query([]).map_err(|e| err(path, e))?;
+        while let Some(r) = q.next().map_err(|e| err(path, e))? {
+            let s = &mut cx.b.t.steps;
+            s.file.push(cx.file);
+            s.step.push(rows::int(r, 0));
+            s.start_ns.push(rows::int(r, 1));
+            s.end_ns.push(rows::int(r, 2));
+            s.source.push(source);
+        }
+    }
+    Ok(())
+}

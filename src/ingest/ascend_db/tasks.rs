@@ -1,0 +1,371 @@
+//! TASK, the device-task table, with its per-task info tables joined by `globalTaskId`:
+//! COMPUTE_TASK_INFO (kernel name, op type, block dims, shapes), COMMUNICATION_SCHEDULE_TASK_INFO
+//! (AICPU / MC2 scheduling kernels) and COMMUNICATION_TASK_INFO (HCCL plane tasks). Every TASK row
+//! becomes an `Ascend Hardware` event on `Stream <streamId>`; a row with communication info also
+//! becomes an HCCL `Plane <planeId>` event, as trace_view.json shows both.
+//!
+//! The info tables are loaded first into indexes by globalTaskId (dense vectors when the ids
+//! are dense), so the TASK scan is a plain table scan, not a join. Big TASK tables are scanned in
+//! rowid ranges on separate read-only connections, in parallel waves, and merged in rowid order.
+
+use super::Ctx;
+use super::open::{err, open};
+use super::rows;
+use super::strings::load_enum;
+use crate::diag::Severity;
+use crate::ingest::builder::NewEvent;
+use crate::ingest::error::IngestError;
+use crate::model::events::NO_ROW;
+use crate::model::hash::FxHashMap;
+use crate::model::{StrId, ThreadId};
+use rayon::prelude::*;
+
+/// The `cat` given to kernel-type TASK rows that have no kernel info (classified `other`).
+pub const TASK_WITHOUT_KERNEL_INFO: &str = "task_without_kernel_info";
+/// Rowids per parallel piece of a TASK scan.
+const PIECE_ROWS: i64 = 1 << 20;
+/// HCCL plane threads (tid = plane id) sit beside the group threads (tid = this + group id).
+pub(super) const GROUP_TID_BASE: i64 = 1 << 32;
+
+fn is_kernel_task_type(tt: &str) -> bool {
+    [
+        "AI_CORE",
+        "AI_VECTOR_CORE",
+        "AI_CPU",
+        "MIX_AIC",
+        "MIX_AIV",
+        "KERNEL_",
+    ]
+    .iter()
+    .any(|p| tt.starts_with(p))
+}
+
+/// globalTaskId → row of a per-task table: a dense vector when ids are dense, else a map.
+#[derive(Default)]
+struct GidIndex {
+    dense: Vec<u32>,
+    sparse: FxHashMap<i64, u32>,
+}
+
+impl GidIndex {
+    fn build(ids: &[i64]) -> GidIndex {
+        let max = ids.iter().copied().max().unwrap_or(-1);
+        let min = ids.iter().copied().min().unwrap_or(0);
+        let mut g = GidIndex::default();
+        if min >= 0 && max < 2 * ids.len() as i64 + 4096 {
+            g.dense = vec![NO_ROW; (max + 1) as usize];
+            for (row, &id) in ids.iter().enumerate() {
+                g.dense[id as usize] = row as u32;
+            }
+        } else {
+            g.sparse = ids
+                .iter()
+                .enumerate()
+                .map(|(row, &id)| (id, row as u32))
+                .collect();
+        }
+        g
+    }
+    fn get(&self, id: i64) -> Option<u32> {
+        let r = if self.dense.is_empty() {
+            self.sparse.get(&id).copied().unwrap_or(NO_ROW)
+        } else {
+            usize::try_from(id)
+                .ok()
+                .and_then(|i| self.dense.get(i).copied())
+                .unwrap_or(NO_ROW)
+        };
+        (r != NO_ROW).then_some(r)
+    }
+}
+
+/// Names and detail rows by globalTaskId.
+#[derive(Default)]
+struct Infos {
+    compute: GidIndex,
+    /// Per compute row: kernel name and row of the kernels table.
+    compute_rows: Vec<(StrId, u32)>,
+    sched: GidIndex,
+    sched_names: Vec<StrId>,
+    comm: GidIndex,
+    /// Per comm row: plane task name, plane and row of the comm_tasks table.
+    comm_rows: Vec<(StrId, i32, u32)>,
+}
+
+/// One TASK row as read.
+#[derive(Clone, Copy)]
+struct TaskRow {
+    start: i64,
+    end: i64,
+    conn: i64,
+    gtid: i64,
+    task_type: i64,
+    device: i32,
+    stream: i32,
+}
+
+const TASK_COLS: &str =
+    "startNs, endNs, connectionId, globalTaskId, taskType, deviceId, streamId FROM TASK";
+
+fn read_row(r: &rusqlite::Row<'_>) -> TaskRow {
+    TaskRow {
+        start: rows::int(r, 0),
+        end: rows::int(r, 1),
+        conn: rows::int(r, 2),
+        gtid: rows::int(r, 3),
+        task_type: rows::int(r, 4),
+        device: rows::int(r, 5).clamp(-1, i32::MAX as i64) as i32,
+        stream: rows::int(r, 6).clamp(-1, i32::MAX as i64) as i32,
+    }
+}
+
+/// Rows of TASK with `lo <= rowid < hi`, on a connection of its own.
+fn read_piece(path: &str, lo: i64, hi: i64) -> Result<Vec<TaskRow>, IngestError> {
+    let c = open(path)?;
+    let mut st = c
+        .prepare(&format!(
+            "SELECT {TASK_COLS} WHERE rowid >= ?1 AND rowid < ?2"
+        ))
+        .map_err(|e| err(path, e))?;
+    let mut q = st.query([lo, hi]).map_err(|e| err(path, e))?;
+    let mut out = Vec::with_capacity((hi - lo).clamp(0, PIECE_ROWS) as usize);
+    while let Some(r) = q.next().map_err(|e| err(path, e))? {
+        out.push(read_row(r));
+    }
+    Ok(out)
+}
+
+pub(super) fn ingest(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
+    let infos = load_infos(cx)?;
+    let path = cx.path;
+    let (lo, hi): (i64, i64) =
+        cx.c.query_row("SELECT min(rowid), max(rowid) FROM TASK", [], |r| {
+            Ok((rows::int_or(r, 0, 0), rows::int_or(r, 1, -1)))
+        })
+        .map_err(|e| err(path, e))?;
+    let mut conv = Converter::new(cx, infos);
+    if hi - lo < PIECE_ROWS {
+        let mut st =
+            cx.c.prepare(&format!("SELECT {TASK_COLS}"))
+                .map_err(|e| err(path, e))?;
+        let mut q = st.query([]).map_err(|e| err(path, e))?;
+        while let Some(r) = q.next().map_err(|e| err(path, e))? {
+            conv.push(cx, read_row(r));
+        }
+    } else {
+        let pieces: Vec<(i64, i64)> = (lo..=hi)
+            .step_by(PIECE_ROWS as usize)
+            .map(|a| (a, (a + PIECE_ROWS).min(hi + 1)))
+            .collect();
+        let wave = rayon::current_num_threads().max(1);
+        for w in pieces.chunks(wave) {
+            let read: Vec<Result<Vec<TaskRow>, IngestError>> =
+                w.par_iter().map(|&(a, b)| read_piece(path, a, b)).collect();
+            for rows in read {
+                let rows = rows?;
+                cx.b.reserve_events(rows.len());
+                for row in rows {
+                    conv.push(cx, row);
+                }
+            }
+        }
+    }
+    let n = conv.unnamed_kernels;
+    cx.b.diag().add_n("task_without_kernel_info", Severity::Info, n, || {
+        format!("{path}: kernel-type TASK rows without COMPUTE_TASK_INFO (e.g. collective envelopes); kept as category other")
+    });
+    Ok(())
+}
+
+/// Turns TASK rows into events, with per-(device, stream) threads and cached task-type facts.
+struct Converter {
+    infos: Infos,
+    threads: FxHashMap<(i32, i32), ThreadId>,
+    planes: FxHashMap<i32, ThreadId>,
+    kernel_type: FxHashMap<StrId, bool>,
+    no_info: StrId,
+    unnamed_kernels: u64,
+}
+
+impl Converter {
+    fn new(cx: &mut Ctx<'_>, infos: Infos) -> Converter {
+        Converter {
+            infos,
+            threads: FxHashMap::default(),
+            planes: FxHashMap::default(),
+            kernel_type: FxHashMap::default(),
+            no_info: cx.b.intern(TASK_WITHOUT_KERNEL_INFO),
+            unnamed_kernels: 0,
+        }
+    }
+
+    fn push(&mut self, cx: &mut Ctx<'_>, r: TaskRow) {
+        let file = cx.file;
+        let thread = *self.threads.entry((r.device, r.stream)).or_insert_with(|| {
+            cx.b.named_thread(
+                file,
+                super::PID_HARDWARE + r.device as i64,
+                r.stream as i64,
+                ("Ascend Hardware", &format!("NPU {}", r.device)),
+                &format!("Stream {}", r.stream),
+            )
+        });
+        let tt = cx.strings.get(r.task_type);
+        let (mut name, mut kernel) = (StrId::EMPTY, NO_ROW);
+        if let Some(i) = self.infos.compute.get(r.gtid) {
+            (name, kernel) = self.infos.compute_rows[i as usize];
+        } else if let Some(i) = self.infos.sched.get(r.gtid) {
+            name = self.infos.sched_names[i as usize];
+        }
+        // A kernel-type task with no kernel info row (real dbs: the task envelope of each HCCL
+        // collective on its stream) is not a compute kernel: keep it, say what it is.
+        let unnamed = name.is_empty()
+            && *self
+                .kernel_type
+                .entry(tt)
+                .or_insert_with(|| is_kernel_task_type(cx.b.tables().str(tt)));
+        self.unnamed_kernels += unnamed as u64;
+        cx.b.push_event(NewEvent {
+            thread,
+            ts_ns: r.start,
+            dur_ns: r.end - r.start,
+            name: if name.is_empty() { tt } else { name },
+            cat: if unnamed { self.no_info } else { StrId::EMPTY },
+            task_type: tt,
+            stream: r.stream,
+            connection_id: r.conn,
+            correlation_id: -1,
+            kernel,
+            comm_task: NO_ROW,
+        });
+        cx.links.task_seen(r.conn, thread, r.start);
+        if let Some(i) = self.infos.comm.get(r.gtid) {
+            let (pname, plane, row) = self.infos.comm_rows[i as usize];
+            let pthread = *self.planes.entry(plane).or_insert_with(|| {
+                cx.b.named_thread(
+                    file,
+                    super::PID_HCCL,
+                    plane as i64,
+                    ("HCCL", "NPU"),
+                    &format!("Plane {plane}"),
+                )
+            });
+            cx.b.push_event(NewEvent {
+                thread: pthread,
+                ts_ns: r.start,
+                dur_ns: r.end - r.start,
+                name: pname,
+                cat: StrId::EMPTY,
+                task_type: pname,
+                stream: r.stream,
+                connection_id: -1,
+                correlation_id: -1,
+                kernel: NO_ROW,
+                comm_task: row,
+            });
+        }
+    }
+}
+
+fn load_infos(cx: &mut Ctx<'_>) -> Result<Infos, IngestError> {
+    let mut inf = Infos::default();
+    let path = cx.path;
+    if cx.schema.has("COMPUTE_TASK_INFO") {
+        let t = "COMPUTE_TASK_INFO";
+        let sql = format!(
+            "SELECT globalTaskId, name, {}, {}, opType, inputShapes, inputDataTypes, inputFormats, outputShapes, outputDataTypes, outputFormats FROM {t}",
+            cx.schema.col(t, &["blockNum", "blockDim"]),
+            cx.schema.col(t, &["mixBlockNum", "mixBlockDim"]),
+        );
+        let mut st = cx.c.prepare(&sql).map_err(|e| err(path, e))?;
+        let mut q = st.query([]).map_err(|e| err(path, e))?;
+        let mut ids = Vec::new();
+        while let Some(r) = q.next().map_err(|e| err(path, e))? {
+            ids.push(rows::int(r, 0));
+            let s = |i| cx.strings.get(rows::int(r, i));
+            let k = &mut cx.b.t.kernels;
+            let row = k.len() as u32;
+            k.block_num.push(rows::int(r, 2));
+            k.mix_block_num.push(rows::int(r, 3));
+            k.op_type.push(s(4));
+            k.input_shapes.push(s(5));
+            k.input_dtypes.push(s(6));
+            k.input_formats.push(s(7));
+            k.output_shapes.push(s(8));
+            k.output_dtypes.push(s(9));
+            k.output_formats.push(s(10));
+            inf.compute_rows.push((s(1), row));
+        }
+        inf.compute = GidIndex::build(&ids);
+    } else {
+        cx.missing("COMPUTE_TASK_INFO", "kernel names fall back to task types");
+    }
+    if cx.schema.has("COMMUNICATION_SCHEDULE_TASK_INFO") {
+        let mut st =
+            cx.c.prepare("SELECT globalTaskId, name FROM COMMUNICATION_SCHEDULE_TASK_INFO")
+                .map_err(|e| err(path, e))?;
+        let mut q = st.query([]).map_err(|e| err(path, e))?;
+        let mut ids = Vec::new();
+        while let Some(r) = q.next().map_err(|e| err(path, e))? {
+            ids.push(rows::int(r, 0));
+            inf.sched_names.push(cx.strings.get(rows::int(r, 1)));
+        }
+        inf.sched = GidIndex::build(&ids);
+    }
+    if cx.schema.has("COMMUNICATION_TASK_INFO") {
+        load_comm_tasks(cx, &mut inf)?;
+    }
+    Ok(inf)
+}
+
+fn load_comm_tasks(cx: &mut Ctx<'_>, inf: &mut Infos) -> Result<(), IngestError> {
+    let path = cx.path;
+    let mut en = |t: &str| -> Result<FxHashMap<i64, StrId>, IngestError> {
+        if cx.schema.has(t) {
+            load_enum(cx.c, path, t, cx.b)
+        } else {
+            Ok(FxHashMap::default())
+        }
+    };
+    let transport = en("ENUM_HCCL_TRANSPORT_TYPE")?;
+    let link = en("ENUM_HCCL_LINK_TYPE")?;
+    let dtype = en("ENUM_HCCL_DATA_TYPE")?;
+    let t = "COMMUNICATION_TASK_INFO";
+    let sql = format!(
+        "SELECT globalTaskId, name, taskType, {}, groupName, {}, {}, {}, {}, {}, {}, {}, {} FROM {t}",
+        cx.schema.col(t, &["planeId"]),
+        cx.schema.col(t, &["srcRank"]),
+        cx.schema.col(t, &["dstRank"]),
+        cx.schema.col(t, &["transportType"]),
+        cx.schema.col(t, &["linkType"]),
+        cx.schema.col(t, &["dataType"]),
+        cx.schema.col(t, &["size"]),
+        cx.schema.col(t, &["bandwidth"]),
+        cx.schema.col(t, &["notifyId"]),
+    );
+    let mut st = cx.c.prepare(&sql).map_err(|e| err(path, e))?;
+    let mut q = st.query([]).map_err(|e| err(path, e))?;
+    let mut ids = Vec::new();
+    let enum_or = |m: &FxHashMap<i64, StrId>, v: i64| m.get(&v).copied().unwrap_or(StrId::EMPTY);
+    while let Some(r) = q.next().map_err(|e| err(path, e))? {
+        ids.push(rows::int(r, 0));
+        let s = |i| cx.strings.get(rows::int(r, i));
+        let plane = rows::int(r, 3).clamp(-1, i32::MAX as i64) as i32;
+        let c = &mut cx.b.t.comm_tasks;
+        let row = c.len() as u32;
+        c.op_name.push(s(1));
+        c.group.push(s(4));
+        c.plane.push(plane);
+        c.src_rank.push(rows::int(r, 5));
+        c.dst_rank.push(rows::int(r, 6));
+        c.transport.push(enum_or(&transport, rows::int(r, 7)));
+        c.link.push(enum_or(&link, rows::int(r, 8)));
+        c.data_type.push(enum_or(&dtype, rows::int(r, 9)));
+        c.size_bytes.push(rows::int(r, 10));
+        c.bandwidth_bytes_per_s.push(rows::num(r, 11));
+        c.notify_id.push(rows::int(r, 12));
+        inf.comm_rows.push((s(2), plane, row));
+    }
+    inf.comm = GidIndex::build(&ids);
+    Ok(())
+}
