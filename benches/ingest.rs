@@ -168,6 +168,7 @@ fn main() {
                 target_bytes: profscope::synth::parse_size(size).unwrap(),
                 seed: 42,
                 kineto: false,
+                export: Default::default(),
             };
             profscope::synth::generate(&dir, &o).unwrap();
         }

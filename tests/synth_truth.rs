@@ -113,6 +113,7 @@ fn generator_is_deterministic() {
         target_bytes: 50_000,
         seed: 9,
         kineto: false,
+        export: Default::default(),
     };
     generate(&a, &o).unwrap();
     generate(&b, &o).unwrap();

@@ -1,6 +1,6 @@
 //! `profscope synth OUT_DIR`: writes a generated profiling root (see [`crate::synth`]).
 
-use crate::synth::{SynthOpts, generate, parse_size};
+use crate::synth::{Export, SynthOpts, generate, parse_size};
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -21,6 +21,10 @@ pub struct SynthArgs {
     /// Also write lmdeploy-style Kineto rank files (`lmdeploy_profile_<rank>.json.gz`).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub kineto: bool,
+    /// torch_npu export type per rank: trace_view.json (json), the profiler db with analysis.db
+    /// (db), or both from the same run.
+    #[arg(long, value_enum, default_value_t = Export::Json)]
+    pub export: Export,
 }
 
 pub fn run(a: SynthArgs) -> anyhow::Result<ExitCode> {
@@ -29,6 +33,7 @@ pub fn run(a: SynthArgs) -> anyhow::Result<ExitCode> {
         target_bytes: parse_size(&a.size)?,
         seed: a.seed,
         kineto: a.kineto,
+        export: a.export,
     };
     let truth = generate(&a.out, &opts)?;
     eprintln!(

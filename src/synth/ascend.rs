@@ -7,6 +7,7 @@
 //! spellings (NOTIFY_WAIT, CAPTURE_RECORD, MEM_WAIT_VALUE, SDMA_SQE) follow the seeds' rules,
 //! since no public trace has them.
 
+use super::db::{DbWriter, TaskInfo};
 use super::rng::Rng;
 use super::truth::RankTruth;
 use super::writer::EventWriter;
@@ -33,6 +34,8 @@ const LAYER: &[(&str, &str, i64, i64)] = &[
 pub struct RankGen<'a> {
     pub rng: Rng,
     pub w: EventWriter,
+    /// The same run as a torch_npu db, when asked for.
+    pub db: Option<DbWriter>,
     pub truth: &'a mut RankTruth,
     pub pid_py: i64,
     pub pid_hw: i64,
@@ -72,6 +75,7 @@ impl<'a> RankGen<'a> {
         RankGen {
             rng: Rng::new(seed ^ ((rank as u64 + 1) << 32)),
             w,
+            db: None,
             truth,
             pid_py: host,
             pid_hw: packed_pid(host, 14, dev),
@@ -92,6 +96,11 @@ impl<'a> RankGen<'a> {
             gaps: Vec::new(),
             step_busy: Vec::new(),
         }
+    }
+
+    /// The device id this rank's NPU processes carry.
+    pub fn device(&self) -> i64 {
+        self.pid_hw & 31
     }
 
     fn span(&mut self, ts: i64, dur: i64) {
@@ -165,16 +174,14 @@ impl<'a> RankGen<'a> {
             )?;
             self.truth.metadata += 1;
         }
-        for (tid, name) in [(0, "Group 0 Communication"), (1, "Plane 0")] {
-            self.w.meta(
-                "thread_name",
-                self.pid_hccl,
-                tid,
-                "name",
-                &format!("\"{name}\""),
-            )?;
-            self.truth.metadata += 1;
-        }
+        self.w.meta(
+            "thread_name",
+            self.pid_hccl,
+            0,
+            "name",
+            "\"Group 0 Communication\"",
+        )?;
+        self.truth.metadata += 1;
         for (tid, name) in [
             (0, "Computing"),
             (1, "Communication"),
@@ -209,6 +216,21 @@ impl<'a> RankGen<'a> {
             self.task_id, self.conn
         );
         self.w.device_x(name, self.pid_hw, stream, ts, dur, &args)?;
+        if let Some(db) = &mut self.db {
+            // The db's taskType is the host task type: the kernel's, else the task's own name.
+            let (tt, info) = match cat {
+                Category::ComputeKernel => (
+                    task_type,
+                    TaskInfo::Kernel {
+                        name,
+                        op_type: name,
+                    },
+                ),
+                Category::CommKernel => (task_type, TaskInfo::Schedule { name }),
+                _ => (name, TaskInfo::None),
+            };
+            db.task((ts, ts + dur), stream, tt, self.conn as i64, info)?;
+        }
         self.count("Ascend Hardware", cat, ts, dur);
         self.truth.streams.entry(stream).or_default().add(dur);
         match cat {
@@ -281,6 +303,14 @@ impl<'a> RankGen<'a> {
     ) -> Result<()> {
         self.w
             .host_x(name, self.pid_py, tid, ts, dur, (cat, args))?;
+        if let Some(db) = &mut self.db {
+            let correlation = args
+                .split("\"correlation_id\": ")
+                .nth(1)
+                .and_then(|v| v.trim_end_matches(['}', ' ']).parse().ok());
+            let api_type = if cat == "dequeue" { 50002 } else { 50001 };
+            db.pytorch_api(name, api_type, (ts, ts + dur), tid, correlation)?;
+        }
         self.count("Python", category, ts, dur);
         Ok(())
     }
@@ -301,6 +331,15 @@ impl<'a> RankGen<'a> {
             dur,
             &args,
         )?;
+        if let Some(db) = &mut self.db {
+            db.cann_api(
+                api,
+                20000,
+                (ts, ts + dur),
+                self.pid_py + 3,
+                self.conn as i64,
+            )?;
+        }
         self.count("CANN", Category::HostOp, ts, dur);
         let id = format!("\"{}\"", self.conn);
         let name = format!("HostToDevice{}", self.conn);
@@ -380,11 +419,10 @@ impl<'a> RankGen<'a> {
             c2 - c0,
             &op,
         )?;
+        if let Some(db) = &mut self.db {
+            db.comm_op("hcom_allReduce__101_0_1", (c0, c2), self.conn as i64, "0")?;
+        }
         self.count("HCCL", Category::CommKernel, c0, c2 - c0);
-        let plane = "\"notify_id\": \"0\", \"stream id\": 3, \"task id\": 7, \"task type\": \"Notify_Wait\", \"src rank\": 0, \"dst rank\": 1, \"transport type\": \"SDMA\", \"size(Byte)\": 0, \"link type\": \"HCCS\"";
-        self.w
-            .device_x("Notify_Wait", self.pid_hccl, 1, c0, 1_000, plane)?;
-        self.count("HCCL", Category::WaitSync, c0, 1_000);
         let wait_start = t + 200;
         self.task(
             "EVENT_WAIT",
@@ -428,6 +466,9 @@ impl<'a> RankGen<'a> {
 
     fn vendor_row(&mut self, name: &str, tid: i64, s: i64, e: i64) -> Result<()> {
         self.w.bare_x(name, self.pid_overlap, tid, s, e - s)?;
+        if let Some(db) = &mut self.db {
+            db.overlap(tid, (s, e))?;
+        }
         self.count("Overlap Analysis", Category::VendorOverlap, s, e - s);
         Ok(())
     }
@@ -586,13 +627,12 @@ impl<'a> RankGen<'a> {
         self.launch("aclmdlRIExecuteAsync", host0 + 60_000, 20_000, r0)?;
         self.overlap_analysis()?;
         if self.truth.decode_steps.is_multiple_of(8) {
-            self.w.counter(
-                "APP/HBM",
-                self.pid_mem,
-                t,
-                "KB",
-                41_943_040.0 + (self.truth.decode_steps % 64) as f64 * 1024.0,
-            )?;
+            let kb = 41_943_040 + (self.truth.decode_steps % 64) as i64 * 1024;
+            self.w
+                .counter("APP/HBM", self.pid_mem, t, "KB", kb as f64)?;
+            if let Some(db) = &mut self.db {
+                db.npu_mem(t, kb * 1024)?;
+            }
             self.truth.counters += 1;
         }
         self.truth.decode_steps += 1;

@@ -1,17 +1,21 @@
 //! The generator behind `profscope synth`: deterministic, realistic Ascend serving profiling
-//! roots in the exact on-disk formats of shared/formats (today `trace_view.json` per rank and
-//! lmdeploy-style Kineto rank files; the db and CSV writers join later), plus `ground_truth.json`
-//! with what was injected. Used for the bundled demo root, tests and benchmarks.
+//! roots in the exact on-disk formats of shared/formats (`trace_view.json` and/or the torch_npu
+//! db with `analysis.db` per rank, lmdeploy-style Kineto rank files; CSV writers join later), plus
+//! `ground_truth.json` with what was injected. JSON and db are written by the same generator
+//! calls, so they hold one run. Used for the bundled demo root, tests and benchmarks.
 //!
 //! Layout written under OUT:
 //! ```text
 //! rank<r>_ascend_pt/profiler_info_<r>.json
-//! rank<r>_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json
+//! rank<r>_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json                (json, both)
+//! rank<r>_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_<r>.db  (db, both)
+//! rank<r>_ascend_pt/ASCEND_PROFILER_OUTPUT/analysis.db                     (db, both)
 //! lmdeploy/lmdeploy_profile_<r>.json.gz        (with --kineto)
 //! ground_truth.json
 //! ```
 
 mod ascend;
+pub mod db;
 mod kineto;
 mod rng;
 pub mod truth;
@@ -29,6 +33,26 @@ pub struct SynthOpts {
     pub target_bytes: u64,
     pub seed: u64,
     pub kineto: bool,
+    /// Which torch_npu exports to write per rank.
+    pub export: Export,
+}
+
+/// torch_npu's `export_type`: text (trace_view.json), db, or both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Export {
+    #[default]
+    Json,
+    Db,
+    Both,
+}
+
+impl Export {
+    fn json(self) -> bool {
+        self != Export::Db
+    }
+    fn db(self) -> bool {
+        self != Export::Json
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -88,9 +112,18 @@ pub fn generate(out: &Path, o: &SynthOpts) -> Result<Truth, SynthError> {
         )
         .map_err(io(&info))?;
         let tv = prof.join("trace_view.json");
+        let rel = format!("rank{rank}_ascend_pt/ASCEND_PROFILER_OUTPUT");
         let mut rt = RankTruth {
             rank,
-            trace_view: format!("rank{rank}_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json"),
+            trace_view: if o.export.json() {
+                format!("{rel}/trace_view.json")
+            } else {
+                String::new()
+            },
+            db: o
+                .export
+                .db()
+                .then(|| format!("{rel}/ascend_pytorch_profiler_{rank}.db")),
             layers: LAYERS,
             mtp_heads: MTP_HEADS,
             batch_size: BATCH,
@@ -118,14 +151,20 @@ fn write_trace_view(
     o: &SynthOpts,
     rt: &mut RankTruth,
 ) -> std::io::Result<()> {
-    let file = std::fs::File::create(path)?;
-    let w = EventWriter::new(
-        Sink::Plain(std::io::BufWriter::with_capacity(1 << 20, file)),
-        "[",
-        true,
-    )?;
+    let sink = if o.export.json() {
+        let file = std::fs::File::create(path)?;
+        Sink::Plain(std::io::BufWriter::with_capacity(1 << 20, file))
+    } else {
+        Sink::Null
+    };
+    let w = EventWriter::new(sink, "[", true)?;
     let t0 = 1_736_408_883_000_000_000 + rank as i64 * 7_000;
     let mut g = ascend::RankGen::new(rank, o.seed, w, rt, t0);
+    let dir = path.parent().expect("trace_view.json has a folder");
+    if o.export.db() {
+        let db = dir.join(format!("ascend_pytorch_profiler_{rank}.db"));
+        g.db = Some(db::DbWriter::create(&db, rank, g.device(), g.pid_py)?);
+    }
     g.metadata()?;
     for _ in 0..PREFILL_STEPS {
         g.prefill_step(LAYERS)?;
@@ -134,8 +173,11 @@ fn write_trace_view(
         g.decode_step(LAYERS, MTP_HEADS, BATCH)?;
     }
     g.finish_truth();
-    let ascend::RankGen { w, .. } = g;
+    let ascend::RankGen { w, db, .. } = g;
     w.finish("]")?;
+    if let Some(db) = db {
+        db.finish(&dir.join("analysis.db"))?;
+    }
     Ok(())
 }
 

@@ -24,7 +24,11 @@ pub const BUBBLE_MIN_GAP_NS: i64 = 1_000;
 pub struct RankTruth {
     pub rank: u32,
     /// trace_view.json path relative to the root.
+    /// trace_view.json path under the root; empty when only the db was written.
     pub trace_view: String,
+    /// The torch_npu db path under the root, when written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub db: Option<String>,
     /// lmdeploy-style Kineto file relative to the root, if written.
     pub kineto: Option<String>,
     pub prefill_steps: u64,

@@ -8,6 +8,8 @@ use std::io::{BufWriter, Write};
 pub enum Sink {
     Plain(BufWriter<File>),
     Gz(Box<flate2::write::GzEncoder<BufWriter<File>>>),
+    /// Counts bytes only (a db-only root still sizes itself by its JSON twin).
+    Null,
 }
 
 impl Write for Sink {
@@ -15,12 +17,14 @@ impl Write for Sink {
         match self {
             Sink::Plain(w) => w.write(b),
             Sink::Gz(w) => w.write(b),
+            Sink::Null => Ok(b.len()),
         }
     }
     fn flush(&mut self) -> std::io::Result<()> {
         match self {
             Sink::Plain(w) => w.flush(),
             Sink::Gz(w) => w.flush(),
+            Sink::Null => Ok(()),
         }
     }
 }
@@ -179,6 +183,7 @@ impl EventWriter {
             Sink::Gz(w) => {
                 w.finish()?.flush()?;
             }
+            Sink::Null => {}
         }
         Ok(self.bytes)
     }

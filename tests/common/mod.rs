@@ -92,14 +92,22 @@ impl Drop for Generated {
 }
 
 pub fn generated(tag: &str, ranks: u32, target_bytes: u64, seed: u64, kineto: bool) -> Generated {
+    generated_with(
+        tag,
+        profscope::synth::SynthOpts {
+            ranks,
+            target_bytes,
+            seed,
+            kineto,
+            export: Default::default(),
+        },
+    )
+}
+
+/// A generated root with any options (e.g. `export: Export::Db`).
+pub fn generated_with(tag: &str, opts: profscope::synth::SynthOpts) -> Generated {
     let dir = std::env::temp_dir().join(format!("profscope-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let opts = profscope::synth::SynthOpts {
-        ranks,
-        target_bytes,
-        seed,
-        kineto,
-    };
     let truth = profscope::synth::generate(&dir, &opts).unwrap();
     Generated { dir, truth }
 }
