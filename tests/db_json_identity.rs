@@ -57,6 +57,16 @@ fn every_analysis_is_identical_from_db_and_json() {
         let vendor = &b["device_time"][0]["vendor"];
         assert_eq!(cell("computing"), vendor["computing_ns"].as_i64());
         assert_eq!(cell("free"), vendor["free_ns"].as_i64());
+        // Op types need kernel details, which only the db has; the generator's op type is the
+        // kernel name, so they equal its per-kernel truth.
+        assert_eq!(a["op_types"], serde_json::json!([]));
+        let ops = b.as_object_mut().unwrap().remove("op_types").unwrap();
+        a.as_object_mut().unwrap().remove("op_types");
+        for row in ops[0]["rows"].as_array().unwrap() {
+            let k = &rt.kernels[row["op_type"].as_str().unwrap()];
+            assert_eq!(row["stats"]["count"].as_u64(), Some(k.count));
+            assert_eq!(row["stats"]["sum_ns"].as_i64(), Some(k.dur_ns));
+        }
         strip_identity(&mut a);
         strip_identity(&mut b);
         assert_eq!(a, b, "rank {}", rt.rank);

@@ -4,6 +4,12 @@
 //! window ("Stage") = first start to last end of Computing ∪ Communication; Free = window − (Computing
 //! ∪ Communication). When the same file carries the vendor's own Overlap Analysis, its totals are
 //! reported beside ours with the relative difference.
+//!
+//! Async copies (`MEMCPY_ASYNC` tasks) are reported as msprof-analyze's cluster_time_summary
+//! defines them: `async_copy_ns` = Σ task durations ("Memory"), `async_copy_not_overlapped_ns` =
+//! copy time overlapped by neither computing nor communication, anywhere in the capture (also
+//! outside the window, as msprof-analyze counts it), and `free_excluding_async_copy_ns` =
+//! Free − that (its "Free"; it can subtract copy time that lies outside the window).
 
 use super::devices::{Device, DeviceRef, iv};
 use super::intervals::{self, Iv};
@@ -36,6 +42,12 @@ pub struct DeviceTime {
     pub overlapped_ns: i64,
     pub communication_not_overlapped_ns: i64,
     pub free_ns: i64,
+    /// Σ durations of `MEMCPY_ASYNC` device tasks (msprof-analyze "Memory").
+    pub async_copy_ns: i64,
+    /// Copy time not overlapped by computing or communication (anywhere, as msprof-analyze).
+    pub async_copy_not_overlapped_ns: i64,
+    /// `free_ns − async_copy_not_overlapped_ns` (msprof-analyze cluster_time_summary "Free").
+    pub free_excluding_async_copy_ns: i64,
     /// Shares of `window_ns`, percent.
     pub computing_pct_of_window: f64,
     pub communication_not_overlapped_pct_of_window: f64,
@@ -71,6 +83,19 @@ fn one(t: &Tables, d: &Device) -> Option<DeviceTime> {
     let not_overlapped = communication - overlapped;
     let window = end - start;
     let free = window - intervals::total(&busy);
+    let copies: Vec<Iv> = d
+        .events
+        .iter()
+        .filter(|&&i| {
+            let i = i as usize;
+            t.str(t.events.task_type[i]) == "MEMCPY_ASYNC" || t.event_name(i) == "MEMCPY_ASYNC"
+        })
+        .map(|&i| iv(t, i))
+        .collect();
+    let async_copy: i64 = copies.iter().map(|c| c.1 - c.0).sum();
+    let copies = intervals::union(copies);
+    let copy_not_overlapped =
+        intervals::total(&copies) - intervals::intersect_total(&copies, &busy);
     let vendor = vendor(t, d).map(|(c, m, n, f)| VendorBreakdown {
         source: format!("Overlap Analysis process of {}", d.evidence.file),
         computing_ns: c,
@@ -91,6 +116,9 @@ fn one(t: &Tables, d: &Device) -> Option<DeviceTime> {
         overlapped_ns: overlapped,
         communication_not_overlapped_ns: not_overlapped,
         free_ns: free,
+        async_copy_ns: async_copy,
+        async_copy_not_overlapped_ns: copy_not_overlapped,
+        free_excluding_async_copy_ns: free - copy_not_overlapped,
         computing_pct_of_window: pct(computing, window),
         communication_not_overlapped_pct_of_window: pct(not_overlapped, window),
         free_pct_of_window: pct(free, window),

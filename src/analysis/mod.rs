@@ -13,6 +13,7 @@ pub mod families;
 pub mod intervals;
 pub mod kernel_types;
 pub mod mtp;
+pub mod op_types;
 pub mod phases;
 pub mod stats;
 pub mod step_sync;

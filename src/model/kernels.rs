@@ -7,6 +7,9 @@ use super::strings::StrId;
 pub struct KernelTable {
     /// Operator type (`MatMulV2`, `TransData`): what msprof-analyze groups compute time by.
     pub op_type: Vec<StrId>,
+    /// The kernel's task type as its info row states it (`AI_VECTOR_CORE`, `MIX_AIV`,
+    /// `DSA_SQE`); the TASK row's may differ (`KERNEL_AIVEC`).
+    pub task_type: Vec<StrId>,
     /// Cube/vector blocks (`blockNum`, older CANN `blockDim`); -1 unknown.
     pub block_num: Vec<i64>,
     /// Mixed-kernel blocks (`mixBlockNum`, older `mixBlockDim`); -1 unknown.

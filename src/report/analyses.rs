@@ -9,6 +9,7 @@ use crate::analysis::{
     devices,
     kernel_types::{self, KernelTypes},
     mtp::{self, Mtp},
+    op_types::{self, OpTypes},
     phases::{self, Phases},
     step_sync::{self, StepSyncSummary},
     top_events::{self, TopEvents},
@@ -35,6 +36,7 @@ pub const ANALYSES: &[&str] = &[
     "step_sync",
     "mtp",
     "top_events",
+    "op_types",
     "composition",
     "communication",
     "phases",
@@ -62,6 +64,8 @@ pub struct Analyses {
     pub step_sync: Vec<StepSyncSummary>,
     pub mtp: Vec<Mtp>,
     pub top_events: Vec<TopEvents>,
+    /// Compute time per op type (inputs with kernel details: db).
+    pub op_types: Vec<OpTypes>,
     pub composition: Vec<Composition>,
     pub communication: Vec<Communication>,
     pub phases: Vec<Phases>,
@@ -80,7 +84,7 @@ pub fn run_all(t: &Tables, o: &AnalyzeOpts) -> Analyses {
     }
     let (
         (device_time, kernel_types, kernel_types_complete_steps, bubbles, step_sync, mtp),
-        (top_events, composition, communication, phases, batch_audit),
+        (top_events, op_types, composition, communication, phases, batch_audit),
     ) = rayon::join(
         || {
             (
@@ -97,6 +101,7 @@ pub fn run_all(t: &Tables, o: &AnalyzeOpts) -> Analyses {
         || {
             (
                 when(on("top_events"), || top_events::compute(t, d, o.top_n)),
+                when(on("op_types"), || op_types::compute(t, d)),
                 when(on("composition"), || composition::compute(t, d, o.top_n)),
                 when(on("communication"), || communication::compute(t, d)),
                 when(on("phases"), || phases::compute(t)),
@@ -112,6 +117,7 @@ pub fn run_all(t: &Tables, o: &AnalyzeOpts) -> Analyses {
         step_sync,
         mtp,
         top_events,
+        op_types,
         composition,
         communication,
         phases,

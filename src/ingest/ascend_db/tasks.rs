@@ -273,7 +273,7 @@ fn load_infos(cx: &mut Ctx<'_>) -> Result<Infos, IngestError> {
     if cx.schema.has("COMPUTE_TASK_INFO") {
         let t = "COMPUTE_TASK_INFO";
         let sql = format!(
-            "SELECT globalTaskId, name, {}, {}, opType, inputShapes, inputDataTypes, inputFormats, outputShapes, outputDataTypes, outputFormats FROM {t}",
+            "SELECT globalTaskId, name, {}, {}, opType, inputShapes, inputDataTypes, inputFormats, outputShapes, outputDataTypes, outputFormats, taskType FROM {t}",
             cx.schema.col(t, &["blockNum", "blockDim"]),
             cx.schema.col(t, &["mixBlockNum", "mixBlockDim"]),
         );
@@ -288,6 +288,7 @@ fn load_infos(cx: &mut Ctx<'_>) -> Result<Infos, IngestError> {
             k.block_num.push(rows::int(r, 2));
             k.mix_block_num.push(rows::int(r, 3));
             k.op_type.push(s(4));
+            k.task_type.push(s(11));
             k.input_shapes.push(s(5));
             k.input_dtypes.push(s(6));
             k.input_formats.push(s(7));

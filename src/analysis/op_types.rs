@@ -1,0 +1,75 @@
+//! Compute time per operator type and task type, per device, with msprof-analyze compute_op_sum's
+//! definition: every device task that has kernel details (db COMPUTE_TASK_INFO), grouped by
+//! (op type, the kernel info's task type), with count, sum, mean, std, min, quartiles and max. Empty when the input
+//! carries no kernel details (trace_view.json and Kineto traces do not). Denominator of
+//! `pct_of_total`: the sum over all such tasks of the device.
+
+use super::devices::{Device, DeviceRef};
+use super::stats::{DurStats, dur_stats};
+use crate::model::events::NO_ROW;
+use crate::model::{StrId, Tables};
+use serde::Serialize;
+use std::collections::HashMap;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct OpTypeRow {
+    pub op_type: String,
+    pub task_type: String,
+    /// `name` is `op_type`.
+    pub stats: DurStats,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct OpTypes {
+    pub device: DeviceRef,
+    /// Tasks with kernel details, and the sum of their durations (the denominator).
+    pub tasks: u64,
+    pub sum_ns: i64,
+    /// By sum, descending (ties by op type).
+    pub rows: Vec<OpTypeRow>,
+}
+
+pub fn compute(t: &Tables, devices: &[Device]) -> Vec<OpTypes> {
+    let mut out = Vec::new();
+    for d in devices {
+        let mut groups: HashMap<(StrId, StrId), Vec<i64>> = HashMap::new();
+        for &i in &d.events {
+            let i = i as usize;
+            let k = t.events.kernel[i];
+            if k != NO_ROW {
+                let (op, tt) = (
+                    t.kernels.op_type[k as usize],
+                    t.kernels.task_type[k as usize],
+                );
+                groups.entry((op, tt)).or_default().push(t.events.dur_ns[i]);
+            }
+        }
+        if groups.is_empty() {
+            continue;
+        }
+        let sum: i64 = groups.values().flatten().sum();
+        let tasks = groups.values().map(|v| v.len() as u64).sum();
+        let mut rows: Vec<OpTypeRow> = groups
+            .into_iter()
+            .map(|((op, tt), durs)| OpTypeRow {
+                op_type: t.str(op).to_string(),
+                task_type: t.str(tt).to_string(),
+                stats: dur_stats(t.str(op).to_string(), durs, sum),
+            })
+            .collect();
+        rows.sort_by(|a, b| {
+            (b.stats.sum_ns, &a.op_type, &a.task_type).cmp(&(
+                a.stats.sum_ns,
+                &b.op_type,
+                &b.task_type,
+            ))
+        });
+        out.push(OpTypes {
+            device: d.evidence.clone(),
+            tasks,
+            sum_ns: sum,
+            rows,
+        });
+    }
+    out
+}

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Runs msprof-analyze (Huawei's peer tool, PyPI `msprof-analyze`) on the real db root and records
+its numbers for tests/msprof_analyze_agreement.rs. Test-time helper only; run by hand:
+
+    python3 -m venv /tmp/msa-venv && /tmp/msa-venv/bin/pip install msprof-analyze==26.2.0
+    python3 tests/tools/run_msprof_analyze.py /tmp/msa-venv/bin/msprof-analyze \
+        ../shared/samples/ascend-pt/db/level1 > tests/expected/msprof_analyze_26.2.0.json
+
+The root is copied to a temporary folder first (msprof-analyze is given the folder layout of the
+sample as it is; the copy keeps the sample untouched). For each mode it runs
+`msprof-analyze cluster -d <copy> -m <mode> -o <out>` and dumps the tables of
+`<out>/cluster_analysis_output/cluster_analysis.db` that the test compares.
+"""
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+MODES = {
+    "compute_op_sum": ["ComputeOpPerRankStatsByOpType"],
+    "hccl_sum": ["HcclPerRankStats", "HcclTopOpStats"],
+    "cluster_time_summary": ["ClusterTimeSummary"],
+}
+
+
+def main():
+    exe, root = sys.argv[1], Path(sys.argv[2])
+    banner = subprocess.run([exe, "-V"], capture_output=True, text=True)
+    version = next(
+        (l.strip() for l in (banner.stdout + banner.stderr).splitlines() if l.startswith("msprof-analyze ")),
+        "unknown",
+    )
+    out = {"tool": "msprof-analyze", "version": version, "root": str(root), "modes": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / root.name
+        shutil.copytree(root, data)
+        for mode, tables in MODES.items():
+            dest = Path(tmp) / f"out_{mode}"
+            cmd = [exe, "cluster", "-d", str(data), "-m", mode, "-o", str(dest)]
+            t0 = time.time()
+            subprocess.run(cmd, check=True, capture_output=True)
+            secs = time.time() - t0
+            db = sqlite3.connect(dest / "cluster_analysis_output" / "cluster_analysis.db")
+            db.row_factory = sqlite3.Row
+            out["modes"][mode] = {
+                "command": f"msprof-analyze cluster -d <copy of {root}> -m {mode} -o <out>",
+                "wall_s": round(secs, 2),
+                "tables": {
+                    t: [dict(r) for r in db.execute(f"SELECT * FROM {t} ORDER BY 1, 2")]
+                    for t in tables
+                },
+            }
+    json.dump(out, sys.stdout, indent=1, sort_keys=True)
+    print()
+
+
+if __name__ == "__main__":
+    main()
