@@ -289,8 +289,11 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
                 .map(|h| h.mem_wait_ts_ns + h.mem_wait_ns + h.burst_ns)
                 .fold(st.replay_end_ns, i64::max);
             let start = st.first_kernel_ns;
-            let idle: i64 = gaps
+            // Gaps are sorted and disjoint: visit only those that can meet [start, end).
+            let first = gaps.partition_point(|&(_, b)| b <= start);
+            let idle: i64 = gaps[first..]
                 .iter()
+                .take_while(|&&(a, _)| a < end)
                 .map(|&(a, b)| (b.min(end) - a.max(start)).max(0))
                 .sum();
             StepIdle {

@@ -21,13 +21,10 @@ pub(super) fn ingest(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
     while let Some(r) = q.next().map_err(|e| err(path, e))? {
         let gid = rows::int_or(r, 4, 0);
         let group = cx.strings.get(gid);
-        let label = format!("Group {} Communication", cx.b.tables().str(group));
-        let thread = cx.b.named_thread(
-            cx.file,
-            super::PID_HCCL,
-            super::tasks::GROUP_TID_BASE + gid,
+        let thread = cx.thread(
+            (super::PID_HCCL, super::tasks::GROUP_TID_BASE + gid),
             ("HCCL", "NPU"),
-            &label,
+            |t| format!("Group {} Communication", t.str(group)),
         );
         let name = cx.strings.get(rows::int(r, 0));
         cx.b.push_event(NewEvent::span(

@@ -10,6 +10,7 @@
 use super::Ctx;
 use super::open::err;
 use super::rows;
+use super::scan::{Spec, for_each_rows};
 use crate::ingest::builder::NewEvent;
 use crate::ingest::error::IngestError;
 use crate::model::flows::FlowPhase;
@@ -77,15 +78,19 @@ pub(super) fn ingest(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
     mstx(cx)
 }
 
+/// startNs, endNs, globalTid (pid << 32 | tid), connectionId, name, type.
+const HOST_COLS: [Spec; 6] = [
+    &["startNs"],
+    &["endNs"],
+    &["globalTid"],
+    &["connectionId"],
+    &["name"],
+    &["type"],
+];
+
 fn host_thread(cx: &mut Ctx<'_>, pid: i64, process: &str, gtid: i64) -> ThreadId {
-    let tid = gtid & 0xffff_ffff;
-    cx.b.named_thread(
-        cx.file,
-        pid,
-        tid,
-        (process, "CPU"),
-        &format!("Thread {tid}"),
-    )
+    let tid = gtid.max(0) & 0xffff_ffff;
+    cx.thread((pid, tid), (process, "CPU"), |_| format!("Thread {tid}"))
 }
 
 fn cann(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
@@ -93,27 +98,22 @@ fn cann(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
         cx.missing("CANN_API", "no CANN host APIs");
         return Ok(());
     }
-    let path = cx.path;
-    let mut st =
-        cx.c.prepare("SELECT startNs, endNs, globalTid, connectionId, name, type FROM CANN_API")
-            .map_err(|e| err(path, e))?;
-    let mut q = st.query([]).map_err(|e| err(path, e))?;
     let mut names: FxHashMap<(StrId, i64), StrId> = FxHashMap::default();
-    while let Some(r) = q.next().map_err(|e| err(path, e))? {
-        let thread = host_thread(cx, super::PID_CANN, "CANN", rows::int_or(r, 2, 0));
-        let raw = cx.strings.get(rows::int(r, 4));
-        let level = rows::int(r, 5);
-        let name = *names.entry((raw, level)).or_insert_with(|| {
-            let api = cx.b.tables().str(raw).to_string();
-            match cann_level(level) {
-                "" => cx.b.intern(&api),
-                l => cx.b.intern(&format!("{l}@{api}")),
-            }
-        });
-        let (start, end, conn) = (rows::int(r, 0), rows::int(r, 1), rows::int(r, 3));
-        cx.b.push_event(NewEvent::span(thread, start, end, name, conn));
-    }
-    Ok(())
+    for_each_rows(cx, "CANN_API", &HOST_COLS, |cx, rows| {
+        for r in rows.chunks_exact(HOST_COLS.len()) {
+            let thread = host_thread(cx, super::PID_CANN, "CANN", r[2]);
+            let raw = cx.strings.get(r[4]);
+            let level = r[5];
+            let name = *names.entry((raw, level)).or_insert_with(|| {
+                let api = cx.b.tables().str(raw).to_string();
+                match cann_level(level) {
+                    "" => cx.b.intern(&api),
+                    l => cx.b.intern(&format!("{l}@{api}")),
+                }
+            });
+            cx.b.push_event(NewEvent::span(thread, r[0], r[1], name, r[3]));
+        }
+    })
 }
 
 fn pytorch(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
@@ -121,7 +121,6 @@ fn pytorch(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
         cx.missing("PYTORCH_API", "no framework host events");
         return Ok(());
     }
-    let path = cx.path;
     let cats = [
         cx.b.intern("cpu_op"),
         cx.b.intern("enqueue"),
@@ -130,53 +129,50 @@ fn pytorch(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
         cx.b.intern("MsTx"),
     ];
     let (flow_cat, flow_name) = (cx.b.intern("async_npu"), cx.b.intern("async_npu"));
-    let mut st =
-        cx.c.prepare("SELECT startNs, endNs, globalTid, connectionId, name, type FROM PYTORCH_API")
-            .map_err(|e| err(path, e))?;
-    let mut q = st.query([]).map_err(|e| err(path, e))?;
     let mut flow_id = 0u64;
-    while let Some(r) = q.next().map_err(|e| err(path, e))? {
-        let thread = host_thread(cx, super::PID_PYTHON, "Python", rows::int_or(r, 2, 0));
-        let name = cx.strings.get(rows::int(r, 4));
-        let cat = match rows::int(r, 5) {
-            50001 => cats[0],
-            50002 if cx.b.tables().str(name).starts_with("Enqueue") => cats[1],
-            50002 => cats[2],
-            50003 => cats[3],
-            50004 => cats[4],
-            _ => StrId::EMPTY,
-        };
-        let start = rows::int(r, 0);
-        let mut e = NewEvent::span(thread, start, rows::int(r, 1), name, -1);
-        e.cat = cat;
-        let index = rows::int(r, 3);
-        if let Some(ids) = cx.links.by_index.get(&index) {
-            for &id in ids {
-                if id >= FWK_CONNECTION_BASE {
-                    if cat == cats[1] || cat == cats[2] {
-                        e.correlation_id = id - FWK_CONNECTION_BASE;
-                    }
-                } else if let Some(&(dev_thread, dev_ts)) = cx.links.first_task.get(&id) {
-                    flow_id += 1;
-                    let f = &mut cx.b.t.flows;
-                    for (th, ph, ts) in [
-                        (thread, FlowPhase::Start, start),
-                        (dev_thread, FlowPhase::Finish, dev_ts),
-                    ] {
-                        f.thread.push(th);
-                        f.phase.push(ph);
-                        f.cat.push(flow_cat);
-                        f.name.push(flow_name);
-                        f.id.push(flow_id);
-                        f.ts_ns.push(ts);
-                        f.bind_enclosing.push(ph == FlowPhase::Finish);
+    for_each_rows(cx, "PYTORCH_API", &HOST_COLS, |cx, rows| {
+        for r in rows.chunks_exact(HOST_COLS.len()) {
+            let thread = host_thread(cx, super::PID_PYTHON, "Python", r[2]);
+            let name = cx.strings.get(r[4]);
+            let cat = match r[5] {
+                50001 => cats[0],
+                50002 if cx.b.tables().str(name).starts_with("Enqueue") => cats[1],
+                50002 => cats[2],
+                50003 => cats[3],
+                50004 => cats[4],
+                _ => StrId::EMPTY,
+            };
+            let start = r[0];
+            let mut e = NewEvent::span(thread, start, r[1], name, -1);
+            e.cat = cat;
+            let index = r[3];
+            if let Some(ids) = cx.links.by_index.get(&index) {
+                for &id in ids {
+                    if id >= FWK_CONNECTION_BASE {
+                        if cat == cats[1] || cat == cats[2] {
+                            e.correlation_id = id - FWK_CONNECTION_BASE;
+                        }
+                    } else if let Some(&(dev_thread, dev_ts)) = cx.links.first_task.get(&id) {
+                        flow_id += 1;
+                        let f = &mut cx.b.t.flows;
+                        for (th, ph, ts) in [
+                            (thread, FlowPhase::Start, start),
+                            (dev_thread, FlowPhase::Finish, dev_ts),
+                        ] {
+                            f.thread.push(th);
+                            f.phase.push(ph);
+                            f.cat.push(flow_cat);
+                            f.name.push(flow_name);
+                            f.id.push(flow_id);
+                            f.ts_ns.push(ts);
+                            f.bind_enclosing.push(ph == FlowPhase::Finish);
+                        }
                     }
                 }
             }
+            cx.b.push_event(e);
         }
-        cx.b.push_event(e);
-    }
-    Ok(())
+    })
 }
 
 fn mstx(cx: &mut Ctx<'_>) -> Result<(), IngestError> {

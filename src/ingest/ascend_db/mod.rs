@@ -14,12 +14,14 @@
 //! - [`meta`]: META_DATA, NPU_INFO, SESSION_TIME_INFO, HOST_INFO, RANK_DEVICE_MAP, STEP_TIME;
 //! - [`memory`]: NPU_MEM, NPU_MODULE_MEM, MEMORY_RECORD, OP_MEMORY.
 
+mod btree;
 mod comm;
 mod host;
 mod memory;
 mod meta;
 mod open;
 mod rows;
+mod scan;
 mod strings;
 mod tasks;
 mod vendor;
@@ -30,7 +32,8 @@ pub use tasks::TASK_WITHOUT_KERNEL_INFO;
 use super::builder::{FileMeta, TablesBuilder};
 use super::error::IngestError;
 use crate::diag::Severity;
-use crate::model::FileId;
+use crate::model::hash::FxHashMap;
+use crate::model::{FileId, ThreadId};
 use open::Schema;
 use rusqlite::Connection;
 use strings::StringIds;
@@ -42,6 +45,17 @@ const PID_CANN: i64 = 3 << 40;
 const PID_PYTHON: i64 = 4 << 40;
 const PID_OVERLAP: i64 = 5 << 40;
 
+/// Tables whose rows become events (COMMUNICATION_TASK_INFO rows add HCCL plane events).
+const EVENT_TABLES: [&str; 7] = [
+    "TASK",
+    "COMMUNICATION_TASK_INFO",
+    "COMMUNICATION_OP",
+    "CANN_API",
+    "PYTORCH_API",
+    "MSTX_EVENTS",
+    "OVERLAP_ANALYSIS",
+];
+
 /// What every table reader needs.
 struct Ctx<'a> {
     c: &'a Connection,
@@ -51,9 +65,43 @@ struct Ctx<'a> {
     b: &'a mut TablesBuilder,
     file: FileId,
     links: host::Links,
+    /// Threads made so far, by synthetic (pid, tid).
+    threads: FxHashMap<(i64, i64), ThreadId>,
+    /// The direct b-tree reader, unless the file needs SQLite.
+    btree: Option<std::sync::Arc<btree::BTreeFile>>,
 }
 
 impl Ctx<'_> {
+    /// Reserves the event rows every event table will add, from their rowid spans (b-tree
+    /// lookups, not counts), so the columns are allocated once instead of growing by doubling
+    /// (each doubling touches fresh pages: the dominant ingest cost on big dbs).
+    fn reserve_events(&mut self) {
+        let mut total = 0i64;
+        for table in EVENT_TABLES {
+            if self.schema.has(table) {
+                let (lo, hi) = scan::rowid_span(self.c, table);
+                total += (hi - lo + 1).max(0);
+            }
+        }
+        self.b.reserve_events(total.clamp(0, 1 << 33) as usize);
+    }
+
+    /// The named thread (pid, tid) of this file; `label` is only built the first time.
+    fn thread(
+        &mut self,
+        (pid, tid): (i64, i64),
+        process: (&str, &str),
+        label: impl FnOnce(&crate::model::Tables) -> String,
+    ) -> ThreadId {
+        if let Some(&t) = self.threads.get(&(pid, tid)) {
+            return t;
+        }
+        let l = label(self.b.tables());
+        let t = self.b.named_thread(self.file, pid, tid, process, &l);
+        self.threads.insert((pid, tid), t);
+        t
+    }
+
     /// Records a missing optional table.
     fn missing(&mut self, table: &str, what: &str) {
         let p = self.path.to_string();
@@ -113,14 +161,41 @@ pub fn ingest_file(path: &str, builder: &mut TablesBuilder) -> Result<(), Ingest
         b: builder,
         file,
         links: host::Links::default(),
+        threads: FxHashMap::default(),
+        btree: None,
     };
+    if std::env::var_os("PROFSCOPE_DB_SQLITE_ONLY").is_none() {
+        match btree::BTreeFile::open(path) {
+            Ok(b) => cx.btree = Some(std::sync::Arc::new(b)),
+            Err(why) => {
+                cx.b.diag()
+                    .add("db_direct_read_fallback", Severity::Info, || {
+                        format!("{path}: read through SQLite ({})", why.0)
+                    })
+            }
+        }
+    }
+    let timing = std::env::var_os("PROFSCOPE_DB_TIMING").is_some();
+    let mut t0 = std::time::Instant::now();
+    let mut lap = |what: &str| {
+        if timing {
+            eprintln!("db {what}: {:.3} s", t0.elapsed().as_secs_f64());
+            t0 = std::time::Instant::now();
+        }
+    };
+    cx.reserve_events();
+    lap("open + strings + reserve");
     meta::ingest(&mut cx)?;
     cx.links = host::Links::load(&cx)?;
+    lap("meta + links");
     tasks::ingest(&mut cx)?;
+    lap("tasks");
     comm::ingest(&mut cx)?;
     host::ingest(&mut cx)?;
+    lap("comm + host");
     vendor::overlap_analysis(&mut cx)?;
     memory::ingest(&mut cx)?;
     vendor::analysis_db(&mut cx)?;
+    lap("vendor + memory");
     Ok(())
 }

@@ -41,39 +41,68 @@ pub fn open(path: &str) -> Result<Connection, IngestError> {
     Ok(c)
 }
 
+/// One declared column.
+pub struct Column {
+    pub name: String,
+    /// True for an `INTEGER PRIMARY KEY` column: an alias of the rowid, stored as NULL in records.
+    pub rowid_alias: bool,
+}
+
+/// One table: its columns in declared order and its b-tree root page.
+pub struct Table {
+    pub columns: Vec<Column>,
+    pub root: u32,
+}
+
 /// Tables and their columns, as the file declares them.
 pub struct Schema {
-    tables: HashMap<String, Vec<String>>,
+    tables: HashMap<String, Table>,
 }
 
 impl Schema {
     pub fn probe(c: &Connection, path: &str) -> Result<Schema, IngestError> {
         let mut st = c
-            .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+            .prepare("SELECT name, rootpage, sql FROM sqlite_master WHERE type = 'table'")
             .map_err(|e| err(path, e))?;
-        let names: Vec<String> = st
-            .query_map([], |r| r.get(0))
+        let found: Vec<(String, i64, Option<String>)> = st
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
             .map_err(|e| err(path, e))?
             .collect::<Result<_, _>>()
             .map_err(|e| err(path, e))?;
         let mut tables = HashMap::new();
-        for n in names {
+        for (n, root, sql) in found {
             let mut st = c
                 .prepare(&format!(
                     "PRAGMA table_info(\"{}\")",
                     n.replace('"', "\"\"")
                 ))
                 .map_err(|e| err(path, e))?;
-            let cols: Vec<String> = st
-                .query_map([], |r| r.get(1))
+            let cols: Vec<(String, String, i64)> = st
+                .query_map([], |r| Ok((r.get(1)?, r.get(2)?, r.get(5)?)))
                 .map_err(|e| err(path, e))?
                 .collect::<Result<_, _>>()
                 .map_err(|e| err(path, e))?;
-            tables.insert(n, cols);
+            let pks = cols.iter().filter(|c| c.2 > 0).count();
+            let without_rowid = sql
+                .as_deref()
+                .is_some_and(|s| s.to_ascii_uppercase().contains("WITHOUT ROWID"));
+            let columns = cols
+                .into_iter()
+                .map(|(name, ty, pk)| Column {
+                    rowid_alias: pk == 1 && pks == 1 && ty.eq_ignore_ascii_case("INTEGER"),
+                    name,
+                })
+                .collect();
+            // A WITHOUT ROWID table is an index b-tree: root 0 keeps the direct reader away.
+            let root = if without_rowid { 0 } else { root.max(0) as u32 };
+            tables.insert(n, Table { columns, root });
         }
         Ok(Schema { tables })
     }
 
+    pub fn table(&self, name: &str) -> Option<&Table> {
+        self.tables.get(name)
+    }
     pub fn has(&self, table: &str) -> bool {
         self.tables.contains_key(table)
     }
@@ -83,7 +112,11 @@ impl Schema {
     pub fn col(&self, table: &str, names: &[&str]) -> String {
         self.tables
             .get(table)
-            .and_then(|cols| names.iter().find(|n| cols.iter().any(|c| c == *n)))
+            .and_then(|t| {
+                names
+                    .iter()
+                    .find(|n| t.columns.iter().any(|c| c.name == **n))
+            })
             .map(|n| format!("\"{n}\""))
             .unwrap_or_else(|| "NULL".to_string())
     }

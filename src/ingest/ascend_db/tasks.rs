@@ -5,12 +5,13 @@
 //! becomes an HCCL `Plane <planeId>` event, as trace_view.json shows both.
 //!
 //! The info tables are loaded first into indexes by globalTaskId (dense vectors when the ids
-//! are dense), so the TASK scan is a plain table scan, not a join. Big TASK tables are scanned in
-//! rowid ranges on separate read-only connections, in parallel waves, and merged in rowid order.
+//! are dense), so the TASK scan is a plain table scan, not a join; every scan goes through
+//! [`super::scan`] (direct b-tree decoding, else SQLite in parallel rowid ranges).
 
 use super::Ctx;
-use super::open::{err, open};
+use super::open::err;
 use super::rows;
+use super::scan::{Spec, for_each_rows};
 use super::strings::load_enum;
 use crate::diag::Severity;
 use crate::ingest::builder::NewEvent;
@@ -18,12 +19,9 @@ use crate::ingest::error::IngestError;
 use crate::model::events::NO_ROW;
 use crate::model::hash::FxHashMap;
 use crate::model::{StrId, ThreadId};
-use rayon::prelude::*;
 
 /// The `cat` given to kernel-type TASK rows that have no kernel info (classified `other`).
 pub const TASK_WITHOUT_KERNEL_INFO: &str = "task_without_kernel_info";
-/// Rowids per parallel piece of a TASK scan.
-const PIECE_ROWS: i64 = 1 << 20;
 /// HCCL plane threads (tid = plane id) sit beside the group threads (tid = this + group id).
 pub(super) const GROUP_TID_BASE: i64 = 1 << 32;
 
@@ -104,72 +102,40 @@ struct TaskRow {
     stream: i32,
 }
 
-const TASK_COLS: &str =
-    "startNs, endNs, connectionId, globalTaskId, taskType, deviceId, streamId FROM TASK";
-
-fn read_row(r: &rusqlite::Row<'_>) -> TaskRow {
-    TaskRow {
-        start: rows::int(r, 0),
-        end: rows::int(r, 1),
-        conn: rows::int(r, 2),
-        gtid: rows::int(r, 3),
-        task_type: rows::int(r, 4),
-        device: rows::int(r, 5).clamp(-1, i32::MAX as i64) as i32,
-        stream: rows::int(r, 6).clamp(-1, i32::MAX as i64) as i32,
-    }
-}
-
-/// Rows of TASK with `lo <= rowid < hi`, on a connection of its own.
-fn read_piece(path: &str, lo: i64, hi: i64) -> Result<Vec<TaskRow>, IngestError> {
-    let c = open(path)?;
-    let mut st = c
-        .prepare(&format!(
-            "SELECT {TASK_COLS} WHERE rowid >= ?1 AND rowid < ?2"
-        ))
-        .map_err(|e| err(path, e))?;
-    let mut q = st.query([lo, hi]).map_err(|e| err(path, e))?;
-    let mut out = Vec::with_capacity((hi - lo).clamp(0, PIECE_ROWS) as usize);
-    while let Some(r) = q.next().map_err(|e| err(path, e))? {
-        out.push(read_row(r));
-    }
-    Ok(out)
-}
+const TASK_COLS: [Spec; 7] = [
+    &["startNs"],
+    &["endNs"],
+    &["connectionId"],
+    &["globalTaskId"],
+    &["taskType"],
+    &["deviceId"],
+    &["streamId"],
+];
 
 pub(super) fn ingest(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
+    let t0 = std::time::Instant::now();
     let infos = load_infos(cx)?;
-    let path = cx.path;
-    let (lo, hi): (i64, i64) =
-        cx.c.query_row("SELECT min(rowid), max(rowid) FROM TASK", [], |r| {
-            Ok((rows::int_or(r, 0, 0), rows::int_or(r, 1, -1)))
-        })
-        .map_err(|e| err(path, e))?;
-    let mut conv = Converter::new(cx, infos);
-    if hi - lo < PIECE_ROWS {
-        let mut st =
-            cx.c.prepare(&format!("SELECT {TASK_COLS}"))
-                .map_err(|e| err(path, e))?;
-        let mut q = st.query([]).map_err(|e| err(path, e))?;
-        while let Some(r) = q.next().map_err(|e| err(path, e))? {
-            conv.push(cx, read_row(r));
-        }
-    } else {
-        let pieces: Vec<(i64, i64)> = (lo..=hi)
-            .step_by(PIECE_ROWS as usize)
-            .map(|a| (a, (a + PIECE_ROWS).min(hi + 1)))
-            .collect();
-        let wave = rayon::current_num_threads().max(1);
-        for w in pieces.chunks(wave) {
-            let read: Vec<Result<Vec<TaskRow>, IngestError>> =
-                w.par_iter().map(|&(a, b)| read_piece(path, a, b)).collect();
-            for rows in read {
-                let rows = rows?;
-                cx.b.reserve_events(rows.len());
-                for row in rows {
-                    conv.push(cx, row);
-                }
-            }
-        }
+    if std::env::var_os("PROFSCOPE_DB_TIMING").is_some() {
+        eprintln!("db task infos: {:.3} s", t0.elapsed().as_secs_f64());
     }
+    let path = cx.path;
+    let mut conv = Converter::new(cx, infos);
+    for_each_rows(cx, "TASK", &TASK_COLS, |cx, rows| {
+        for r in rows.chunks_exact(TASK_COLS.len()) {
+            conv.push(
+                cx,
+                TaskRow {
+                    start: r[0],
+                    end: r[1],
+                    conn: r[2],
+                    gtid: r[3],
+                    task_type: r[4],
+                    device: r[5].clamp(-1, i32::MAX as i64) as i32,
+                    stream: r[6].clamp(-1, i32::MAX as i64) as i32,
+                },
+            );
+        }
+    })?;
     let n = conv.unnamed_kernels;
     cx.b.diag().add_n("task_without_kernel_info", Severity::Info, n, || {
         format!("{path}: kernel-type TASK rows without COMPUTE_TASK_INFO (e.g. collective envelopes); kept as category other")
@@ -181,6 +147,8 @@ pub(super) fn ingest(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
 struct Converter {
     infos: Infos,
     threads: FxHashMap<(i32, i32), ThreadId>,
+    /// The thread of the previous row (consecutive rows mostly share a stream).
+    last_thread: Option<((i32, i32), ThreadId)>,
     planes: FxHashMap<i32, ThreadId>,
     kernel_type: FxHashMap<StrId, bool>,
     no_info: StrId,
@@ -192,6 +160,7 @@ impl Converter {
         Converter {
             infos,
             threads: FxHashMap::default(),
+            last_thread: None,
             planes: FxHashMap::default(),
             kernel_type: FxHashMap::default(),
             no_info: cx.b.intern(TASK_WITHOUT_KERNEL_INFO),
@@ -201,15 +170,25 @@ impl Converter {
 
     fn push(&mut self, cx: &mut Ctx<'_>, r: TaskRow) {
         let file = cx.file;
-        let thread = *self.threads.entry((r.device, r.stream)).or_insert_with(|| {
-            cx.b.named_thread(
-                file,
-                super::PID_HARDWARE + r.device as i64,
-                r.stream as i64,
-                ("Ascend Hardware", &format!("NPU {}", r.device)),
-                &format!("Stream {}", r.stream),
-            )
-        });
+        let key = (r.device, r.stream);
+        let thread = match self.last_thread {
+            Some((k, t)) if k == key => t,
+            _ => {
+                let t = *self.threads.entry(key).or_insert_with(|| {
+                    let th = cx.b.named_thread(
+                        file,
+                        super::PID_HARDWARE + r.device as i64,
+                        r.stream as i64,
+                        ("Ascend Hardware", "NPU"),
+                        &format!("Stream {}", r.stream),
+                    );
+                    cx.b.set_process_device(th, r.device);
+                    th
+                });
+                self.last_thread = Some((key, t));
+                t
+            }
+        };
         let tt = cx.strings.get(r.task_type);
         let (mut name, mut kernel) = (StrId::EMPTY, NO_ROW);
         if let Some(i) = self.infos.compute.get(r.gtid) {
@@ -269,50 +248,58 @@ impl Converter {
 
 fn load_infos(cx: &mut Ctx<'_>) -> Result<Infos, IngestError> {
     let mut inf = Infos::default();
-    let path = cx.path;
     if cx.schema.has("COMPUTE_TASK_INFO") {
-        let t = "COMPUTE_TASK_INFO";
-        let sql = format!(
-            "SELECT globalTaskId, name, {}, {}, opType, inputShapes, inputDataTypes, inputFormats, outputShapes, outputDataTypes, outputFormats, taskType FROM {t}",
-            cx.schema.col(t, &["blockNum", "blockDim"]),
-            cx.schema.col(t, &["mixBlockNum", "mixBlockDim"]),
-        );
-        let mut st = cx.c.prepare(&sql).map_err(|e| err(path, e))?;
-        let mut q = st.query([]).map_err(|e| err(path, e))?;
+        const COLS: [Spec; 12] = [
+            &["globalTaskId"],
+            &["name"],
+            &["blockNum", "blockDim"],
+            &["mixBlockNum", "mixBlockDim"],
+            &["opType"],
+            &["inputShapes"],
+            &["inputDataTypes"],
+            &["inputFormats"],
+            &["outputShapes"],
+            &["outputDataTypes"],
+            &["outputFormats"],
+            &["taskType"],
+        ];
         let mut ids = Vec::new();
-        while let Some(r) = q.next().map_err(|e| err(path, e))? {
-            ids.push(rows::int(r, 0));
-            let s = |i| cx.strings.get(rows::int(r, i));
+        for_each_rows(cx, "COMPUTE_TASK_INFO", &COLS, |cx, rows| {
+            let s = cx.strings;
             let k = &mut cx.b.t.kernels;
-            let row = k.len() as u32;
-            k.block_num.push(rows::int(r, 2));
-            k.mix_block_num.push(rows::int(r, 3));
-            k.op_type.push(s(4));
-            k.task_type.push(s(11));
-            k.input_shapes.push(s(5));
-            k.input_dtypes.push(s(6));
-            k.input_formats.push(s(7));
-            k.output_shapes.push(s(8));
-            k.output_dtypes.push(s(9));
-            k.output_formats.push(s(10));
-            inf.compute_rows.push((s(1), row));
-        }
+            for r in rows.chunks_exact(COLS.len()) {
+                ids.push(r[0]);
+                let row = k.len() as u32;
+                k.block_num.push(r[2]);
+                k.mix_block_num.push(r[3]);
+                k.op_type.push(s.get(r[4]));
+                k.input_shapes.push(s.get(r[5]));
+                k.input_dtypes.push(s.get(r[6]));
+                k.input_formats.push(s.get(r[7]));
+                k.output_shapes.push(s.get(r[8]));
+                k.output_dtypes.push(s.get(r[9]));
+                k.output_formats.push(s.get(r[10]));
+                k.task_type.push(s.get(r[11]));
+                inf.compute_rows.push((s.get(r[1]), row));
+            }
+        })?;
         inf.compute = GidIndex::build(&ids);
     } else {
         cx.missing("COMPUTE_TASK_INFO", "kernel names fall back to task types");
     }
-    if cx.schema.has("COMMUNICATION_SCHEDULE_TASK_INFO") {
-        let mut st =
-            cx.c.prepare("SELECT globalTaskId, name FROM COMMUNICATION_SCHEDULE_TASK_INFO")
-                .map_err(|e| err(path, e))?;
-        let mut q = st.query([]).map_err(|e| err(path, e))?;
-        let mut ids = Vec::new();
-        while let Some(r) = q.next().map_err(|e| err(path, e))? {
-            ids.push(rows::int(r, 0));
-            inf.sched_names.push(cx.strings.get(rows::int(r, 1)));
-        }
-        inf.sched = GidIndex::build(&ids);
-    }
+    let mut ids = Vec::new();
+    for_each_rows(
+        cx,
+        "COMMUNICATION_SCHEDULE_TASK_INFO",
+        &[&["globalTaskId"], &["name"]],
+        |cx, rows| {
+            for r in rows.chunks_exact(2) {
+                ids.push(r[0]);
+                inf.sched_names.push(cx.strings.get(r[1]));
+            }
+        },
+    )?;
+    inf.sched = GidIndex::build(&ids);
     if cx.schema.has("COMMUNICATION_TASK_INFO") {
         load_comm_tasks(cx, &mut inf)?;
     }

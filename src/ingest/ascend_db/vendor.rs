@@ -6,8 +6,10 @@
 use super::Ctx;
 use super::open::{err, open};
 use super::rows;
+use super::scan::{Spec, for_each_rows};
 use crate::ingest::builder::NewEvent;
 use crate::ingest::error::IngestError;
+use crate::model::ThreadId;
 use rusqlite::types::ValueRef;
 
 /// ENUM_OVERLAP_ANALYSIS_TYPE → the thread (row) names trace_view.json uses.
@@ -22,37 +24,31 @@ pub(super) fn overlap_analysis(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
     if !cx.schema.has("OVERLAP_ANALYSIS") {
         return Ok(());
     }
-    let path = cx.path;
     let names = OVERLAP_ROWS.map(|n| cx.b.intern(n));
-    let mut st =
-        cx.c.prepare("SELECT deviceId, startNs, endNs, type FROM OVERLAP_ANALYSIS")
-            .map_err(|e| err(path, e))?;
-    let mut q = st.query([]).map_err(|e| err(path, e))?;
-    while let Some(r) = q.next().map_err(|e| err(path, e))? {
-        let Some(&name) = usize::try_from(rows::int(r, 3))
-            .ok()
-            .and_then(|t| names.get(t))
-        else {
-            continue;
-        };
-        let (device, ty) = (rows::int(r, 0), rows::int(r, 3));
-        let thread = cx.b.named_thread(
-            cx.file,
-            super::PID_OVERLAP + device,
-            ty,
-            ("Overlap Analysis", "NPU"),
-            OVERLAP_ROWS[ty as usize],
-        );
-        cx.b.set_process_device(thread, device as i32);
-        cx.b.push_event(NewEvent::span(
-            thread,
-            rows::int(r, 1),
-            rows::int(r, 2),
-            name,
-            -1,
-        ));
-    }
-    Ok(())
+    let cols: [Spec; 4] = [&["deviceId"], &["startNs"], &["endNs"], &["type"]];
+    let mut last: Option<((i64, i64), ThreadId)> = None;
+    for_each_rows(cx, "OVERLAP_ANALYSIS", &cols, |cx, rows| {
+        for r in rows.chunks_exact(4) {
+            let (device, ty) = (r[0], r[3]);
+            let Some(&name) = usize::try_from(ty).ok().and_then(|t| names.get(t)) else {
+                continue;
+            };
+            let thread = match last {
+                Some((k, t)) if k == (device, ty) => t,
+                _ => {
+                    let t = cx.thread(
+                        (super::PID_OVERLAP + device, ty),
+                        ("Overlap Analysis", "NPU"),
+                        |_| OVERLAP_ROWS[ty as usize].to_string(),
+                    );
+                    cx.b.set_process_device(t, device as i32);
+                    last = Some(((device, ty), t));
+                    t
+                }
+            };
+            cx.b.push_event(NewEvent::span(thread, r[1], r[2], name, -1));
+        }
+    })
 }
 
 const ANALYSIS_TABLES: [&str; 4] = [
