@@ -1,7 +1,7 @@
 //! A direct reader of SQLite table b-trees from the mmap'ed file, for the big integer tables
 //! (TASK, COMPUTE_TASK_INFO, OVERLAP_ANALYSIS, ...). The SQLite file format is frozen and
 //! documented (sqlite.org/fileformat2.html); decoding leaf pages in parallel, without the VDBE,
-//! is several times faster than `sqlite3_step`. Anything unusual (a `-wal` file beside the db,
+//! is several times faster than `sqlite3_step`. Anything unusual (a non-empty `-wal` beside the db,
 //! a non-UTF-8 database, an unknown page type, payload overflow, a malformed varint) returns
 //! [`Unsupported`] and the caller falls back to rusqlite, so results never depend on which path
 //! ran (tests/ascend_db.rs compares both on every real db).
@@ -38,8 +38,9 @@ const LEAVES_PER_TASK: usize = 256;
 impl BTreeFile {
     /// Maps the file read-only (never locks or writes it) and checks the header.
     pub fn open(path: &str) -> Result<BTreeFile, Unsupported> {
-        if std::path::Path::new(&format!("{path}-wal")).exists() {
-            return no("a -wal file is beside the db");
+        // An empty -wal (left by a reader such as MindStudio Insight) holds no changes.
+        if std::fs::metadata(format!("{path}-wal")).is_ok_and(|m| m.len() > 0) {
+            return no("a non-empty -wal file is beside the db");
         }
         let f = std::fs::File::open(path).map_err(|e| Unsupported(e.to_string()))?;
         // SAFETY: read-only map of a file we never write; a concurrent writer could only make
@@ -53,9 +54,7 @@ impl BTreeFile {
         if !page_size.is_power_of_two() || page_size < 512 {
             return no("bad page size");
         }
-        if map[18] == 2 || map[19] == 2 {
-            return no("WAL-mode database");
-        }
+        // A WAL-mode header is fine: with no (or an empty) -wal, the file is current.
         if u32::from_be_bytes([map[56], map[57], map[58], map[59]]) > 1 {
             return no("text encoding is not UTF-8");
         }

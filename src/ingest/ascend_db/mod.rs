@@ -112,8 +112,33 @@ impl Ctx<'_> {
     }
 }
 
+/// How to read a db.
+#[derive(Debug, Clone, Copy)]
+pub struct DbOpts {
+    /// Decode the big tables' b-trees directly (else everything through SQLite).
+    pub direct: bool,
+}
+
+impl Default for DbOpts {
+    /// Direct decoding, unless `PROFSCOPE_DB_SQLITE_ONLY` is set.
+    fn default() -> Self {
+        DbOpts {
+            direct: std::env::var_os("PROFSCOPE_DB_SQLITE_ONLY").is_none(),
+        }
+    }
+}
+
 /// Ingests one profiler db into `builder`.
 pub fn ingest_file(path: &str, builder: &mut TablesBuilder) -> Result<(), IngestError> {
+    ingest_file_with(path, builder, DbOpts::default())
+}
+
+/// [`ingest_file`] with explicit options.
+pub fn ingest_file_with(
+    path: &str,
+    builder: &mut TablesBuilder,
+    opts: DbOpts,
+) -> Result<(), IngestError> {
     let c = open(path)?;
     let schema = Schema::probe(&c, path)?;
     if !schema.has("TASK") {
@@ -164,7 +189,7 @@ pub fn ingest_file(path: &str, builder: &mut TablesBuilder) -> Result<(), Ingest
         threads: FxHashMap::default(),
         btree: None,
     };
-    if std::env::var_os("PROFSCOPE_DB_SQLITE_ONLY").is_none() {
+    if opts.direct {
         match btree::BTreeFile::open(path) {
             Ok(b) => cx.btree = Some(std::sync::Arc::new(b)),
             Err(why) => {
@@ -183,6 +208,14 @@ pub fn ingest_file(path: &str, builder: &mut TablesBuilder) -> Result<(), Ingest
             t0 = std::time::Instant::now();
         }
     };
+    if let Ok(m) = std::fs::metadata(format!("{path}-wal"))
+        && m.len() > 0
+    {
+        let n = m.len();
+        cx.b.diag().add("db_wal_not_read", Severity::DataLoss, || {
+            format!("{path}-wal: {n} bytes of changes not yet checkpointed into the db are not read (reading them would need a writable -shm beside the user's file)")
+        });
+    }
     cx.reserve_events();
     lap("open + strings + reserve");
     meta::ingest(&mut cx)?;
