@@ -206,7 +206,17 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
             )
         })
         .collect();
-    let mut all: Vec<Gap> = Vec::with_capacity(gaps.len());
+    // Gaps carry event indexes; names are looked up only for the largest ones reported.
+    struct RawGap {
+        start_ns: i64,
+        end_ns: i64,
+        dur_ns: i64,
+        cause: Cause,
+        evidence: Option<u32>,
+        before: Option<u32>,
+        after: Option<u32>,
+    }
+    let mut all: Vec<RawGap> = Vec::with_capacity(gaps.len());
     for &(a, b) in &gaps {
         let inside = |k: WaitKind| {
             let first = waits.partition_point(|w| w.0.1 <= a);
@@ -232,14 +242,14 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
             .iter()
             .rev()
             .find(|&&i| iv(t, i).1 <= a)
-            .map(|&i| neighbour(t, i));
-        let after = kernels.get(k).map(|&i| neighbour(t, i));
-        all.push(Gap {
+            .copied();
+        let after = kernels.get(k).copied();
+        all.push(RawGap {
             start_ns: a,
             end_ns: b,
             dur_ns: b - a,
             cause,
-            evidence: ev.map(|i| neighbour(t, i)),
+            evidence: ev,
             before,
             after,
         });
@@ -278,6 +288,18 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
     let mut largest = all;
     largest.sort_by_key(|g| (std::cmp::Reverse(g.dur_ns), g.start_ns));
     largest.truncate(o.top_n);
+    let largest: Vec<Gap> = largest
+        .into_iter()
+        .map(|g| Gap {
+            start_ns: g.start_ns,
+            end_ns: g.end_ns,
+            dur_ns: g.dur_ns,
+            cause: g.cause,
+            evidence: g.evidence.map(|i| neighbour(t, i)),
+            before: g.before.map(|i| neighbour(t, i)),
+            after: g.after.map(|i| neighbour(t, i)),
+        })
+        .collect();
 
     let steps: Vec<StepIdle> = super::decode_steps::segment(t, d)
         .iter()
