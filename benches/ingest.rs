@@ -59,6 +59,24 @@ struct Args<'a> {
     connection_id: Option<i64>,
 }
 
+/// The TASK columns the db ingest reads.
+const TASK_SELECT: &str =
+    "startNs, endNs, connectionId, globalTaskId, taskType, deviceId, streamId";
+
+fn task_rows(path: &str) -> usize {
+    let out = Command::new("sqlite3")
+        .args([
+            &format!("file:{path}?immutable=1"),
+            "SELECT max(rowid) FROM TASK",
+        ])
+        .output()
+        .expect("sqlite3 CLI");
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(0)
+}
+
 /// One measurement, printed by the child as a JSON line.
 fn child(mode: &str, path: &str) {
     let t0 = Instant::now();
@@ -81,6 +99,18 @@ fn child(mode: &str, path: &str) {
             simd_json::serde::from_slice::<Vec<Ev>>(&mut b)
                 .unwrap()
                 .len()
+        }
+        "task_scan_direct" => profscope::ingest::ascend_db::bench_scan_task(path, true).unwrap(),
+        "task_scan_sqlite" => profscope::ingest::ascend_db::bench_scan_task(path, false).unwrap(),
+        "sqlite3_cli" => {
+            let uri = format!("file:{path}?immutable=1");
+            let st = Command::new("sqlite3")
+                .args([uri.as_str(), &format!("SELECT {TASK_SELECT} FROM TASK")])
+                .stdout(std::process::Stdio::null())
+                .status()
+                .expect("sqlite3 CLI");
+            assert!(st.success());
+            task_rows(path)
         }
         _ => panic!("unknown mode {mode}"),
     };
@@ -159,7 +189,7 @@ fn main() {
         "| input | parser | size MB | best s | MB/s (parsed bytes) | M rows/s | rows | peak RSS MB | RSS / parsed bytes |"
     );
     println!("|---|---|---:|---:|---:|---:|---:|---:|---:|");
-    for size in sizes.split(',') {
+    for size in sizes.split(',').filter(|s| !s.is_empty()) {
         let dir = data.join(format!("synth-{size}"));
         let tv = dir.join("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json");
         if !tv.exists() {
@@ -195,6 +225,44 @@ fn main() {
                 report(&label, peer, &tv, runs);
             }
         }
+    }
+    // The db bench (issue 4): a generated torch_npu db; PROFSCOPE_BENCH_DB is the JSON-equivalent
+    // size of the run (10.2GB ≈ 20.2 M TASK rows, 4.3 GB of db), "0" skips it.
+    let db_size = std::env::var("PROFSCOPE_BENCH_DB").unwrap_or_else(|_| "10.2GB".into());
+    if db_size != "0" {
+        let dir = data.join(format!("synth-db-{db_size}"));
+        let db = dir.join("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db");
+        if !db.exists() {
+            let o = profscope::synth::SynthOpts {
+                ranks: 1,
+                target_bytes: profscope::synth::parse_size(&db_size).unwrap(),
+                seed: 42,
+                kineto: false,
+                export: profscope::synth::Export::Db,
+            };
+            profscope::synth::generate(&dir, &o).unwrap();
+        }
+        let label = format!("generated torch_npu db ({db_size} run)");
+        println!(
+            "\n| input | reader | size MB | best s | MB/s (file) | M rows/s | rows | peak RSS MB | RSS / file |"
+        );
+        println!("|---|---|---:|---:|---:|---:|---:|---:|---:|");
+        if Command::new("sqlite3").arg("-version").output().is_ok() {
+            report(&format!("{label}, TASK scan"), "sqlite3_cli", &db, runs);
+        }
+        report(
+            &format!("{label}, TASK scan"),
+            "task_scan_sqlite",
+            &db,
+            runs,
+        );
+        report(
+            &format!("{label}, TASK scan"),
+            "task_scan_direct",
+            &db,
+            runs,
+        );
+        report(&format!("{label}, whole ingest"), "profscope", &db, runs);
     }
     let samples = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/samples/torch-traces");
     for rel in [

@@ -159,8 +159,160 @@ pub const TABLES: &[TableSchema] = &[
             (
                 "correlation_id",
                 "i64",
-                "args.correlation_id / args.correlation; -1 absent."
+                "args.correlation_id / args.correlation; db: PYTORCH_API queue rows' CONNECTION_IDS id − 5<<28; -1 absent."
             ),
+            (
+                "kernel",
+                "u32",
+                "Row of kernels (db COMPUTE_TASK_INFO); u32::MAX none."
+            ),
+            (
+                "comm_task",
+                "u32",
+                "Row of comm_tasks (db COMMUNICATION_TASK_INFO, HCCL plane events); u32::MAX none."
+            ),
+        ],
+    },
+    TableSchema {
+        name: "kernels",
+        doc: "Kernel details of device compute tasks (db COMPUTE_TASK_INFO), reached from events.kernel.",
+        columns: cols![
+            (
+                "op_type",
+                "str",
+                "Operator type (MatMulV2); what msprof-analyze compute_op_sum groups by."
+            ),
+            (
+                "task_type",
+                "str",
+                "The info row's task type (AI_VECTOR_CORE, MIX_AIV, DSA_SQE); TASK's may differ (KERNEL_AIVEC)."
+            ),
+            (
+                "block_num",
+                "i64",
+                "blockNum (older CANN blockDim); -1 unknown."
+            ),
+            (
+                "mix_block_num",
+                "i64",
+                "mixBlockNum (older mixBlockDim); -1 unknown."
+            ),
+            (
+                "input_shapes / input_dtypes / input_formats",
+                "str",
+                "As written (e.g. \"8,3,224,224;64,3,7,7\")."
+            ),
+            (
+                "output_shapes / output_dtypes / output_formats",
+                "str",
+                "As written."
+            ),
+        ],
+    },
+    TableSchema {
+        name: "comm_tasks",
+        doc: "Per-task communication details (db COMMUNICATION_TASK_INFO), reached from events.comm_task.",
+        columns: cols![
+            (
+                "op_name",
+                "str",
+                "The collective op of the task (hcom_allReduce__210_0_1)."
+            ),
+            ("group", "str", "Communication group name."),
+            ("plane", "i32", "HCCL plane (thread `Plane <n>`)."),
+            ("src_rank / dst_rank", "i64", "Ranks; -1 unknown."),
+            (
+                "transport / link / data_type",
+                "str",
+                "ENUM_HCCL_TRANSPORT_TYPE / _LINK_TYPE / _DATA_TYPE names (SDMA, HCCS, FP16)."
+            ),
+            ("size_bytes", "i64 bytes", "Bytes moved; -1 unknown."),
+            (
+                "bandwidth_bytes_per_s",
+                "f64 B/s",
+                "As the profiler wrote it; NaN unknown."
+            ),
+            ("notify_id", "i64", "-1 when none (UINT64_MAX)."),
+        ],
+    },
+    TableSchema {
+        name: "steps",
+        doc: "Steps as the profiler recorded them (db STEP_TIME: host span of ProfilerStep#N).",
+        columns: cols![
+            ("file", "FileId", "Row of files."),
+            ("step", "i64", "N of ProfilerStep#N."),
+            ("start_ns / end_ns", "i64 ns", "Host time span."),
+            ("source", "str", "STEP_TIME."),
+        ],
+    },
+    TableSchema {
+        name: "memory",
+        doc: "Sampled memory totals (db NPU_MEM, NPU_MODULE_MEM, MEMORY_RECORD); bytes, -1 where the source has no such value.",
+        columns: cols![
+            ("file", "FileId", "Row of files."),
+            ("device", "i32", "deviceId; -1 unknown."),
+            ("source", "str", "NPU_MEM | NPU_MODULE_MEM | MEMORY_RECORD."),
+            (
+                "component",
+                "str",
+                "NPU_MEM app/device; NPU_MODULE_MEM module (HCCL, RUNTIME, ... via ENUM_MODULE); MEMORY_RECORD PTA/GE/PTA+GE/WORKSPACE."
+            ),
+            ("ts_ns", "i64 ns", "Sample time."),
+            (
+                "allocated_bytes / reserved_bytes / active_bytes",
+                "i64 bytes",
+                "MEMORY_RECORD totals (NPU_MODULE_MEM fills reserved_bytes)."
+            ),
+            ("hbm_bytes", "i64 bytes", "NPU_MEM hbm."),
+        ],
+    },
+    TableSchema {
+        name: "op_memory",
+        doc: "Per-operator allocations (db OP_MEMORY).",
+        columns: cols![
+            ("file", "FileId", "Row of files."),
+            ("device", "i32", "deviceId."),
+            ("name", "str", "Operator (GE ops prefixed cann::)."),
+            ("size_bytes", "i64 bytes", "Allocation size."),
+            (
+                "allocation_ns / release_ns",
+                "i64 ns",
+                "Times; release -1 when not released in the capture."
+            ),
+            (
+                "allocation_total_allocated / _reserved, release_total_allocated / _reserved",
+                "i64 bytes",
+                "Allocator totals at allocation and release."
+            ),
+        ],
+    },
+    TableSchema {
+        name: "meta",
+        doc: "Run metadata, key/value per file: META_DATA (SCHEMA_VERSION, ENV_VARIABLES, profiler_metadata keys), npu_info.<id>, session.start_ns/end_ns, host.uid/name, rank_device_map.<rank>.",
+        columns: cols![
+            ("file", "FileId", "Row of files."),
+            ("key", "str", "Key."),
+            ("value", "str", "Value as written."),
+        ],
+    },
+    TableSchema {
+        name: "reference",
+        doc: "Vendor-derived values kept for comparison only (analysis.db StepTraceTime, CommAnalyzerTime, CommAnalyzerBandwidth, CommAnalyzerMatrix), one row per cell.",
+        columns: cols![
+            (
+                "file",
+                "FileId",
+                "Row of files (the profiler db beside analysis.db)."
+            ),
+            ("table", "str", "Vendor table."),
+            ("row", "u32", "Row within that table, rowid order."),
+            ("column", "str", "Vendor column."),
+            (
+                "number",
+                "f64",
+                "Numeric value in the vendor's unit (µs for StepTraceTime / CommAnalyzerTime); NaN for text."
+            ),
+            ("text", "str", "Text value; empty for numbers."),
         ],
     },
     TableSchema {

@@ -66,6 +66,29 @@ impl BTreeFile {
         })
     }
 
+    /// Drops decoded leaf pages from this process's resident set (they stay in the page cache),
+    /// so a multi-GB db is never resident all at once; runs of adjacent pages go in one call.
+    fn release(&self, pages: &[u32]) {
+        let mut sorted = pages.to_vec();
+        sorted.sort_unstable();
+        let mut i = 0;
+        while i < sorted.len() {
+            let mut j = i + 1;
+            while j < sorted.len() && sorted[j] == sorted[j - 1] + 1 {
+                j += 1;
+            }
+            let start = (sorted[i] as usize - 1) * self.page_size;
+            let len = (j - i) * self.page_size;
+            // SAFETY: every value was copied out of these pages; DONTNEED on a read-only file
+            // mapping only makes a later read fault the same file contents back in.
+            let _ = unsafe {
+                self.map
+                    .unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, len)
+            };
+            i = j;
+        }
+    }
+
     fn page(&self, n: u32) -> Result<&[u8], Unsupported> {
         let n = n as usize;
         if n == 0 || n * self.page_size > self.map.len() {
@@ -143,6 +166,7 @@ impl BTreeFile {
                 r?;
                 f(buf);
             }
+            self.release(w);
         }
         Ok(())
     }

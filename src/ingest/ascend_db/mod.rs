@@ -232,3 +232,33 @@ pub fn ingest_file_with(
     lap("vendor + memory");
     Ok(())
 }
+
+/// Bench helper: scans TASK's seven ingest columns and nothing else (direct b-tree or SQLite),
+/// returning the row count, so benches can compare the raw scan with the `sqlite3` CLI.
+#[doc(hidden)]
+pub fn bench_scan_task(path: &str, direct: bool) -> Result<usize, IngestError> {
+    let c = open(path)?;
+    let schema = Schema::probe(&c, path)?;
+    let strings = StringIds::default();
+    let mut b = TablesBuilder::new();
+    let file = b.add_file(path, FileMeta::default());
+    let mut cx = Ctx {
+        c: &c,
+        path,
+        schema: &schema,
+        strings: &strings,
+        b: &mut b,
+        file,
+        links: host::Links::default(),
+        threads: FxHashMap::default(),
+        btree: None,
+    };
+    if direct {
+        cx.btree = btree::BTreeFile::open(path).ok().map(std::sync::Arc::new);
+    }
+    let mut values = 0;
+    scan::for_each_rows(&mut cx, "TASK", &tasks::TASK_COLS, |_, rows| {
+        values += rows.len()
+    })?;
+    Ok(values / tasks::TASK_COLS.len())
+}

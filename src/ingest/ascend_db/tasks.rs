@@ -102,7 +102,7 @@ struct TaskRow {
     stream: i32,
 }
 
-const TASK_COLS: [Spec; 7] = [
+pub(super) const TASK_COLS: [Spec; 7] = [
     &["startNs"],
     &["endNs"],
     &["connectionId"],
