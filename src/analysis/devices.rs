@@ -54,7 +54,12 @@ pub fn devices(t: &Tables) -> Vec<Device> {
     let by_ts = |v: &mut Vec<u32>| {
         let key = |&i: &u32| (t.events.ts_ns[i as usize], i);
         if !v.is_sorted_by_key(key) {
-            v.sort_unstable_by_key(key);
+            // Sorting (ts, index) pairs keeps the keys next to each other in memory; a key
+            // closure would chase `ts_ns[i]` at random for every comparison.
+            let mut keyed: Vec<(i64, u32)> = v.iter().map(|&i| key(&i)).collect();
+            keyed.sort_unstable();
+            v.clear();
+            v.extend(keyed.into_iter().map(|(_, i)| i));
         }
     };
     let mut out = Vec::new();
