@@ -82,3 +82,40 @@ fn every_analysis_is_identical_from_db_and_json() {
         );
     }
 }
+
+/// A root written with both exports (torch_npu `export_type=both`) is one capture per rank: each
+/// rank is read once, from its db, and the trace_view.json is listed as skipped, not added.
+#[test]
+fn root_with_both_exports_reads_each_rank_once() {
+    let g = common::generated_with(
+        "both-exports",
+        SynthOpts {
+            ranks: 2,
+            target_bytes: 300_000,
+            seed: 11,
+            kineto: false,
+            export: Export::Both,
+        },
+    );
+    let root = common::ingest(&g.dir);
+    assert_eq!(root.files.len(), 2, "one file per rank");
+    assert!(root.files.path.iter().all(|p| p.ends_with(".db")));
+    assert_eq!(root.diagnostics.count("input_skipped"), 2);
+    // Same device numbers as reading each rank's db alone: nothing counted twice.
+    for (k, rt) in g.truth.ranks.iter().enumerate() {
+        let alone = common::ingest(&g.dir.join(rt.db.as_ref().unwrap()));
+        let a = run_all(&alone, &Default::default());
+        let r = run_all(&root, &Default::default());
+        let d = r
+            .device_time
+            .iter()
+            .find(|d| d.device.rank == rt.rank as i32)
+            .unwrap();
+        assert_eq!(d.computing_ns, a.device_time[0].computing_ns, "rank {k}");
+        assert_eq!(d.free_ns, a.device_time[0].free_ns, "rank {k}");
+        assert_eq!(
+            d.computing_ns,
+            rt.kernels.values().map(|c| c.dur_ns).sum::<i64>()
+        );
+    }
+}

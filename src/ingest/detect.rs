@@ -1,7 +1,10 @@
 //! Which files under a path are inputs, and in which format: Chrome-trace JSON (`*.json`,
 //! `*.json.gz`) recognised by content (the first non-blank byte is `[`, or `{` with a `traceEvents`
 //! member) so that `profiler_info.json` and friends are skipped, not failed; and profiler dbs by
-//! name (`ascend_pytorch_profiler[_<rank>].db`, `msprof_<digits>.db`).
+//! name (`ascend_pytorch_profiler[_<rank>].db`, `msprof_<digits>.db`). Per torch_npu rank folder
+//! only the best export is read ([`best_per_rank`]): an `export_type=both` run, or a rank folder
+//! that still holds `PROF_*/mindstudio_profiler_output/msprof_*.json`, describes one capture
+//! several times.
 
 use super::error::IngestError;
 use std::io::Read;
@@ -101,6 +104,99 @@ pub fn find_inputs(path: &Path) -> Result<Vec<Input>, IngestError> {
     Ok(out)
 }
 
+/// An input left out because the same rank has a better export of the same capture.
+#[derive(Debug, Clone)]
+pub struct Skipped {
+    pub path: String,
+    /// The inputs kept for that rank folder.
+    pub kept: Vec<String>,
+}
+
+/// How good an export is, per torch_npu rank folder (lower is better): the profiler db, then
+/// trace_view.json, then CANN's own msprof db, then other timelines (msprof_*.json slices).
+/// All of them describe the same capture, so reading two would count every event twice.
+fn preference(path: &str, format: InputFormat) -> u8 {
+    let p = Path::new(path);
+    let file = p.file_name().and_then(|f| f.to_str()).unwrap_or("");
+    let in_output = p
+        .parent()
+        .and_then(|d| d.file_name())
+        .is_some_and(|d| d == "ASCEND_PROFILER_OUTPUT");
+    match format {
+        InputFormat::AscendDb if file.starts_with("ascend_pytorch_profiler") => 0,
+        InputFormat::ChromeJson if in_output && file.starts_with("trace_view.json") => 1,
+        InputFormat::AscendDb => 2,
+        InputFormat::ChromeJson => 3,
+    }
+}
+
+/// The torch_npu rank folder of an input: the nearest ancestor (below `root`) that holds
+/// `ASCEND_PROFILER_OUTPUT/` or is named `*_ascend_pt`.
+fn rank_folder(path: &str, root: &Path) -> Option<std::path::PathBuf> {
+    let mut dir = Path::new(path).parent();
+    while let Some(d) = dir {
+        if d.join("ASCEND_PROFILER_OUTPUT").is_dir()
+            || d.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.ends_with("_ascend_pt"))
+        {
+            return Some(d.to_path_buf());
+        }
+        if d == root {
+            return None;
+        }
+        dir = d.parent();
+    }
+    None
+}
+
+/// Keeps, per torch_npu rank folder, only the best export present (see [`preference`]);
+/// inputs outside rank folders are all kept. Returns (kept, skipped), in path order.
+pub fn best_per_rank(inputs: Vec<Input>, root: &Path) -> (Vec<Input>, Vec<Skipped>) {
+    use std::collections::BTreeMap;
+    let mut best: BTreeMap<std::path::PathBuf, u8> = BTreeMap::new();
+    let folders: Vec<Option<std::path::PathBuf>> =
+        inputs.iter().map(|i| rank_folder(&i.path, root)).collect();
+    for (i, f) in inputs.iter().zip(&folders) {
+        if let Some(f) = f {
+            let p = preference(&i.path, i.format);
+            best.entry(f.clone())
+                .and_modify(|b| *b = (*b).min(p))
+                .or_insert(p);
+        }
+    }
+    let keep: Vec<bool> = inputs
+        .iter()
+        .zip(&folders)
+        .map(|(i, f)| {
+            f.as_ref()
+                .is_none_or(|f| best[f] == preference(&i.path, i.format))
+        })
+        .collect();
+    let mut skipped = Vec::new();
+    for (k, (i, f)) in inputs.iter().zip(&folders).enumerate() {
+        if !keep[k] {
+            let kept = inputs
+                .iter()
+                .zip(&folders)
+                .zip(&keep)
+                .filter(|((_, g), kk)| **kk && *g == f)
+                .map(|((j, _), _)| j.path.clone())
+                .collect();
+            skipped.push(Skipped {
+                path: i.path.clone(),
+                kept,
+            });
+        }
+    }
+    let kept = inputs
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(i, k)| k.then_some(i))
+        .collect();
+    (kept, skipped)
+}
+
 fn walk(dir: &Path, out: &mut Vec<Input>) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
@@ -126,4 +222,49 @@ fn walk(dir: &Path, out: &mut Vec<Input>) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod rank_folder_tests {
+    use super::*;
+
+    #[test]
+    fn keeps_the_best_export_per_rank_folder() {
+        let root = std::env::temp_dir().join(format!("profscope-detect-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let files = [
+            "r0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json",
+            "r0_ascend_pt/PROF_1/mindstudio_profiler_output/msprof_0.json",
+            "r0_ascend_pt/PROF_1/mindstudio_profiler_output/msprof_0_slice_1.json",
+            "r1_ascend_pt/PROF_2/mindstudio_profiler_output/msprof_1.json",
+            "r1_ascend_pt/PROF_2/mindstudio_profiler_output/msprof_1_slice_1.json",
+            "lmdeploy/lmdeploy_profile_0.json",
+        ];
+        let inputs: Vec<Input> = files
+            .iter()
+            .map(|f| {
+                let p = root.join(f);
+                std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                std::fs::write(&p, "[]").unwrap();
+                Input {
+                    path: p.display().to_string(),
+                    format: InputFormat::ChromeJson,
+                    size_bytes: 2,
+                }
+            })
+            .collect();
+        let (kept, skipped) = best_per_rank(inputs, &root);
+        let rel = |p: &str| {
+            p.strip_prefix(&format!("{}/", root.display()))
+                .unwrap()
+                .to_string()
+        };
+        let kept: Vec<String> = kept.iter().map(|i| rel(&i.path)).collect();
+        // r0: trace_view.json beats CANN's timeline slices; r1 has only slices, both kept;
+        // lmdeploy files are not in a rank folder.
+        assert_eq!(kept, vec![files[0], files[3], files[4], files[5]]);
+        assert_eq!(skipped.len(), 2);
+        assert_eq!(rel(&skipped[0].kept[0]), files[0]);
+        let _ = std::fs::remove_dir_all(&root);
+    }
 }

@@ -25,6 +25,7 @@ pub fn ingest_paths(
     progress: &Progress,
 ) -> Result<Tables, IngestError> {
     let mut inputs = Vec::new();
+    let mut skipped = Vec::new();
     for p in paths {
         let found = detect::find_inputs(p)?;
         if found.is_empty() {
@@ -32,12 +33,24 @@ pub fn ingest_paths(
                 path: p.display().to_string(),
             });
         }
-        inputs.extend(found);
+        let (kept, left) = detect::best_per_rank(found, p);
+        inputs.extend(kept);
+        skipped.extend(left);
     }
     for i in &inputs {
         progress.add_total(i.size_bytes);
     }
     let mut b = TablesBuilder::new();
+    for sk in &skipped {
+        b.diag()
+            .add("input_skipped", crate::diag::Severity::Info, || {
+                format!(
+                    "{}: not read; the same rank folder has a preferred export of the same capture ({})",
+                    sk.path,
+                    sk.kept.join(", ")
+                )
+            });
+    }
     for input in &inputs {
         match input.format {
             detect::InputFormat::ChromeJson => {
