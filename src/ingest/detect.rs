@@ -4,7 +4,8 @@
 //! name (`ascend_pytorch_profiler[_<rank>].db`, `msprof_<digits>.db`). Per torch_npu rank folder
 //! only the best export is read ([`best_per_rank`]): an `export_type=both` run, or a rank folder
 //! that still holds `PROF_*/mindstudio_profiler_output/msprof_*.json`, describes one capture
-//! several times.
+//! several times. When several rank folders hold the same rank, the newest capture is read
+//! ([`newest_per_rank`]).
 
 use super::error::IngestError;
 use std::io::Read;
@@ -150,6 +151,71 @@ fn rank_folder(path: &str, root: &Path) -> Option<std::path::PathBuf> {
     None
 }
 
+/// The capture time of a torch_npu rank folder, from its name
+/// `{worker}_{pid}_{YYYYmmddHHMMSSfff}_ascend_pt` (17 digits), else the folder's mtime in ms.
+fn folder_time(dir: &Path) -> (u8, u128) {
+    let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let stamp = name
+        .strip_suffix("_ascend_pt")
+        .and_then(|s| s.rsplit('_').next())
+        .filter(|d| d.len() == 17 && d.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|d| d.parse::<u128>().ok());
+    match stamp {
+        Some(t) => (1, t),
+        None => (
+            0,
+            std::fs::metadata(dir)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_millis()),
+        ),
+    }
+}
+
+/// When several torch_npu rank folders hold the same rank (`profiler_info_<rank>.json`), keeps
+/// the newest capture (timestamp in the folder name, else mtime) and skips the others' inputs.
+pub fn newest_per_rank(inputs: Vec<Input>, root: &Path) -> (Vec<Input>, Vec<Skipped>) {
+    use std::collections::BTreeMap;
+    let folders: Vec<Option<std::path::PathBuf>> =
+        inputs.iter().map(|i| rank_folder(&i.path, root)).collect();
+    let mut newest: BTreeMap<i32, (std::path::PathBuf, (u8, u128))> = BTreeMap::new();
+    let mut rank_of: BTreeMap<std::path::PathBuf, i32> = BTreeMap::new();
+    for f in folders.iter().flatten() {
+        if rank_of.contains_key(f) {
+            continue;
+        }
+        let Some(r) = super::rank::profiler_info_rank(f) else {
+            continue;
+        };
+        rank_of.insert(f.clone(), r);
+        let t = folder_time(f);
+        match newest.get(&r) {
+            Some((_, best)) if *best >= t => {}
+            _ => {
+                newest.insert(r, (f.clone(), t));
+            }
+        }
+    }
+    let mut kept = Vec::new();
+    let mut skipped = Vec::new();
+    for (i, f) in inputs.into_iter().zip(folders) {
+        let winner = f
+            .as_ref()
+            .and_then(|f| rank_of.get(f))
+            .map(|r| &newest[r].0)
+            .filter(|w| Some(*w) != f.as_ref());
+        match winner {
+            Some(w) => skipped.push(Skipped {
+                path: i.path,
+                kept: vec![format!("{} (newer capture of the same rank)", w.display())],
+            }),
+            None => kept.push(i),
+        }
+    }
+    (kept, skipped)
+}
+
 /// Keeps, per torch_npu rank folder, only the best export present (see [`preference`]);
 /// inputs outside rank folders are all kept. Returns (kept, skipped), in path order.
 pub fn best_per_rank(inputs: Vec<Input>, root: &Path) -> (Vec<Input>, Vec<Skipped>) {
@@ -265,6 +331,42 @@ mod rank_folder_tests {
         assert_eq!(kept, vec![files[0], files[3], files[4], files[5]]);
         assert_eq!(skipped.len(), 2);
         assert_eq!(rel(&skipped[0].kept[0]), files[0]);
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn keeps_the_newest_folder_of_a_rank() {
+        let root = std::env::temp_dir().join(format!("profscope-newest-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        // Two captures of rank 0 (names carry YYYYmmddHHMMSSfff) and one of rank 1.
+        let dirs = [
+            ("host_1_20250109075448123_ascend_pt", 0),
+            ("host_1_20250109081500001_ascend_pt", 0),
+            ("host_2_20250109075448999_ascend_pt", 1),
+        ];
+        let inputs: Vec<Input> = dirs
+            .iter()
+            .map(|(d, r)| {
+                let dir = root.join(d);
+                std::fs::create_dir_all(dir.join("ASCEND_PROFILER_OUTPUT")).unwrap();
+                std::fs::write(dir.join(format!("profiler_info_{r}.json")), "{}").unwrap();
+                let p = dir.join("ASCEND_PROFILER_OUTPUT/trace_view.json");
+                std::fs::write(&p, "[]").unwrap();
+                Input {
+                    path: p.display().to_string(),
+                    format: InputFormat::ChromeJson,
+                    size_bytes: 2,
+                }
+            })
+            .collect();
+        let (kept, skipped) = newest_per_rank(inputs, &root);
+        let has = |v: &[String], d: &str| v.iter().any(|p| p.contains(d));
+        let kept: Vec<String> = kept.into_iter().map(|i| i.path).collect();
+        assert_eq!(kept.len(), 2);
+        assert!(has(&kept, dirs[1].0) && has(&kept, dirs[2].0));
+        assert_eq!(skipped.len(), 1);
+        assert!(skipped[0].path.contains(dirs[0].0));
+        assert!(skipped[0].kept[0].contains(dirs[1].0));
         let _ = std::fs::remove_dir_all(&root);
     }
 }

@@ -33,8 +33,10 @@ pub fn ingest_paths(
                 path: p.display().to_string(),
             });
         }
+        let (found, older) = detect::newest_per_rank(found, p);
         let (kept, left) = detect::best_per_rank(found, p);
         inputs.extend(kept);
+        skipped.extend(older);
         skipped.extend(left);
     }
     for i in &inputs {
@@ -45,7 +47,7 @@ pub fn ingest_paths(
         b.diag()
             .add("input_skipped", crate::diag::Severity::Info, || {
                 format!(
-                    "{}: not read; the same rank folder has a preferred export of the same capture ({})",
+                    "{}: not read; read instead: {}",
                     sk.path,
                     sk.kept.join(", ")
                 )

@@ -38,7 +38,7 @@ pub fn rank_from_path(path: &str) -> Option<i32> {
 }
 
 /// The rank in the name of the single `profiler_info_<rank>.json` of a torch_npu root.
-fn profiler_info_rank(root: &Path) -> Option<i32> {
+pub fn profiler_info_rank(root: &Path) -> Option<i32> {
     let mut found = None;
     for entry in std::fs::read_dir(root).ok()?.flatten() {
         let name = entry.file_name();
