@@ -9,12 +9,12 @@ use profscope::report::analyses::run_all;
 use profscope::synth::{Export, SynthOpts};
 use serde_json::Value;
 
-/// Drops what names the input rather than describes the run: file paths, and the device id /
+/// Drops what names the input rather than describes the run: file paths (`file`, `files`), and the device id /
 /// process label (the db states the device; trace_view.json's process metadata does not).
 fn strip_identity(v: &mut Value) {
     match v {
         Value::Object(m) => {
-            for k in ["file", "device_id", "process", "source"] {
+            for k in ["file", "files", "device_id", "process", "source"] {
                 m.remove(k);
             }
             m.values_mut().for_each(strip_identity);

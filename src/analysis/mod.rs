@@ -15,6 +15,7 @@ pub mod kernel_types;
 pub mod mtp;
 pub mod op_types;
 pub mod phases;
+pub mod ranks;
 pub mod stats;
 pub mod step_sync;
 pub mod summary;

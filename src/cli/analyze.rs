@@ -31,13 +31,17 @@ pub struct AnalyzeArgs {
     #[arg(long)]
     pub batch: Option<i64>,
     /// Run only these analyses (comma-separated): device_time, kernel_types, bubbles, step_sync, mtp,
-    /// top_events, composition, communication, phases, batch_audit.
+    /// top_events, op_types, composition, communication, phases, batch_audit, ranks.
     #[arg(long, value_delimiter = ',')]
     pub only: Option<Vec<String>>,
     /// Slice to one phase before analysing (CPU forward_eager / forward_cudagraph scopes; device
     /// work follows its launch): prefill or decode.
     #[arg(long, value_enum)]
     pub phase: Option<crate::analysis::phases::Phase>,
+    /// How many ranks the run should have; missing ones are reported (default: the world size a
+    /// file states, if any).
+    #[arg(long)]
+    pub expected_ranks: Option<u32>,
 }
 
 /// The bundled demo root: `fixtures/demo` in the current directory, else next to the crate.
@@ -93,6 +97,7 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         top_n: args.top,
         batch: args.batch,
         only: args.only.clone(),
+        expected_ranks: args.expected_ranks,
     };
 
     let analyses = crate::report::analyses::run_all(&tables, &opts);

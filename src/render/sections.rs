@@ -36,6 +36,7 @@ fn dev(rank: i32, process: &str) -> String {
 pub fn build(r: &Report) -> Vec<Section> {
     let mut out = Vec::new();
     summary(r, &mut out);
+    ranks(r, &mut out);
     timeline(r, &mut out);
     kernels(r, &mut out);
     audits(r, &mut out);
@@ -56,6 +57,62 @@ pub fn build(r: &Report) -> Vec<Section> {
     }
     out.push(d);
     out
+}
+
+fn ranks(r: &Report, out: &mut Vec<Section>) {
+    let k = &r.analyses.ranks;
+    if k.rows.is_empty() && k.missing.is_empty() {
+        return;
+    }
+    let mut s = sec(
+        "Ranks",
+        vec![
+            "rank",
+            "files",
+            "device events",
+            "host events",
+            "window duration",
+        ],
+    );
+    for x in &k.rows {
+        let window = match (x.window_start_ns, x.window_end_ns) {
+            (Some(a), Some(b)) => human_ns(b - a),
+            _ => "-".into(),
+        };
+        s.rows.push(vec![
+            x.rank.to_string(),
+            x.files.len().to_string(),
+            x.device_events.to_string(),
+            x.host_events.to_string(),
+            window,
+        ]);
+    }
+    let list = |v: &[i32]| {
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.iter()
+                .map(|r| r.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    };
+    s.notes.push(format!(
+        "expected: {} ({}); missing: {}; CPU-only (no device events): {}; window overlaps no other rank: {}",
+        k.expected.map_or("unknown".into(), |n| n.to_string()),
+        k.expected_source,
+        list(&k.missing),
+        list(&k.cpu_only),
+        list(&k.disjoint)
+    ));
+    if !k.unknown_rank_files.is_empty() {
+        s.notes.push(format!(
+            "{} file(s) of unknown rank, e.g. {}",
+            k.unknown_rank_files.len(),
+            k.unknown_rank_files[0]
+        ));
+    }
+    out.push(s);
 }
 
 fn summary(r: &Report, out: &mut Vec<Section>) {

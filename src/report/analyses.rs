@@ -11,6 +11,7 @@ use crate::analysis::{
     mtp::{self, Mtp},
     op_types::{self, OpTypes},
     phases::{self, Phases},
+    ranks::{self, Ranks},
     step_sync::{self, StepSyncSummary},
     top_events::{self, TopEvents},
 };
@@ -26,6 +27,8 @@ pub struct AnalyzeOpts {
     pub batch: Option<i64>,
     /// Run only these analyses (names as in [`ANALYSES`]); None: all.
     pub only: Option<Vec<String>>,
+    /// How many ranks the run should have (`--expected-ranks`); None: a file's world size.
+    pub expected_ranks: Option<u32>,
 }
 
 /// Every analysis by the name `--only` takes (and the JSON key it fills).
@@ -41,6 +44,7 @@ pub const ANALYSES: &[&str] = &[
     "communication",
     "phases",
     "batch_audit",
+    "ranks",
 ];
 
 impl Default for AnalyzeOpts {
@@ -50,6 +54,7 @@ impl Default for AnalyzeOpts {
             top_n: 10,
             batch: None,
             only: None,
+            expected_ranks: None,
         }
     }
 }
@@ -71,6 +76,8 @@ pub struct Analyses {
     pub phases: Vec<Phases>,
     /// None when not run (`--only`).
     pub batch_audit: Option<BatchAudit>,
+    /// Rank anomalies: missing, CPU-only, disjoint windows.
+    pub ranks: Ranks,
 }
 
 /// Runs the analyses (independent of each other) two ways in parallel.
@@ -109,7 +116,13 @@ pub fn run_all(t: &Tables, o: &AnalyzeOpts) -> Analyses {
             )
         },
     );
+    let ranks = if on("ranks") {
+        ranks::compute(t, o.expected_ranks)
+    } else {
+        Ranks::default()
+    };
     Analyses {
+        ranks,
         device_time,
         kernel_types,
         kernel_types_complete_steps,

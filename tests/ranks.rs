@@ -1,0 +1,43 @@
+//! Rank anomalies on real inputs: ../shared/samples/ascend-pt (torch_npu 2-rank captures).
+//! Expected values are facts of the sample folders: db/level1 holds rank0_ascend_pt and
+//! rank1_ascend_pt (profiler_info_0/1.json); text/level0/rank1 is a separate capture taken at
+//! another time (its trace_view.json events are at 1736405443... s; the db/level1 dbs at 1736410576... s,
+//! SESSION_TIME_INFO), so its window overlaps neither db rank.
+
+mod common;
+
+use profscope::analysis::ranks;
+
+fn samples(rel: &str) -> std::path::PathBuf {
+    common::samples_dir().join(rel)
+}
+
+#[test]
+fn two_rank_db_root_with_expected_four() {
+    let t = common::ingest(&samples("ascend-pt/db/level1"));
+    let r = ranks::compute(&t, Some(4));
+    assert_eq!(r.present, vec![0, 1]);
+    assert_eq!(r.missing, vec![2, 3]);
+    assert_eq!(r.expected_source, "--expected-ranks");
+    assert!(r.cpu_only.is_empty() && r.disjoint.is_empty());
+    // Device events per rank = TASK rows + COMMUNICATION_TASK_INFO plane rows + OVERLAP_ANALYSIS
+    // rows (rank 0 only) + COMMUNICATION_OP rows, by sqlite3:
+    //   rank0: 552 TASK + 296 + 382 + 4 = 1234; rank1: 552 + 296 + 0 + 4 = 852
+    //   ("select count(*) from TASK" etc. on each ascend_pytorch_profiler_<r>.db)
+    let dev: Vec<u64> = r.rows.iter().map(|x| x.device_events).collect();
+    assert_eq!(dev, vec![1234, 852]);
+    let none = ranks::compute(&t, None);
+    assert_eq!((none.expected, none.missing.len()), (None, 0));
+}
+
+#[test]
+fn captures_from_different_times_are_disjoint() {
+    let paths = [
+        samples("ascend-pt/db/level1/rank0_ascend_pt"),
+        samples("ascend-pt/text/level0/rank1_ascend_pt"),
+    ];
+    let t = profscope::ingest::ingest_paths(&paths, &Default::default()).unwrap();
+    let r = ranks::compute(&t, None);
+    assert_eq!(r.present, vec![0, 1]);
+    assert_eq!(r.disjoint, vec![0, 1]);
+}
