@@ -250,3 +250,43 @@ fn direct_btree_reads_equal_sqlite_on_every_db() {
         assert_eq!(a.flows.len(), s.flows.len(), "{tag}");
     }
 }
+
+/// Damaged dbs never panic: a copy of a real db with every page's b-tree header overwritten
+/// (cell counts 0xFFFF), one cut in half, and a non-SQLite file named like a db each give an
+/// error naming the file, or tables read through the SQLite fallback.
+#[test]
+fn damaged_dbs_give_errors_not_panics() {
+    let src = db_root(1, 1).join("ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_1.db");
+    let bytes = std::fs::read(&src).unwrap();
+    let dir = std::env::temp_dir().join(format!("profscope-damaged-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let page = u16::from_be_bytes([bytes[16], bytes[17]]) as usize;
+    let mut headers = bytes.clone();
+    for p in 1..headers.len() / page {
+        let h = p * page;
+        headers[h + 3] = 0xff;
+        headers[h + 4] = 0xff;
+    }
+    let cases = [
+        ("cells", headers),
+        ("half", bytes[..bytes.len() / 2].to_vec()),
+        ("garbage", b"not a database at all".repeat(100)),
+    ];
+    for (tag, data) in cases {
+        let p = dir.join(format!("{tag}/ascend_pytorch_profiler_1.db"));
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, data).unwrap();
+        let r = std::panic::catch_unwind(|| {
+            let mut b = profscope::ingest::TablesBuilder::new();
+            profscope::ingest::ascend_db::ingest_file(p.to_str().unwrap(), &mut b).map(|_| ())
+        });
+        let r = r.unwrap_or_else(|_| panic!("{tag}: panicked"));
+        if let Err(e) = r {
+            assert!(
+                e.to_string().contains("ascend_pytorch_profiler_1.db"),
+                "{tag}: {e}"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

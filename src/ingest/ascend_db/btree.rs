@@ -116,6 +116,9 @@ impl BTreeFile {
                 0x0D => out.push(n),
                 0x05 => {
                     let cells = u16::from_be_bytes([p[h + 3], p[h + 4]]) as usize;
+                    if h + 12 + 2 * cells > p.len() {
+                        return no(format!("page {n}: cell count past the page"));
+                    }
                     let right = u32::from_be_bytes([p[h + 8], p[h + 9], p[h + 10], p[h + 11]]);
                     // Pushed in reverse so pages pop in key order.
                     stack.push(right);
@@ -174,6 +177,9 @@ impl BTreeFile {
     fn decode_leaf(&self, n: u32, cols: &[Col], out: &mut Vec<i64>) -> Result<(), Unsupported> {
         let (p, h) = self.header(n)?;
         let cells = u16::from_be_bytes([p[h + 3], p[h + 4]]) as usize;
+        if h + 8 + 2 * cells > p.len() {
+            return no(format!("page {n}: cell count past the page"));
+        }
         let max_local = self.usable - 35;
         let mut fields: [(u64, usize); 64] = [(0, 0); 64];
         for k in 0..cells {
