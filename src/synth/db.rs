@@ -6,6 +6,7 @@
 //! events CANN_API / PYTORCH_API (TEXT times, queue correlation through CONNECTION_IDS), vendor
 //! rows OVERLAP_ANALYSIS, HBM samples NPU_MEM.
 
+use crate::ingest::ascend_db::FWK_CONNECTION_BASE;
 use rusqlite::{Connection, params};
 use std::collections::HashMap;
 use std::path::Path;
@@ -42,8 +43,6 @@ const API_TYPES: &[(i64, &str)] = &[
     (50004, "mstx"),
 ];
 
-/// First framework-internal connection id (torch_npu START_CONNECTION_ID_FWK_API).
-const FWK_CONNECTION_BASE: i64 = 5 << 28;
 /// torch_npu framework strings start here (START_STRING_ID_FWK_API).
 const FWK_STRING_BASE: i64 = 1 << 28;
 const UINT32_MAX: i64 = 4_294_967_295;

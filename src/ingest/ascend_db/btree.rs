@@ -24,6 +24,8 @@ pub enum Col {
     Rowid,
     /// The n-th column of the record (declared order).
     Field(usize),
+    /// A column the table lacks (older CANN): always -1.
+    Null,
 }
 
 pub struct BTreeFile {
@@ -147,7 +149,7 @@ impl BTreeFile {
         &self,
         root: u32,
         cols: &[Col],
-        mut f: impl FnMut(&mut [i64]),
+        mut f: impl FnMut(&[i64]),
     ) -> Result<(), Unsupported> {
         let leaves = self.leaves(root)?;
         let tasks = rayon::current_num_threads().max(1) * 4;
@@ -214,7 +216,7 @@ impl BTreeFile {
                     Col::Rowid => rowid as i64,
                     Col::Field(f) if f < nf => value(rec, fields[f]),
                     // Columns added by ALTER TABLE after the row was written read as NULL.
-                    Col::Field(_) => -1,
+                    Col::Field(_) | Col::Null => -1,
                 });
             }
         }
@@ -274,29 +276,10 @@ fn value(rec: &[u8], (st, at): (u64, usize)) -> i64 {
         9 => 1,
         n if n >= 13 && n % 2 == 1 => {
             let s = &rec[at..at + ((n - 13) / 2) as usize];
-            parse_int(s).unwrap_or(-1)
+            super::rows::text_int(s).unwrap_or(-1)
         }
         _ => -1,
     }
-}
-
-fn parse_int(s: &[u8]) -> Option<i64> {
-    let s = s.trim_ascii();
-    let (neg, digits) = match s.first() {
-        Some(b'-') => (true, &s[1..]),
-        _ => (false, s),
-    };
-    if digits.is_empty() || digits.len() > 19 {
-        return None;
-    }
-    let mut v: i64 = 0;
-    for &d in digits {
-        if !d.is_ascii_digit() {
-            return None;
-        }
-        v = v.checked_mul(10)?.checked_add((d - b'0') as i64)?;
-    }
-    Some(if neg { -v } else { v })
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@ pub(super) fn ingest(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
         let thread = cx.thread(
             (super::PID_HCCL, super::tasks::GROUP_TID_BASE + gid),
             ("HCCL", "NPU"),
+            None,
             |t| format!("Group {} Communication", t.str(group)),
         );
         let name = cx.strings.get(rows::int(r, 0));

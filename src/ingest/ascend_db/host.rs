@@ -18,7 +18,7 @@ use crate::model::hash::{FxHashMap, FxHashSet};
 use crate::model::{StrId, ThreadId};
 
 /// First framework-internal connection id (torch_npu START_CONNECTION_ID_FWK_API).
-const FWK_CONNECTION_BASE: i64 = 5 << 28;
+pub const FWK_CONNECTION_BASE: i64 = 5 << 28;
 
 /// CANN connection ids that PYTORCH_API rows point at, and the first device task of each.
 #[derive(Default)]
@@ -90,7 +90,9 @@ const HOST_COLS: [Spec; 6] = [
 
 fn host_thread(cx: &mut Ctx<'_>, pid: i64, process: &str, gtid: i64) -> ThreadId {
     let tid = gtid.max(0) & 0xffff_ffff;
-    cx.thread((pid, tid), (process, "CPU"), |_| format!("Thread {tid}"))
+    cx.thread((pid, tid), (process, "CPU"), None, |_| {
+        format!("Thread {tid}")
+    })
 }
 
 fn cann(cx: &mut Ctx<'_>) -> Result<(), IngestError> {

@@ -26,6 +26,7 @@ mod strings;
 mod tasks;
 mod vendor;
 
+pub use host::FWK_CONNECTION_BASE;
 pub use open::open;
 pub use tasks::TASK_WITHOUT_KERNEL_INFO;
 
@@ -65,13 +66,37 @@ struct Ctx<'a> {
     b: &'a mut TablesBuilder,
     file: FileId,
     links: host::Links,
-    /// Threads made so far, by synthetic (pid, tid).
+    /// Threads made so far, by synthetic (pid, tid), and the last one asked for (consecutive
+    /// rows of a big table mostly share a thread).
     threads: FxHashMap<(i64, i64), ThreadId>,
+    last_thread: Option<((i64, i64), ThreadId)>,
     /// The direct b-tree reader, unless the file needs SQLite.
     btree: Option<std::sync::Arc<btree::BTreeFile>>,
 }
 
-impl Ctx<'_> {
+impl<'a> Ctx<'a> {
+    fn new(
+        c: &'a Connection,
+        path: &'a str,
+        schema: &'a Schema,
+        strings: &'a StringIds,
+        b: &'a mut TablesBuilder,
+        file: FileId,
+    ) -> Ctx<'a> {
+        Ctx {
+            c,
+            path,
+            schema,
+            strings,
+            b,
+            file,
+            links: host::Links::default(),
+            threads: FxHashMap::default(),
+            last_thread: None,
+            btree: None,
+        }
+    }
+
     /// Reserves the event rows every event table will add, from their rowid spans (b-tree
     /// lookups, not counts), so the columns are allocated once instead of growing by doubling
     /// (each doubling touches fresh pages: the dominant ingest cost on big dbs).
@@ -86,19 +111,33 @@ impl Ctx<'_> {
         self.b.reserve_events(total.clamp(0, 1 << 33) as usize);
     }
 
-    /// The named thread (pid, tid) of this file; `label` is only built the first time.
+    /// The named thread (pid, tid) of this file; on first use its process gets `device` (when
+    /// known) and `label` is built.
     fn thread(
         &mut self,
         (pid, tid): (i64, i64),
         process: (&str, &str),
+        device: Option<i32>,
         label: impl FnOnce(&crate::model::Tables) -> String,
     ) -> ThreadId {
-        if let Some(&t) = self.threads.get(&(pid, tid)) {
+        if let Some((k, t)) = self.last_thread
+            && k == (pid, tid)
+        {
             return t;
         }
-        let l = label(self.b.tables());
-        let t = self.b.named_thread(self.file, pid, tid, process, &l);
-        self.threads.insert((pid, tid), t);
+        let t = match self.threads.get(&(pid, tid)) {
+            Some(&t) => t,
+            None => {
+                let l = label(self.b.tables());
+                let t = self.b.named_thread(self.file, pid, tid, process, &l);
+                if let Some(d) = device {
+                    self.b.set_process_device(t, d);
+                }
+                self.threads.insert((pid, tid), t);
+                t
+            }
+        };
+        self.last_thread = Some(((pid, tid), t));
         t
     }
 
@@ -178,17 +217,7 @@ pub fn ingest_file_with(
         });
         StringIds::default()
     };
-    let mut cx = Ctx {
-        c: &c,
-        path,
-        schema: &schema,
-        strings: &strings,
-        b: builder,
-        file,
-        links: host::Links::default(),
-        threads: FxHashMap::default(),
-        btree: None,
-    };
+    let mut cx = Ctx::new(&c, path, &schema, &strings, builder, file);
     if opts.direct {
         match btree::BTreeFile::open(path) {
             Ok(b) => cx.btree = Some(std::sync::Arc::new(b)),
@@ -221,7 +250,9 @@ pub fn ingest_file_with(
     meta::ingest(&mut cx)?;
     cx.links = host::Links::load(&cx)?;
     lap("meta + links");
-    tasks::ingest(&mut cx)?;
+    let infos = tasks::load_infos(&mut cx)?;
+    lap("task infos");
+    tasks::ingest(&mut cx, infos)?;
     lap("tasks");
     comm::ingest(&mut cx)?;
     host::ingest(&mut cx)?;
@@ -242,17 +273,7 @@ pub fn bench_scan_task(path: &str, direct: bool) -> Result<usize, IngestError> {
     let strings = StringIds::default();
     let mut b = TablesBuilder::new();
     let file = b.add_file(path, FileMeta::default());
-    let mut cx = Ctx {
-        c: &c,
-        path,
-        schema: &schema,
-        strings: &strings,
-        b: &mut b,
-        file,
-        links: host::Links::default(),
-        threads: FxHashMap::default(),
-        btree: None,
-    };
+    let mut cx = Ctx::new(&c, path, &schema, &strings, &mut b, file);
     if direct {
         cx.btree = btree::BTreeFile::open(path).ok().map(std::sync::Arc::new);
     }

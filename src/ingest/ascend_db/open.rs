@@ -103,6 +103,14 @@ impl Schema {
     pub fn table(&self, name: &str) -> Option<&Table> {
         self.tables.get(name)
     }
+    /// The first of `names` that `table` has: its position and declaration.
+    pub fn column(&self, table: &str, names: &[&str]) -> Option<(usize, &Column)> {
+        let t = self.tables.get(table)?;
+        names
+            .iter()
+            .find_map(|n| t.columns.iter().enumerate().find(|(_, c)| c.name == *n))
+    }
+
     pub fn has(&self, table: &str) -> bool {
         self.tables.contains_key(table)
     }
@@ -110,14 +118,8 @@ impl Schema {
     /// The first of `names` that `table` has (version differences such as `blockNum` vs the
     /// older `blockDim`), else `NULL`, as a select expression.
     pub fn col(&self, table: &str, names: &[&str]) -> String {
-        self.tables
-            .get(table)
-            .and_then(|t| {
-                names
-                    .iter()
-                    .find(|n| t.columns.iter().any(|c| c.name == **n))
-            })
-            .map(|n| format!("\"{n}\""))
+        self.column(table, names)
+            .map(|(_, c)| format!("\"{}\"", c.name))
             .unwrap_or_else(|| "NULL".to_string())
     }
 }

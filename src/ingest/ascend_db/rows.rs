@@ -9,12 +9,15 @@ pub fn int_or(r: &Row<'_>, i: usize, none: i64) -> i64 {
     match r.get_ref(i) {
         Ok(ValueRef::Integer(v)) => v,
         Ok(ValueRef::Real(v)) => v as i64,
-        Ok(ValueRef::Text(t)) => std::str::from_utf8(t)
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-            .unwrap_or(none),
+        Ok(ValueRef::Text(t)) => text_int(t).unwrap_or(none),
         _ => none,
     }
+}
+
+/// An integer stored as TEXT (PYTORCH_API times): trimmed, parsed; None if not an integer.
+/// Both readers (SQLite rows and the direct b-tree decoder) parse text through this.
+pub fn text_int(t: &[u8]) -> Option<i64> {
+    std::str::from_utf8(t).ok()?.trim().parse().ok()
 }
 
 /// [`int_or`] with -1 for missing values.

@@ -25,24 +25,17 @@ pub(super) fn for_each_rows(
     specs: &[Spec],
     mut f: impl FnMut(&mut Ctx<'_>, &[i64]),
 ) -> Result<(), IngestError> {
-    let Some(t) = cx.schema.table(table) else {
+    let Some(root) = cx.schema.table(table).map(|t| t.root) else {
         return Ok(());
     };
-    let cols: Vec<Option<Col>> = specs
+    let cols: Vec<Col> = specs
         .iter()
-        .map(|names| {
-            names.iter().find_map(|n| {
-                t.columns.iter().position(|c| c.name == *n).map(|i| {
-                    if t.columns[i].rowid_alias {
-                        Col::Rowid
-                    } else {
-                        Col::Field(i)
-                    }
-                })
-            })
+        .map(|names| match cx.schema.column(table, names) {
+            Some((_, c)) if c.rowid_alias => Col::Rowid,
+            Some((i, _)) => Col::Field(i),
+            None => Col::Null,
         })
         .collect();
-    let root = t.root;
     if let Some(bt) = cx.btree.clone()
         && root > 0
     {
@@ -74,19 +67,11 @@ struct Declined(String, bool);
 fn direct(
     bt: &BTreeFile,
     root: u32,
-    cols: &[Option<Col>],
+    cols: &[Col],
     mut f: impl FnMut(&[i64]),
 ) -> Result<(), Declined> {
-    // Missing columns are decoded as the rowid and overwritten with -1.
-    let wanted: Vec<Col> = cols.iter().map(|c| c.unwrap_or(Col::Rowid)).collect();
-    let missing: Vec<usize> = (0..cols.len()).filter(|&i| cols[i].is_none()).collect();
     let mut delivered = false;
-    bt.scan_chunks(root, &wanted, |chunk: &mut [i64]| {
-        for row in chunk.chunks_exact_mut(wanted.len()) {
-            for &m in &missing {
-                row[m] = -1;
-            }
-        }
+    bt.scan_chunks(root, cols, |chunk| {
         delivered = true;
         f(chunk);
     })
@@ -96,16 +81,16 @@ fn direct(
 fn through_sqlite(
     cx: &mut Ctx<'_>,
     table: &str,
-    cols: &[Option<Col>],
+    cols: &[Col],
     mut f: impl FnMut(&mut Ctx<'_>, &[i64]),
 ) -> Result<(), IngestError> {
     let t = cx.schema.table(table).expect("checked by the caller");
     let list: Vec<String> = cols
         .iter()
         .map(|c| match c {
-            Some(Col::Rowid) => "rowid".to_string(),
-            Some(Col::Field(i)) => format!("\"{}\"", t.columns[*i].name),
-            None => "NULL".to_string(),
+            Col::Rowid => "rowid".to_string(),
+            Col::Field(i) => format!("\"{}\"", t.columns[*i].name),
+            Col::Null => "NULL".to_string(),
         })
         .collect();
     let select = format!("SELECT {} FROM \"{table}\"", list.join(", "));

@@ -16,9 +16,9 @@ use super::strings::load_enum;
 use crate::diag::Severity;
 use crate::ingest::builder::NewEvent;
 use crate::ingest::error::IngestError;
+use crate::model::StrId;
 use crate::model::events::NO_ROW;
 use crate::model::hash::FxHashMap;
-use crate::model::{StrId, ThreadId};
 
 /// The `cat` given to kernel-type TASK rows that have no kernel info (classified `other`).
 pub const TASK_WITHOUT_KERNEL_INFO: &str = "task_without_kernel_info";
@@ -79,7 +79,7 @@ impl GidIndex {
 
 /// Names and detail rows by globalTaskId.
 #[derive(Default)]
-struct Infos {
+pub(super) struct Infos {
     compute: GidIndex,
     /// Per compute row: kernel name and row of the kernels table.
     compute_rows: Vec<(StrId, u32)>,
@@ -112,12 +112,8 @@ pub(super) const TASK_COLS: [Spec; 7] = [
     &["streamId"],
 ];
 
-pub(super) fn ingest(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
-    let t0 = std::time::Instant::now();
-    let infos = load_infos(cx)?;
-    if std::env::var_os("PROFSCOPE_DB_TIMING").is_some() {
-        eprintln!("db task infos: {:.3} s", t0.elapsed().as_secs_f64());
-    }
+/// TASK rows as events, named and linked through `infos` (from [`load_infos`]).
+pub(super) fn ingest(cx: &mut Ctx<'_>, infos: Infos) -> Result<(), IngestError> {
     let path = cx.path;
     let mut conv = Converter::new(cx, infos);
     for_each_rows(cx, "TASK", &TASK_COLS, |cx, rows| {
@@ -146,10 +142,6 @@ pub(super) fn ingest(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
 /// Turns TASK rows into events, with per-(device, stream) threads and cached task-type facts.
 struct Converter {
     infos: Infos,
-    threads: FxHashMap<(i32, i32), ThreadId>,
-    /// The thread of the previous row (consecutive rows mostly share a stream).
-    last_thread: Option<((i32, i32), ThreadId)>,
-    planes: FxHashMap<i32, ThreadId>,
     kernel_type: FxHashMap<StrId, bool>,
     no_info: StrId,
     unnamed_kernels: u64,
@@ -159,9 +151,6 @@ impl Converter {
     fn new(cx: &mut Ctx<'_>, infos: Infos) -> Converter {
         Converter {
             infos,
-            threads: FxHashMap::default(),
-            last_thread: None,
-            planes: FxHashMap::default(),
             kernel_type: FxHashMap::default(),
             no_info: cx.b.intern(TASK_WITHOUT_KERNEL_INFO),
             unnamed_kernels: 0,
@@ -169,26 +158,12 @@ impl Converter {
     }
 
     fn push(&mut self, cx: &mut Ctx<'_>, r: TaskRow) {
-        let file = cx.file;
-        let key = (r.device, r.stream);
-        let thread = match self.last_thread {
-            Some((k, t)) if k == key => t,
-            _ => {
-                let t = *self.threads.entry(key).or_insert_with(|| {
-                    let th = cx.b.named_thread(
-                        file,
-                        super::PID_HARDWARE + r.device as i64,
-                        r.stream as i64,
-                        ("Ascend Hardware", "NPU"),
-                        &format!("Stream {}", r.stream),
-                    );
-                    cx.b.set_process_device(th, r.device);
-                    th
-                });
-                self.last_thread = Some((key, t));
-                t
-            }
-        };
+        let thread = cx.thread(
+            (super::PID_HARDWARE + r.device as i64, r.stream as i64),
+            ("Ascend Hardware", "NPU"),
+            Some(r.device),
+            |_| format!("Stream {}", r.stream),
+        );
         let tt = cx.strings.get(r.task_type);
         let (mut name, mut kernel) = (StrId::EMPTY, NO_ROW);
         if let Some(i) = self.infos.compute.get(r.gtid) {
@@ -220,15 +195,12 @@ impl Converter {
         cx.links.task_seen(r.conn, thread, r.start);
         if let Some(i) = self.infos.comm.get(r.gtid) {
             let (pname, plane, row) = self.infos.comm_rows[i as usize];
-            let pthread = *self.planes.entry(plane).or_insert_with(|| {
-                cx.b.named_thread(
-                    file,
-                    super::PID_HCCL,
-                    plane as i64,
-                    ("HCCL", "NPU"),
-                    &format!("Plane {plane}"),
-                )
-            });
+            let pthread = cx.thread(
+                (super::PID_HCCL, plane as i64),
+                ("HCCL", "NPU"),
+                None,
+                |_| format!("Plane {plane}"),
+            );
             cx.b.push_event(NewEvent {
                 thread: pthread,
                 ts_ns: r.start,
@@ -246,7 +218,8 @@ impl Converter {
     }
 }
 
-fn load_infos(cx: &mut Ctx<'_>) -> Result<Infos, IngestError> {
+/// The per-task info tables, indexed by globalTaskId (kernel rows go to the kernels table).
+pub(super) fn load_infos(cx: &mut Ctx<'_>) -> Result<Infos, IngestError> {
     let mut inf = Infos::default();
     if cx.schema.has("COMPUTE_TASK_INFO") {
         const COLS: [Spec; 12] = [

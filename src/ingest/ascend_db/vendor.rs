@@ -9,7 +9,6 @@ use super::rows;
 use super::scan::{Spec, for_each_rows};
 use crate::ingest::builder::NewEvent;
 use crate::ingest::error::IngestError;
-use crate::model::ThreadId;
 use rusqlite::types::ValueRef;
 
 /// ENUM_OVERLAP_ANALYSIS_TYPE → the thread (row) names trace_view.json uses.
@@ -26,26 +25,18 @@ pub(super) fn overlap_analysis(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
     }
     let names = OVERLAP_ROWS.map(|n| cx.b.intern(n));
     let cols: [Spec; 4] = [&["deviceId"], &["startNs"], &["endNs"], &["type"]];
-    let mut last: Option<((i64, i64), ThreadId)> = None;
     for_each_rows(cx, "OVERLAP_ANALYSIS", &cols, |cx, rows| {
         for r in rows.chunks_exact(4) {
             let (device, ty) = (r[0], r[3]);
             let Some(&name) = usize::try_from(ty).ok().and_then(|t| names.get(t)) else {
                 continue;
             };
-            let thread = match last {
-                Some((k, t)) if k == (device, ty) => t,
-                _ => {
-                    let t = cx.thread(
-                        (super::PID_OVERLAP + device, ty),
-                        ("Overlap Analysis", "NPU"),
-                        |_| OVERLAP_ROWS[ty as usize].to_string(),
-                    );
-                    cx.b.set_process_device(t, device as i32);
-                    last = Some(((device, ty), t));
-                    t
-                }
-            };
+            let thread = cx.thread(
+                (super::PID_OVERLAP + device, ty),
+                ("Overlap Analysis", "NPU"),
+                Some(device as i32),
+                |_| OVERLAP_ROWS[ty as usize].to_string(),
+            );
             cx.b.push_event(NewEvent::span(thread, r[1], r[2], name, -1));
         }
     })
