@@ -173,15 +173,46 @@ fn folder_time(dir: &Path) -> (u8, u128) {
     }
 }
 
+type Folder = Option<std::path::PathBuf>;
+
+/// The inputs to read under `root`: per rank, the newest capture ([`newest_per_rank`]), and in
+/// it the best export ([`best_per_rank`]). Rank folders are looked up once per input.
+pub fn select(inputs: Vec<Input>, root: &Path) -> (Vec<Input>, Vec<Skipped>) {
+    let tagged = tag_folders(inputs, root);
+    let (tagged, mut skipped) = newest(tagged);
+    let (kept, more) = best(tagged);
+    skipped.extend(more);
+    (kept, skipped)
+}
+
 /// When several torch_npu rank folders hold the same rank (`profiler_info_<rank>.json`), keeps
 /// the newest capture (timestamp in the folder name, else mtime) and skips the others' inputs.
 pub fn newest_per_rank(inputs: Vec<Input>, root: &Path) -> (Vec<Input>, Vec<Skipped>) {
+    let (kept, skipped) = newest(tag_folders(inputs, root));
+    (kept.into_iter().map(|(i, _)| i).collect(), skipped)
+}
+
+/// Keeps, per torch_npu rank folder, only the best export present (see [`preference`]);
+/// inputs outside rank folders are all kept. Returns (kept, skipped), in path order.
+pub fn best_per_rank(inputs: Vec<Input>, root: &Path) -> (Vec<Input>, Vec<Skipped>) {
+    best(tag_folders(inputs, root))
+}
+
+fn tag_folders(inputs: Vec<Input>, root: &Path) -> Vec<(Input, Folder)> {
+    inputs
+        .into_iter()
+        .map(|i| {
+            let f = rank_folder(&i.path, root);
+            (i, f)
+        })
+        .collect()
+}
+
+fn newest(inputs: Vec<(Input, Folder)>) -> (Vec<(Input, Folder)>, Vec<Skipped>) {
     use std::collections::BTreeMap;
-    let folders: Vec<Option<std::path::PathBuf>> =
-        inputs.iter().map(|i| rank_folder(&i.path, root)).collect();
     let mut newest: BTreeMap<i32, (std::path::PathBuf, (u8, u128))> = BTreeMap::new();
     let mut rank_of: BTreeMap<std::path::PathBuf, i32> = BTreeMap::new();
-    for f in folders.iter().flatten() {
+    for f in inputs.iter().filter_map(|(_, f)| f.as_ref()) {
         if rank_of.contains_key(f) {
             continue;
         }
@@ -190,16 +221,13 @@ pub fn newest_per_rank(inputs: Vec<Input>, root: &Path) -> (Vec<Input>, Vec<Skip
         };
         rank_of.insert(f.clone(), r);
         let t = folder_time(f);
-        match newest.get(&r) {
-            Some((_, best)) if *best >= t => {}
-            _ => {
-                newest.insert(r, (f.clone(), t));
-            }
+        if newest.get(&r).is_none_or(|(_, best)| *best < t) {
+            newest.insert(r, (f.clone(), t));
         }
     }
     let mut kept = Vec::new();
     let mut skipped = Vec::new();
-    for (i, f) in inputs.into_iter().zip(folders) {
+    for (i, f) in inputs {
         let winner = f
             .as_ref()
             .and_then(|f| rank_of.get(f))
@@ -210,55 +238,50 @@ pub fn newest_per_rank(inputs: Vec<Input>, root: &Path) -> (Vec<Input>, Vec<Skip
                 path: i.path,
                 kept: vec![format!("{} (newer capture of the same rank)", w.display())],
             }),
-            None => kept.push(i),
+            None => kept.push((i, f)),
         }
     }
     (kept, skipped)
 }
 
-/// Keeps, per torch_npu rank folder, only the best export present (see [`preference`]);
-/// inputs outside rank folders are all kept. Returns (kept, skipped), in path order.
-pub fn best_per_rank(inputs: Vec<Input>, root: &Path) -> (Vec<Input>, Vec<Skipped>) {
+fn best(inputs: Vec<(Input, Folder)>) -> (Vec<Input>, Vec<Skipped>) {
     use std::collections::BTreeMap;
-    let mut best: BTreeMap<std::path::PathBuf, u8> = BTreeMap::new();
-    let folders: Vec<Option<std::path::PathBuf>> =
-        inputs.iter().map(|i| rank_folder(&i.path, root)).collect();
-    for (i, f) in inputs.iter().zip(&folders) {
+    let pref = |i: &Input| preference(&i.path, i.format);
+    let mut best: BTreeMap<&std::path::PathBuf, u8> = BTreeMap::new();
+    for (i, f) in &inputs {
         if let Some(f) = f {
-            let p = preference(&i.path, i.format);
-            best.entry(f.clone())
-                .and_modify(|b| *b = (*b).min(p))
-                .or_insert(p);
+            let p = pref(i);
+            best.entry(f).and_modify(|b| *b = (*b).min(p)).or_insert(p);
         }
     }
     let keep: Vec<bool> = inputs
         .iter()
-        .zip(&folders)
-        .map(|(i, f)| {
-            f.as_ref()
-                .is_none_or(|f| best[f] == preference(&i.path, i.format))
-        })
+        .map(|(i, f)| f.as_ref().is_none_or(|f| best[f] == pref(i)))
         .collect();
-    let mut skipped = Vec::new();
-    for (k, (i, f)) in inputs.iter().zip(&folders).enumerate() {
-        if !keep[k] {
-            let kept = inputs
-                .iter()
-                .zip(&folders)
-                .zip(&keep)
-                .filter(|((_, g), kk)| **kk && *g == f)
-                .map(|((j, _), _)| j.path.clone())
-                .collect();
-            skipped.push(Skipped {
-                path: i.path.clone(),
-                kept,
-            });
+    // What each rank folder keeps, named in the skipped entries.
+    let mut kept_in: BTreeMap<&std::path::PathBuf, Vec<String>> = BTreeMap::new();
+    for ((i, f), &k) in inputs.iter().zip(&keep) {
+        if let (Some(f), true) = (f, k) {
+            kept_in.entry(f).or_default().push(i.path.clone());
         }
     }
+    let skipped = inputs
+        .iter()
+        .zip(&keep)
+        .filter(|(_, k)| !**k)
+        .map(|((i, f), _)| Skipped {
+            path: i.path.clone(),
+            kept: f
+                .as_ref()
+                .and_then(|f| kept_in.get(f))
+                .cloned()
+                .unwrap_or_default(),
+        })
+        .collect();
     let kept = inputs
         .into_iter()
         .zip(keep)
-        .filter_map(|(i, k)| k.then_some(i))
+        .filter_map(|((i, _), k)| k.then_some(i))
         .collect();
     (kept, skipped)
 }
@@ -294,6 +317,18 @@ fn walk(dir: &Path, out: &mut Vec<Input>) -> std::io::Result<()> {
 mod rank_folder_tests {
     use super::*;
 
+    /// Creates `root/rel` holding `[]` and returns it as a Chrome-JSON input.
+    fn touch(root: &Path, rel: &str) -> Input {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, "[]").unwrap();
+        Input {
+            path: p.display().to_string(),
+            format: InputFormat::ChromeJson,
+            size_bytes: 2,
+        }
+    }
+
     #[test]
     fn keeps_the_best_export_per_rank_folder() {
         let root = std::env::temp_dir().join(format!("profscope-detect-{}", std::process::id()));
@@ -306,19 +341,7 @@ mod rank_folder_tests {
             "r1_ascend_pt/PROF_2/mindstudio_profiler_output/msprof_1_slice_1.json",
             "lmdeploy/lmdeploy_profile_0.json",
         ];
-        let inputs: Vec<Input> = files
-            .iter()
-            .map(|f| {
-                let p = root.join(f);
-                std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-                std::fs::write(&p, "[]").unwrap();
-                Input {
-                    path: p.display().to_string(),
-                    format: InputFormat::ChromeJson,
-                    size_bytes: 2,
-                }
-            })
-            .collect();
+        let inputs: Vec<Input> = files.iter().map(|f| touch(&root, f)).collect();
         let (kept, skipped) = best_per_rank(inputs, &root);
         let rel = |p: &str| {
             p.strip_prefix(&format!("{}/", root.display()))
@@ -347,16 +370,12 @@ mod rank_folder_tests {
         let inputs: Vec<Input> = dirs
             .iter()
             .map(|(d, r)| {
-                let dir = root.join(d);
-                std::fs::create_dir_all(dir.join("ASCEND_PROFILER_OUTPUT")).unwrap();
-                std::fs::write(dir.join(format!("profiler_info_{r}.json")), "{}").unwrap();
-                let p = dir.join("ASCEND_PROFILER_OUTPUT/trace_view.json");
-                std::fs::write(&p, "[]").unwrap();
-                Input {
-                    path: p.display().to_string(),
-                    format: InputFormat::ChromeJson,
-                    size_bytes: 2,
-                }
+                let input = touch(
+                    &root,
+                    &format!("{d}/ASCEND_PROFILER_OUTPUT/trace_view.json"),
+                );
+                std::fs::write(root.join(d).join(format!("profiler_info_{r}.json")), "{}").unwrap();
+                input
             })
             .collect();
         let (kept, skipped) = newest_per_rank(inputs, &root);

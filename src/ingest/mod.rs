@@ -33,10 +33,8 @@ pub fn ingest_paths(
                 path: p.display().to_string(),
             });
         }
-        let (found, older) = detect::newest_per_rank(found, p);
-        let (kept, left) = detect::best_per_rank(found, p);
+        let (kept, left) = detect::select(found, p);
         inputs.extend(kept);
-        skipped.extend(older);
         skipped.extend(left);
     }
     for i in &inputs {
