@@ -83,15 +83,19 @@ fn one(t: &Tables, d: &Device) -> Option<DeviceTime> {
     let not_overlapped = communication - overlapped;
     let window = end - start;
     let free = window - intervals::total(&busy);
-    let copies: Vec<Iv> = d
-        .events
-        .iter()
-        .filter(|&&i| {
-            let i = i as usize;
-            t.str(t.events.task_type[i]) == "MEMCPY_ASYNC" || t.event_name(i) == "MEMCPY_ASYNC"
-        })
-        .map(|&i| iv(t, i))
-        .collect();
+    // Interned once: no string comparison per event.
+    let copies: Vec<Iv> = match t.strings.lookup("MEMCPY_ASYNC") {
+        Some(memcpy) => d
+            .events
+            .iter()
+            .filter(|&&i| {
+                let i = i as usize;
+                t.events.task_type[i] == memcpy || t.events.name[i] == memcpy
+            })
+            .map(|&i| iv(t, i))
+            .collect(),
+        None => Vec::new(),
+    };
     let async_copy: i64 = copies.iter().map(|c| c.1 - c.0).sum();
     let copies = intervals::union(copies);
     let copy_not_overlapped =

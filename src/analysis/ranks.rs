@@ -57,12 +57,23 @@ pub fn compute(t: &Tables, expected: Option<u32>) -> Ranks {
             .files
             .push(t.files.path[f].clone());
     }
+    // Row and side per thread, so the event loop does no joins or map lookups.
+    let mut rows: Vec<RankRow> = rows.into_values().collect();
+    let row_of: Vec<Option<usize>> = (0..t.threads.len())
+        .map(|th| {
+            let r = t.files.rank[t.process_file(t.threads.process[th]).idx()];
+            rows.binary_search_by_key(&r, |x| x.rank).ok()
+        })
+        .collect();
+    let device_side: Vec<bool> = (0..t.threads.len())
+        .map(|th| t.processes.role[t.threads.process[th].idx()].is_device())
+        .collect();
     for i in 0..t.events.len() {
-        let r = t.event_rank(i);
-        let Some(row) = rows.get_mut(&r) else {
+        let th = t.events.thread[i].idx();
+        let Some(row) = row_of[th].map(|k| &mut rows[k]) else {
             continue;
         };
-        if t.event_is_device_side(i) {
+        if device_side[th] {
             row.device_events += 1;
         } else {
             row.host_events += 1;
@@ -77,17 +88,19 @@ pub fn compute(t: &Tables, expected: Option<u32>) -> Ranks {
         (None, Some(w)) => ("world_size", Some(w as u32)),
         (None, None) => ("none", None),
     };
-    let present: Vec<i32> = rows.keys().copied().collect();
+    let present: Vec<i32> = rows.iter().map(|r| r.rank).collect();
     let missing = expected.map_or_else(Vec::new, |n| {
-        (0..n as i32).filter(|r| !rows.contains_key(r)).collect()
+        (0..n as i32)
+            .filter(|r| present.binary_search(r).is_err())
+            .collect()
     });
     let cpu_only = rows
-        .values()
+        .iter()
         .filter(|r| r.device_events == 0)
         .map(|r| r.rank)
         .collect();
     let windows: Vec<(i32, i64, i64)> = rows
-        .values()
+        .iter()
         .filter_map(|r| Some((r.rank, r.window_start_ns?, r.window_end_ns?)))
         .collect();
     let disjoint = if windows.len() < 2 {
@@ -111,6 +124,6 @@ pub fn compute(t: &Tables, expected: Option<u32>) -> Ranks {
         cpu_only,
         disjoint,
         unknown_rank_files: unknown,
-        rows: rows.into_values().collect(),
+        rows,
     }
 }
