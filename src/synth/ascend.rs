@@ -292,26 +292,29 @@ impl<'a> RankGen<'a> {
         };
     }
 
+    /// A framework op on the main thread (`cpu_op`), or, with a task-queue correlation id, a
+    /// `Dequeue@...` row on the queue thread (`dequeue`); written to the JSON and the db alike.
     fn host(
         &mut self,
         name: &str,
         tid: i64,
         (ts, dur): (i64, i64),
-        cat: &str,
-        args: &str,
-        category: Category,
+        correlation: Option<i64>,
     ) -> Result<()> {
+        let (cat, args, api_type) = match correlation {
+            Some(c) => ("dequeue", format!("\"correlation_id\": {c}"), 50002),
+            None => (
+                "cpu_op",
+                "\"Sequence number\": -1, \"Fwd thread id\": 0".to_string(),
+                50001,
+            ),
+        };
         self.w
-            .host_x(name, self.pid_py, tid, ts, dur, (cat, args))?;
+            .host_x(name, self.pid_py, tid, ts, dur, (cat, &args))?;
         if let Some(db) = &mut self.db {
-            let correlation = args
-                .split("\"correlation_id\": ")
-                .nth(1)
-                .and_then(|v| v.trim_end_matches(['}', ' ']).parse().ok());
-            let api_type = if cat == "dequeue" { 50002 } else { 50001 };
             db.pytorch_api(name, api_type, (ts, ts + dur), tid, correlation)?;
         }
-        self.count("Python", category, ts, dur);
+        self.count("Python", Category::HostOp, ts, dur);
         Ok(())
     }
 
@@ -486,29 +489,18 @@ impl<'a> RankGen<'a> {
         let end = self.layers(dev0, layers, 4, false)?;
         let host_dur = (end - host0 - 50_000).max(60_000);
         self.host_free = host0 + host_dur + 5_000;
-        self.host(
-            "forward_eager",
-            self.pid_py,
-            (host0, host_dur),
-            "cpu_op",
-            "\"Sequence number\": -1, \"Fwd thread id\": 0",
-            Category::HostOp,
-        )?;
+        self.host("forward_eager", self.pid_py, (host0, host_dur), None)?;
         self.host(
             "aten::embedding",
             self.pid_py,
             (host0 + 2_000, 30_000),
-            "cpu_op",
-            "\"Sequence number\": -1, \"Fwd thread id\": 0",
-            Category::HostOp,
+            None,
         )?;
         self.host(
             "Dequeue@aclnnEmbedding",
             self.pid_py + 3,
             (host0 + 40_000, 9_000),
-            "dequeue",
-            "\"correlation_id\": 1",
-            Category::HostOp,
+            Some(1),
         )?;
         self.launch("aclnnEmbedding", host0 + 41_000, 6_000, dev0)?;
         self.overlap_analysis()?;
@@ -583,46 +575,30 @@ impl<'a> RankGen<'a> {
         self.truth.kv_context.push((kv_min, kv_max, kv_mean));
         let host_dur = 120_000;
         self.host_free = host0 + host_dur + 5_000;
-        let args = "\"Sequence number\": -1, \"Fwd thread id\": 0";
-        self.host(
-            "forward_cudagraph",
-            self.pid_py,
-            (host0, host_dur),
-            "cpu_op",
-            args,
-            Category::HostOp,
-        )?;
+        self.host("forward_cudagraph", self.pid_py, (host0, host_dur), None)?;
         self.host(
             &format!("decode_actual_batch_size={batch}"),
             self.pid_py,
             (host0 + 1_000, host_dur - 2_000),
-            "cpu_op",
-            args,
-            Category::HostOp,
+            None,
         )?;
         self.host(
             &format!("decode_kv_context_min={kv_min},max={kv_max},mean={kv_mean}"),
             self.pid_py,
             (host0 + 2_000, host_dur - 4_000),
-            "cpu_op",
-            args,
-            Category::HostOp,
+            None,
         )?;
         self.host(
             "update_step_context",
             self.pid_py,
             (host0 + 3_000, 25_000),
-            "cpu_op",
-            args,
-            Category::HostOp,
+            None,
         )?;
         self.host(
             "Dequeue@aclnnInplaceCopy",
             self.pid_py + 3,
             (host0 + 30_000, 8_000),
-            "dequeue",
-            "\"correlation_id\": 2",
-            Category::HostOp,
+            Some(2),
         )?;
         self.launch("aclmdlRIExecuteAsync", host0 + 60_000, 20_000, r0)?;
         self.overlap_analysis()?;
