@@ -2,8 +2,7 @@
 //! `Group <group> Communication` threads, as trace_view.json shows them.
 
 use super::Ctx;
-use super::open::err;
-use super::rows;
+use super::scan::{Spec, for_each_rows};
 use crate::ingest::builder::NewEvent;
 use crate::ingest::error::IngestError;
 
@@ -12,29 +11,26 @@ pub(super) fn ingest(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
         cx.missing("COMMUNICATION_OP", "no collective ops");
         return Ok(());
     }
-    let path = cx.path;
-    let mut st = cx
-        .c
-        .prepare("SELECT opName, startNs, endNs, connectionId, groupName FROM COMMUNICATION_OP")
-        .map_err(|e| err(path, e))?;
-    let mut q = st.query([]).map_err(|e| err(path, e))?;
-    while let Some(r) = q.next().map_err(|e| err(path, e))? {
-        let gid = rows::int_or(r, 4, 0);
-        let group = cx.strings.get(gid);
-        let thread = cx.thread(
-            (super::PID_HCCL, super::tasks::GROUP_TID_BASE + gid),
-            ("HCCL", "NPU"),
-            None,
-            |t| format!("Group {} Communication", t.str(group)),
-        );
-        let name = cx.strings.get(rows::int(r, 0));
-        cx.b.push_event(NewEvent::span(
-            thread,
-            rows::int(r, 1),
-            rows::int(r, 2),
-            name,
-            rows::int(r, 3),
-        ));
-    }
-    Ok(())
+    const COLS: [Spec; 5] = [
+        &["opName"],
+        &["startNs"],
+        &["endNs"],
+        &["connectionId"],
+        &["groupName"],
+    ];
+    for_each_rows(cx, "COMMUNICATION_OP", &COLS, |cx, rows| {
+        for r in rows.chunks_exact(COLS.len()) {
+            // A NULL group (-1) shares group id 0's thread.
+            let gid = r[4].max(0);
+            let group = cx.strings.get(gid);
+            let thread = cx.thread(
+                (super::PID_HCCL, super::tasks::GROUP_TID_BASE + gid),
+                ("HCCL", "NPU"),
+                None,
+                |t| format!("Group {} Communication", t.str(group)),
+            );
+            let name = cx.strings.get(r[0]);
+            cx.b.push_event(NewEvent::span(thread, r[1], r[2], name, r[3]));
+        }
+    })
 }

@@ -178,26 +178,23 @@ fn pytorch(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
 }
 
 fn mstx(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
-    if !cx.schema.has("MSTX_EVENTS") {
-        return Ok(());
-    }
-    let path = cx.path;
     let cat = cx.b.intern("MsTx");
-    let mut st =
-        cx.c.prepare("SELECT startNs, endNs, globalTid, message, connectionId FROM MSTX_EVENTS")
-            .map_err(|e| err(path, e))?;
-    let mut q = st.query([]).map_err(|e| err(path, e))?;
-    while let Some(r) = q.next().map_err(|e| err(path, e))? {
-        let thread = host_thread(cx, super::PID_PYTHON, "Python", rows::int_or(r, 2, 0));
-        let name = cx.strings.get(rows::int(r, 3));
-        let (start, end) = (rows::int(r, 0), rows::int(r, 1));
-        // 4000000000: a host-only marker without a device link.
-        let conn = Some(rows::int(r, 4))
-            .filter(|&c| c != 4_000_000_000)
-            .unwrap_or(-1);
-        let mut e = NewEvent::span(thread, start, end.max(start), name, conn);
-        e.cat = cat;
-        cx.b.push_event(e);
-    }
-    Ok(())
+    const COLS: [Spec; 5] = [
+        &["startNs"],
+        &["endNs"],
+        &["globalTid"],
+        &["message"],
+        &["connectionId"],
+    ];
+    for_each_rows(cx, "MSTX_EVENTS", &COLS, |cx, rows| {
+        for r in rows.chunks_exact(COLS.len()) {
+            let thread = host_thread(cx, super::PID_PYTHON, "Python", r[2]);
+            let name = cx.strings.get(r[3]);
+            // 4000000000: a host-only marker without a device link.
+            let conn = if r[4] == 4_000_000_000 { -1 } else { r[4] };
+            let mut e = NewEvent::span(thread, r[0], r[1].max(r[0]), name, conn);
+            e.cat = cat;
+            cx.b.push_event(e);
+        }
+    })
 }
