@@ -199,6 +199,7 @@ fn main() {
                 seed: 42,
                 kineto: false,
                 export: Default::default(),
+                slow: None,
             };
             profscope::synth::generate(&dir, &o).unwrap();
         }
@@ -239,6 +240,7 @@ fn main() {
                 seed: 42,
                 kineto: false,
                 export: profscope::synth::Export::Db,
+                slow: None,
             };
             profscope::synth::generate(&dir, &o).unwrap();
         }

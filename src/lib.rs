@@ -14,10 +14,11 @@
 //!   [`model::schema`] declares every column once (docs/tables.md mirrors it).
 //! * [`analysis`] computes results from tables; it never reads files.
 //! * [`report`] assembles results into a [`report::Report`]; [`render`] prints it.
+//! * [`pipeline`] runs ingest and analysis file by file (bounded parallel) and combines the parts.
 //! * [`cli`] parses arguments, wires the layers together and picks exit codes.
 //! * [`synth`] writes deterministic, realistic profiling roots with a ground truth (tests, benches, demo).
 //!
-//! Layering rule: cli → everything; ingest → model; analysis → model; report → analysis;
+//! Layering rule: cli → everything; pipeline → ingest, analysis, report; ingest → model; analysis → model; report → analysis;
 //! render → report. Nothing imports cli; analysis never does I/O; render never sees the model.
 
 pub mod analysis;
@@ -25,6 +26,7 @@ pub mod cli;
 pub mod diag;
 pub mod ingest;
 pub mod model;
+pub mod pipeline;
 pub mod render;
 pub mod report;
 pub mod synth;

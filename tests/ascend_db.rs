@@ -203,6 +203,7 @@ fn direct_btree_reads_equal_sqlite_on_every_db() {
             seed: 3,
             kineto: false,
             export: profscope::synth::Export::Db,
+            slow: None,
         },
     );
     dbs.push(g.dir.join(g.truth.ranks[0].db.as_ref().unwrap()));

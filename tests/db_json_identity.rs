@@ -9,12 +9,21 @@ use profscope::report::analyses::run_all;
 use profscope::synth::{Export, SynthOpts};
 use serde_json::Value;
 
-/// Drops what names the input rather than describes the run: file paths (`file`, `files`), and the device id /
-/// process label (the db states the device; trace_view.json's process metadata does not).
+/// Drops what names the input rather than describes the run: file paths (`file`, `files`), the
+/// file's format and bytes (`format`, `size_bytes`), and the device id / process label (the db
+/// states the device; trace_view.json's process metadata does not).
 fn strip_identity(v: &mut Value) {
     match v {
         Value::Object(m) => {
-            for k in ["file", "files", "device_id", "process", "source"] {
+            for k in [
+                "file",
+                "files",
+                "format",
+                "size_bytes",
+                "device_id",
+                "process",
+                "source",
+            ] {
                 m.remove(k);
             }
             m.values_mut().for_each(strip_identity);
@@ -34,6 +43,7 @@ fn every_analysis_is_identical_from_db_and_json() {
             seed: 7,
             kineto: false,
             export: Export::Both,
+            slow: None,
         },
     );
     for rt in &g.truth.ranks {
@@ -95,6 +105,7 @@ fn root_with_both_exports_reads_each_rank_once() {
             seed: 11,
             kineto: false,
             export: Export::Both,
+            slow: None,
         },
     );
     let root = common::ingest(&g.dir);

@@ -114,6 +114,7 @@ fn generator_is_deterministic() {
         seed: 9,
         kineto: false,
         export: Default::default(),
+        slow: None,
     };
     generate(&a, &o).unwrap();
     generate(&b, &o).unwrap();

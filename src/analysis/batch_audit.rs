@@ -206,6 +206,11 @@ pub fn compute(t: &Tables, requested: Option<i64>) -> BatchAudit {
         a.kv_mean_range = range(a.kv.iter().map(|k| k.mean));
         ranks.push(a);
     }
+    conclude(ranks, batch)
+}
+
+/// The run's verdict from its per-file audits at batch `batch`.
+fn conclude(ranks: Vec<RankAudit>, batch: Option<i64>) -> BatchAudit {
     let proven = batch.is_some()
         && !ranks.is_empty()
         && ranks.iter().all(|r| r.qualified > 0 && r.other_batch == 0);
@@ -215,7 +220,7 @@ pub fn compute(t: &Tables, requested: Option<i64>) -> BatchAudit {
         (true, Some(b)) => format!(
             "every rank has qualified graph replays at real batch {b} with KV-context markers; this proves the captured window only, not the whole run"
         ),
-        _ if replays.is_empty() => "no forward_cudagraph scope: no decode replay to audit".to_string(),
+        _ if ranks.is_empty() => "no forward_cudagraph scope: no decode replay to audit".to_string(),
         _ => "not proven: some rank has no qualified replay, or replays disagree on the batch size (see per-rank counts)".to_string(),
     };
     BatchAudit {
@@ -225,4 +230,35 @@ pub fn compute(t: &Tables, requested: Option<i64>) -> BatchAudit {
         ranks,
         statement,
     }
+}
+
+/// One audit of a run from the audits of its parts (each computed on some of its files with the
+/// same `requested`): the same result as [`compute`] on all files at once. A part that chose its
+/// own unique batch size loses its qualified replays when the whole run has no single size.
+pub fn merge(parts: Vec<BatchAudit>, requested: Option<i64>) -> BatchAudit {
+    let sizes: std::collections::BTreeSet<i64> = parts
+        .iter()
+        .flat_map(|p| p.ranks.iter().flat_map(|r| r.batch_sizes.keys().copied()))
+        .collect();
+    let batch = requested.or_else(|| (sizes.len() == 1).then(|| sizes.iter().copied().next())?);
+    let ranks = parts
+        .into_iter()
+        .flat_map(|p| {
+            let own = p.batch;
+            p.ranks.into_iter().map(move |mut r| {
+                if own.is_some() && own != batch {
+                    r.other_batch = r.batch_sizes.values().sum();
+                    r.qualified = 0;
+                    r.kv.clear();
+                    r.kv_min_range = None;
+                    r.kv_max_range = None;
+                    r.kv_mean_range = None;
+                    r.first_start_ns = None;
+                    r.last_end_ns = None;
+                }
+                r
+            })
+        })
+        .collect();
+    conclude(ranks, batch)
 }

@@ -6,6 +6,7 @@ pub mod batch_audit;
 pub mod bubbles;
 pub mod communication;
 pub mod composition;
+pub mod cross_rank;
 pub mod decode_steps;
 pub mod device_time;
 pub mod devices;

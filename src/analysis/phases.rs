@@ -10,6 +10,7 @@
 //! launch's), because device work runs after its scope, often past it; a device event with no
 //! launch link falls back to its own start. Events before the first scope belong to no phase.
 
+use crate::model::hash::FxHashMap;
 use crate::model::{Category, EventKind, Tables};
 use serde::Serialize;
 
@@ -113,7 +114,6 @@ pub struct SliceInfo {
 
 /// The phase of every event (None: before the first scope of its file, or no scopes).
 pub fn attribute(t: &Tables) -> (Vec<Option<Phase>>, u64, u64) {
-    use std::collections::HashMap;
     let mut scopes: Vec<Vec<(i64, Phase)>> = vec![Vec::new(); t.files.len()];
     for (name, phase) in [
         (PREFILL_SCOPE, Phase::Prefill),
@@ -126,28 +126,7 @@ pub fn attribute(t: &Tables) -> (Vec<Option<Phase>>, u64, u64) {
     for s in &mut scopes {
         s.sort_by_key(|x| x.0);
     }
-    // Launch times of host events by (file, connection id) and (file, correlation id).
-    let mut by_conn: HashMap<(u32, i64), i64> = HashMap::new();
-    let mut by_corr: HashMap<(u32, i64), i64> = HashMap::new();
-    for i in 0..t.events.len() {
-        if t.event_is_device_side(i) {
-            continue;
-        }
-        let f = t.event_file(i).0;
-        let ts = t.events.ts_ns[i];
-        if t.events.connection_id[i] >= 0 {
-            by_conn
-                .entry((f, t.events.connection_id[i]))
-                .and_modify(|x| *x = (*x).min(ts))
-                .or_insert(ts);
-        }
-        if t.events.correlation_id[i] >= 0 {
-            by_corr
-                .entry((f, t.events.correlation_id[i]))
-                .and_modify(|x| *x = (*x).min(ts))
-                .or_insert(ts);
-        }
-    }
+    let launches = Launches::build(t);
     let (mut linked, mut own) = (0, 0);
     let phases = (0..t.events.len())
         .map(|i| {
@@ -155,17 +134,12 @@ pub fn attribute(t: &Tables) -> (Vec<Option<Phase>>, u64, u64) {
             let s = &scopes[f.idx()];
             let mut at = t.events.ts_ns[i];
             if t.event_is_device_side(i) {
-                let launch = by_conn
-                    .get(&(f.0, t.events.connection_id[i]))
-                    .or_else(|| by_corr.get(&(f.0, t.events.correlation_id[i])));
-                match launch {
-                    Some(&l)
-                        if t.events.connection_id[i] >= 0 || t.events.correlation_id[i] >= 0 =>
-                    {
+                match launches.of(t, i) {
+                    Some(l) => {
                         at = l;
                         linked += 1;
                     }
-                    _ => own += 1,
+                    None => own += 1,
                 }
             }
             let k = s.partition_point(|x| x.0 <= at);
@@ -191,4 +165,46 @@ pub fn slice(t: &Tables, phase: Phase) -> (Tables, SliceInfo) {
         method: "CPU forward_eager / forward_cudagraph scopes partition the timeline at their starts; device events follow their launch (connection_id / correlation), else their own start",
     };
     (out, info)
+}
+
+/// Start times of host events by (file, connection id) and (file, correlation id): where a device
+/// event was launched from (Ascend `connection_id` = the CANN API's, Kineto `correlation` = the
+/// runtime launch's). The earliest host event of an id wins.
+pub struct Launches {
+    by_conn: FxHashMap<(u32, i64), i64>,
+    by_corr: FxHashMap<(u32, i64), i64>,
+}
+
+impl Launches {
+    pub fn build(t: &Tables) -> Launches {
+        let mut by_conn: FxHashMap<(u32, i64), i64> = FxHashMap::default();
+        let mut by_corr: FxHashMap<(u32, i64), i64> = FxHashMap::default();
+        for i in 0..t.events.len() {
+            let (conn, corr) = (t.events.connection_id[i], t.events.correlation_id[i]);
+            if (conn < 0 && corr < 0) || t.event_is_device_side(i) {
+                continue;
+            }
+            let f = t.event_file(i).0;
+            let ts = t.events.ts_ns[i];
+            for (map, id) in [(&mut by_conn, conn), (&mut by_corr, corr)] {
+                if id >= 0 {
+                    map.entry((f, id))
+                        .and_modify(|x| *x = (*x).min(ts))
+                        .or_insert(ts);
+                }
+            }
+        }
+        Launches { by_conn, by_corr }
+    }
+
+    /// The launch time of device event `i`, if it links to a host event.
+    pub fn of(&self, t: &Tables, i: usize) -> Option<i64> {
+        let f = t.event_file(i).0;
+        let (conn, corr) = (t.events.connection_id[i], t.events.correlation_id[i]);
+        (conn >= 0)
+            .then(|| self.by_conn.get(&(f, conn)))
+            .flatten()
+            .or_else(|| (corr >= 0).then(|| self.by_corr.get(&(f, corr))).flatten())
+            .copied()
+    }
 }

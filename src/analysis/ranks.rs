@@ -1,22 +1,57 @@
-//! Rank anomalies of a multi-rank input (issue 6, first part): which ranks are present, which
-//! are missing (against `--expected-ranks`, else the largest world size a file states), which
-//! hold no device events at all (a CPU-only rank file), and which ranks' time windows do not
-//! overlap the others' (a rank captured at another moment). Per rank: files, device and host
-//! events, time window.
+//! Rank anomalies of a multi-rank input: which ranks are present, which are missing (against
+//! `--expected-ranks`, else the largest world size a file states), which hold no device events
+//! at all (a CPU-only rank file), which were cut short (a rank that died mid-dump), which could
+//! not be read at all, which are far larger than the others (a profiler that kept capturing),
+//! and which ranks' time windows do not overlap the others' (a rank captured at another moment).
+//! Per rank: files, bytes, device and host events, time window.
+//!
+//! Two steps, so a root can be reduced file by file: [`facts`] per set of tables (one row per
+//! file), [`combine`] over the facts of every file.
 
 use crate::model::Tables;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+/// A rank whose files are this many times the median rank's bytes is `oversized`.
+pub const OVERSIZED_FACTOR: u64 = 3;
+
+/// What one input file contributes to the rank picture.
+#[derive(Debug, Clone)]
+pub struct FileFacts {
+    pub path: String,
+    /// -1 when unknown.
+    pub rank: i32,
+    /// -1 when unknown.
+    pub world_size: i32,
+    pub size_bytes: u64,
+    pub device_events: u64,
+    pub host_events: u64,
+    pub window: Option<(i64, i64)>,
+    pub truncated: bool,
+    /// Set when the file could not be read at all (then it has no events).
+    pub error: Option<String>,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct RankRow {
     pub rank: i32,
     pub files: Vec<String>,
+    /// Bytes on disk of the rank's files.
+    pub size_bytes: u64,
     pub device_events: u64,
     pub host_events: u64,
     /// First start and last end over all of the rank's events, ns; None without events.
     pub window_start_ns: Option<i64>,
     pub window_end_ns: Option<i64>,
+}
+
+/// An input that could not be read; the rest of the run is analysed without it.
+#[derive(Debug, Clone, Serialize)]
+pub struct FailedInput {
+    pub file: String,
+    /// -1 when unknown.
+    pub rank: i32,
+    pub error: String,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -25,64 +60,108 @@ pub struct Ranks {
     pub expected_source: &'static str,
     pub expected: Option<u32>,
     pub present: Vec<i32>,
-    /// Ranks 0..expected that have no file.
+    /// Ranks 0..expected that have no file that could be read.
     pub missing: Vec<i32>,
     /// Ranks with files but no device events.
     pub cpu_only: Vec<i32>,
+    /// Ranks with a file that ended mid-event (events after the cut are missing).
+    pub truncated: Vec<i32>,
+    /// Ranks whose files are at least `OVERSIZED_FACTOR` times the median rank's bytes (only
+    /// with three or more ranks).
+    pub oversized: Vec<i32>,
     /// Ranks whose window overlaps no other rank's window (only with two or more ranks).
     pub disjoint: Vec<i32>,
+    /// Files that could not be read (error per file).
+    pub failed: Vec<FailedInput>,
     /// Files whose rank is unknown (-1).
     pub unknown_rank_files: Vec<String>,
     pub rows: Vec<RankRow>,
 }
 
 pub fn compute(t: &Tables, expected: Option<u32>) -> Ranks {
-    let mut rows: BTreeMap<i32, RankRow> = BTreeMap::new();
-    let mut unknown = Vec::new();
-    for f in 0..t.files.len() {
-        let r = t.files.rank[f];
-        if r < 0 {
-            unknown.push(t.files.path[f].clone());
-            continue;
-        }
-        rows.entry(r)
-            .or_insert_with(|| RankRow {
-                rank: r,
-                files: Vec::new(),
-                device_events: 0,
-                host_events: 0,
-                window_start_ns: None,
-                window_end_ns: None,
-            })
-            .files
-            .push(t.files.path[f].clone());
-    }
-    // Row and side per thread, so the event loop does no joins or map lookups.
-    let mut rows: Vec<RankRow> = rows.into_values().collect();
-    let row_of: Vec<Option<usize>> = (0..t.threads.len())
-        .map(|th| {
-            let r = t.files.rank[t.process_file(t.threads.process[th]).idx()];
-            rows.binary_search_by_key(&r, |x| x.rank).ok()
+    combine(&facts(t), expected)
+}
+
+/// One row per file of `t`.
+pub fn facts(t: &Tables) -> Vec<FileFacts> {
+    let mut out: Vec<FileFacts> = (0..t.files.len())
+        .map(|f| FileFacts {
+            path: t.files.path[f].clone(),
+            rank: t.files.rank[f],
+            world_size: t.files.world_size[f],
+            size_bytes: t.files.size_bytes[f],
+            device_events: 0,
+            host_events: 0,
+            window: None,
+            truncated: t.files.truncated[f],
+            error: None,
         })
+        .collect();
+    // File and side per thread, so the event loop does no joins.
+    let file_of: Vec<usize> = (0..t.threads.len())
+        .map(|th| t.process_file(t.threads.process[th]).idx())
         .collect();
     let device_side: Vec<bool> = (0..t.threads.len())
         .map(|th| t.processes.role[t.threads.process[th].idx()].is_device())
         .collect();
     for i in 0..t.events.len() {
         let th = t.events.thread[i].idx();
-        let Some(row) = row_of[th].map(|k| &mut rows[k]) else {
-            continue;
-        };
+        let row = &mut out[file_of[th]];
         if device_side[th] {
             row.device_events += 1;
         } else {
             row.host_events += 1;
         }
         let (s, e) = (t.events.ts_ns[i], t.events.end_ns(i));
-        row.window_start_ns = Some(row.window_start_ns.map_or(s, |w| w.min(s)));
-        row.window_end_ns = Some(row.window_end_ns.map_or(e, |w| w.max(e)));
+        row.window = Some(row.window.map_or((s, e), |(a, b)| (a.min(s), b.max(e))));
     }
-    let world = t.files.world_size.iter().copied().filter(|&w| w > 0).max();
+    out
+}
+
+/// The rank picture of a run from the facts of all its files.
+pub fn combine(files: &[FileFacts], expected: Option<u32>) -> Ranks {
+    let mut rows: BTreeMap<i32, RankRow> = BTreeMap::new();
+    let mut unknown = Vec::new();
+    let mut failed = Vec::new();
+    let mut truncated = Vec::new();
+    for f in files {
+        if let Some(e) = &f.error {
+            failed.push(FailedInput {
+                file: f.path.clone(),
+                rank: f.rank,
+                error: e.clone(),
+            });
+            continue;
+        }
+        if f.rank < 0 {
+            unknown.push(f.path.clone());
+            continue;
+        }
+        if f.truncated {
+            truncated.push(f.rank);
+        }
+        let row = rows.entry(f.rank).or_insert_with(|| RankRow {
+            rank: f.rank,
+            files: Vec::new(),
+            size_bytes: 0,
+            device_events: 0,
+            host_events: 0,
+            window_start_ns: None,
+            window_end_ns: None,
+        });
+        row.files.push(f.path.clone());
+        row.size_bytes += f.size_bytes;
+        row.device_events += f.device_events;
+        row.host_events += f.host_events;
+        if let Some((s, e)) = f.window {
+            row.window_start_ns = Some(row.window_start_ns.map_or(s, |w| w.min(s)));
+            row.window_end_ns = Some(row.window_end_ns.map_or(e, |w| w.max(e)));
+        }
+    }
+    truncated.sort_unstable();
+    truncated.dedup();
+    let rows: Vec<RankRow> = rows.into_values().collect();
+    let world = files.iter().map(|f| f.world_size).filter(|&w| w > 0).max();
     let (expected_source, expected) = match (expected, world) {
         (Some(n), _) => ("--expected-ranks", Some(n)),
         (None, Some(w)) => ("world_size", Some(w as u32)),
@@ -99,6 +178,17 @@ pub fn compute(t: &Tables, expected: Option<u32>) -> Ranks {
         .filter(|r| r.device_events == 0)
         .map(|r| r.rank)
         .collect();
+    let oversized = if rows.len() < 3 {
+        Vec::new()
+    } else {
+        let mut sizes: Vec<u64> = rows.iter().map(|r| r.size_bytes).collect();
+        sizes.sort_unstable();
+        let median = sizes[sizes.len() / 2];
+        rows.iter()
+            .filter(|r| median > 0 && r.size_bytes >= OVERSIZED_FACTOR * median)
+            .map(|r| r.rank)
+            .collect()
+    };
     let windows: Vec<(i32, i64, i64)> = rows
         .iter()
         .filter_map(|r| Some((r.rank, r.window_start_ns?, r.window_end_ns?)))
@@ -122,7 +212,10 @@ pub fn compute(t: &Tables, expected: Option<u32>) -> Ranks {
         present,
         missing,
         cpu_only,
+        truncated,
+        oversized,
         disjoint,
+        failed,
         unknown_rank_files: unknown,
         rows,
     }

@@ -162,3 +162,53 @@ pub fn compute(t: &Tables) -> Summary {
         device_streams,
     }
 }
+
+/// One summary from the summaries of disjoint sets of files (file by file ingest): files, streams
+/// and counts concatenated or added. `distinct_strings` becomes the sum of each part's count
+/// (every part interns its own strings).
+pub fn merge(parts: Vec<Summary>) -> Summary {
+    let mut out = Summary {
+        files: Vec::new(),
+        ranks: Vec::new(),
+        events: 0,
+        processes: 0,
+        threads: 0,
+        counters: 0,
+        flows: 0,
+        distinct_strings: 0,
+        by_category: Vec::new(),
+        device_streams: Vec::new(),
+    };
+    let mut cats: BTreeMap<&'static str, (u64, i64)> = BTreeMap::new();
+    for p in parts {
+        out.files.extend(p.files);
+        out.ranks.extend(p.ranks);
+        out.events += p.events;
+        out.processes += p.processes;
+        out.threads += p.threads;
+        out.counters += p.counters;
+        out.flows += p.flows;
+        out.distinct_strings += p.distinct_strings;
+        for c in p.by_category {
+            let e = cats.entry(c.category).or_default();
+            e.0 += c.events;
+            e.1 += c.dur_ns_sum;
+        }
+        out.device_streams.extend(p.device_streams);
+    }
+    out.ranks.sort_unstable();
+    out.ranks.dedup();
+    // In Category::ALL order, as compute() lists them.
+    out.by_category = Category::ALL
+        .iter()
+        .filter_map(|c| {
+            let &(events, dur_ns_sum) = cats.get(c.as_str())?;
+            Some(CategorySummary {
+                category: c.as_str(),
+                events,
+                dur_ns_sum,
+            })
+        })
+        .collect();
+    out
+}

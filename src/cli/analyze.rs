@@ -2,7 +2,8 @@
 //! bundled demo root `fixtures/demo/` (found next to the crate, so `cargo run -- analyze` works).
 
 use crate::analysis::bubbles::BubbleOpts;
-use crate::ingest::{Progress, ingest_paths};
+use crate::ingest::Progress;
+use crate::pipeline::{self, RunOpts};
 use crate::render::{Format, render};
 use crate::report::{AnalyzeOpts, Report};
 use anyhow::Context;
@@ -42,6 +43,36 @@ pub struct AnalyzeArgs {
     /// file states, if any).
     #[arg(long)]
     pub expected_ranks: Option<u32>,
+    /// Files analysed at once (default: the number of CPUs).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Memory budget for files in flight, e.g. 4G, 512M (default: 3/4 of available memory).
+    /// A file is reduced to its results before the next is loaded when the budget is reached.
+    #[arg(long, value_parser = parse_bytes)]
+    pub max_memory: Option<u64>,
+    /// Also write the JSON report to this file (a baseline for `profscope diff`).
+    #[arg(long)]
+    pub save: Option<PathBuf>,
+}
+
+/// `4G`, `512M`, `100K`, `12345` → bytes (binary units).
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim().to_ascii_uppercase();
+    let t = t.trim_end_matches("IB").trim_end_matches('B');
+    let (num, shift) = match t.chars().last() {
+        Some('G') => (&t[..t.len() - 1], 30),
+        Some('M') => (&t[..t.len() - 1], 20),
+        Some('K') => (&t[..t.len() - 1], 10),
+        _ => (t, 0),
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("bad size `{s}` (use e.g. 4G, 512M)"))?;
+    if v <= 0.0 {
+        return Err(format!("bad size `{s}`: must be positive"));
+    }
+    Ok((v * (1u64 << shift) as f64) as u64)
 }
 
 /// The bundled demo root: `fixtures/demo` in the current directory, else next to the crate.
@@ -72,49 +103,47 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     }
     let progress = Progress::default();
     let bar = (!args.quiet).then(|| spawn_progress_bar(progress.clone()));
+    let opts = RunOpts {
+        analyze: AnalyzeOpts {
+            bubbles: BubbleOpts {
+                min_gap_ns: (args.min_gap_us * 1e3).round() as i64,
+                top_n: args.top,
+            },
+            top_n: args.top,
+            batch: args.batch,
+            only: args.only.clone(),
+            expected_ranks: args.expected_ranks,
+        },
+        phase: args.phase,
+        jobs: args.jobs.unwrap_or_else(rayon::current_num_threads).max(1),
+        max_memory: args.max_memory.unwrap_or_else(pipeline::default_max_memory),
+    };
     let t0 = Instant::now();
-    let result = ingest_paths(&paths, &progress);
+    let result = pipeline::run(&paths, &opts, &progress);
     let elapsed = t0.elapsed();
     if let Some((stop, handle)) = bar {
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         let _ = handle.join();
     }
-    let tables = result.context("ingest failed")?;
-    let (tables, phase_slice) = match args.phase {
-        Some(p) => {
-            let (t, info) = crate::analysis::phases::slice(&tables, p);
-            (t, Some(info))
-        }
-        None => (tables, None),
-    };
-    let t1 = Instant::now();
-    let summary = crate::analysis::summary::compute(&tables);
-    let opts = AnalyzeOpts {
-        bubbles: BubbleOpts {
-            min_gap_ns: (args.min_gap_us * 1e3).round() as i64,
-            top_n: args.top,
-        },
-        top_n: args.top,
-        batch: args.batch,
-        only: args.only.clone(),
-        expected_ranks: args.expected_ranks,
-    };
-
-    let analyses = crate::report::analyses::run_all(&tables, &opts);
-    let analysis_ms = t1.elapsed().as_secs_f64() * 1e3;
+    let run = result.context("analyze failed")?;
     let inputs = paths.iter().map(|p| p.display().to_string()).collect();
     let report = Report::build(
         inputs,
-        summary,
-        analyses,
-        &tables.diagnostics,
-        Some(elapsed.as_secs_f64() * 1e3),
+        run.summary,
+        run.analyses,
+        &run.diagnostics,
+        Some(run.ingest_ms),
     );
     let report = Report {
-        analysis_ms: Some(analysis_ms),
-        phase_slice,
+        analysis_ms: Some(run.analysis_ms),
+        wall_ms: Some(elapsed.as_secs_f64() * 1e3),
+        phase_slice: run.phase_slice,
         ..report
     };
+    if let Some(path) = &args.save {
+        std::fs::write(path, render(&report, Format::Json))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
     crate::cli::write_stdout(&render(&report, args.format))?;
     Ok(ExitCode::SUCCESS)
 }

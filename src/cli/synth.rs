@@ -25,6 +25,12 @@ pub struct SynthArgs {
     /// (db), or both from the same run.
     #[arg(long, value_enum, default_value_t = Export::Json)]
     pub export: Export,
+    /// Make this rank slow: its compute kernels take `--slow-pct` percent of their normal time.
+    #[arg(long)]
+    pub slow_rank: Option<u32>,
+    /// Compute time of the slow rank, percent of normal.
+    #[arg(long, default_value_t = 150)]
+    pub slow_pct: u32,
 }
 
 pub fn run(a: SynthArgs) -> anyhow::Result<ExitCode> {
@@ -34,6 +40,7 @@ pub fn run(a: SynthArgs) -> anyhow::Result<ExitCode> {
         seed: a.seed,
         kineto: a.kineto,
         export: a.export,
+        slow: a.slow_rank.map(|r| (r, a.slow_pct)),
     };
     let truth = generate(&a.out, &opts)?;
     eprintln!(

@@ -49,6 +49,8 @@ pub struct TablesBuilder {
     pub(super) pending_be: Vec<PendingBe>,
     /// Per file: events per phase byte.
     pub(super) phase_counts: Vec<[u64; 128]>,
+    /// Paths whose data ended mid-event (applied to `files.truncated` at finish).
+    truncated: Vec<String>,
 }
 
 impl TablesBuilder {
@@ -83,6 +85,7 @@ impl TablesBuilder {
         let unit = self.t.strings.intern(&meta.display_time_unit);
         self.t.files.display_time_unit.push(unit);
         self.phase_counts.push([0; 128]);
+        self.t.files.truncated.push(false);
         id
     }
 
@@ -270,8 +273,17 @@ impl TablesBuilder {
             });
     }
 
+    /// Records that `path` ended mid-event (before or after its file row exists).
+    pub fn note_truncated(&mut self, path: &str) {
+        self.truncated.push(path.to_string());
+    }
+
     /// Runs the whole-table post-passes and returns the tables.
-    pub fn finish(self) -> Tables {
+    pub fn finish(mut self) -> Tables {
+        let f = &mut self.t.files;
+        for (i, p) in f.path.iter().enumerate() {
+            f.truncated[i] = self.truncated.iter().any(|t| t == p);
+        }
         postpass::run(self)
     }
 }

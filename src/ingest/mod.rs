@@ -19,11 +19,31 @@ pub use progress::Progress;
 
 use crate::model::Tables;
 
-/// Ingests every input found under `paths` (files or folders) into one set of tables.
-pub fn ingest_paths(
-    paths: &[std::path::PathBuf],
-    progress: &Progress,
-) -> Result<Tables, IngestError> {
+/// The inputs found under `paths` (files or folders), best export per rank, and what was left out.
+pub struct Discovered {
+    pub inputs: Vec<detect::Input>,
+    pub skipped: Vec<detect::Skipped>,
+}
+
+impl Discovered {
+    /// `input_skipped` diagnostics for the left-out files.
+    pub fn skipped_diagnostics(&self) -> crate::diag::Diagnostics {
+        let mut d = crate::diag::Diagnostics::default();
+        for sk in &self.skipped {
+            d.add("input_skipped", crate::diag::Severity::Info, || {
+                format!(
+                    "{}: not read; read instead: {}",
+                    sk.path,
+                    sk.kept.join(", ")
+                )
+            });
+        }
+        d
+    }
+}
+
+/// Finds the inputs under `paths`; a path with none is an error naming it.
+pub fn discover(paths: &[std::path::PathBuf]) -> Result<Discovered, IngestError> {
     let mut inputs = Vec::new();
     let mut skipped = Vec::new();
     for p in paths {
@@ -37,27 +57,35 @@ pub fn ingest_paths(
         inputs.extend(kept);
         skipped.extend(left);
     }
-    for i in &inputs {
+    Ok(Discovered { inputs, skipped })
+}
+
+/// Reads one input into `b` with the reader of its format.
+pub fn ingest_input(
+    input: &detect::Input,
+    b: &mut TablesBuilder,
+    progress: &Progress,
+) -> Result<(), IngestError> {
+    match input.format {
+        detect::InputFormat::ChromeJson => chrome_json::ingest_file(&input.path, b, progress),
+        detect::InputFormat::AscendDb => ascend_db::ingest_file(&input.path, b),
+    }
+}
+
+/// Ingests every input found under `paths` into one set of tables (the joint view; `analyze`
+/// goes file by file through `pipeline`).
+pub fn ingest_paths(
+    paths: &[std::path::PathBuf],
+    progress: &Progress,
+) -> Result<Tables, IngestError> {
+    let found = discover(paths)?;
+    for i in &found.inputs {
         progress.add_total(i.size_bytes);
     }
     let mut b = TablesBuilder::new();
-    for sk in &skipped {
-        b.diag()
-            .add("input_skipped", crate::diag::Severity::Info, || {
-                format!(
-                    "{}: not read; read instead: {}",
-                    sk.path,
-                    sk.kept.join(", ")
-                )
-            });
-    }
-    for input in &inputs {
-        match input.format {
-            detect::InputFormat::ChromeJson => {
-                chrome_json::ingest_file(&input.path, &mut b, progress)?
-            }
-            detect::InputFormat::AscendDb => ascend_db::ingest_file(&input.path, &mut b)?,
-        }
+    b.diag().merge(found.skipped_diagnostics());
+    for input in &found.inputs {
+        ingest_input(input, &mut b, progress)?;
     }
     Ok(b.finish())
 }

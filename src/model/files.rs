@@ -43,6 +43,8 @@ pub struct FileTable {
     pub base_time_ns: Vec<i64>,
     /// `displayTimeUnit` (display only; Chrome-trace `ts` is always microseconds).
     pub display_time_unit: Vec<StrId>,
+    /// The file ended mid-event (a rank that died mid-dump): events after that point are missing.
+    pub truncated: Vec<bool>,
 }
 
 impl FileTable {

@@ -59,6 +59,11 @@ pub const TABLES: &[TableSchema] = &[
                 "str",
                 "displayTimeUnit (display only)."
             ),
+            (
+                "truncated",
+                "bool",
+                "The file ended mid-event (events after that point are missing)."
+            ),
         ],
     },
     TableSchema {

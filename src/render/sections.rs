@@ -37,6 +37,7 @@ pub fn build(r: &Report) -> Vec<Section> {
     let mut out = Vec::new();
     summary(r, &mut out);
     ranks(r, &mut out);
+    cross_rank(r, &mut out);
     timeline(r, &mut out);
     kernels(r, &mut out);
     audits(r, &mut out);
@@ -61,7 +62,7 @@ pub fn build(r: &Report) -> Vec<Section> {
 
 fn ranks(r: &Report, out: &mut Vec<Section>) {
     let k = &r.analyses.ranks;
-    if k.rows.is_empty() && k.missing.is_empty() {
+    if k.rows.is_empty() && k.missing.is_empty() && k.failed.is_empty() {
         return;
     }
     let mut s = sec(
@@ -69,6 +70,7 @@ fn ranks(r: &Report, out: &mut Vec<Section>) {
         vec![
             "rank",
             "files",
+            "size",
             "device events",
             "host events",
             "window duration",
@@ -82,6 +84,7 @@ fn ranks(r: &Report, out: &mut Vec<Section>) {
         s.rows.push(vec![
             x.rank.to_string(),
             x.files.len().to_string(),
+            human_bytes(x.size_bytes),
             x.device_events.to_string(),
             x.host_events.to_string(),
             window,
@@ -98,13 +101,20 @@ fn ranks(r: &Report, out: &mut Vec<Section>) {
         }
     };
     s.notes.push(format!(
-        "expected: {} ({}); missing: {}; CPU-only (no device events): {}; window overlaps no other rank: {}",
+        "expected: {} ({}); missing: {}; CPU-only (no device events): {}; truncated: {}; oversized (>= {}x the median rank's bytes): {}; window overlaps no other rank: {}",
         k.expected.map_or("unknown".into(), |n| n.to_string()),
         k.expected_source,
         list(&k.missing),
         list(&k.cpu_only),
+        list(&k.truncated),
+        crate::analysis::ranks::OVERSIZED_FACTOR,
+        list(&k.oversized),
         list(&k.disjoint)
     ));
+    for f in &k.failed {
+        s.notes
+            .push(format!("not analysed (rank {}): {}", f.rank, f.error));
+    }
     if !k.unknown_rank_files.is_empty() {
         s.notes.push(format!(
             "{} file(s) of unknown rank, e.g. {}",
@@ -113,6 +123,64 @@ fn ranks(r: &Report, out: &mut Vec<Section>) {
         ));
     }
     out.push(s);
+}
+
+fn cross_rank(r: &Report, out: &mut Vec<Section>) {
+    for c in &r.analyses.cross_rank.cohorts {
+        if c.ranks.len() < 2 {
+            continue;
+        }
+        let mut s = sec(
+            &format!("Cross-rank steps ({}; steps: {})", c.format, c.step_source),
+            vec![
+                "rank",
+                "steps",
+                "step mean",
+                "step max",
+                "computing",
+                "comm exposed",
+                "free",
+                "slowest in",
+                "last into collective",
+            ],
+        );
+        for x in &c.ranks {
+            s.rows.push(vec![
+                x.device.rank.to_string(),
+                x.steps.to_string(),
+                human_ns(x.step_mean_ns.round() as i64),
+                human_ns(x.step_max_ns),
+                format!("{:.1}%", x.computing_pct),
+                format!("{:.1}%", x.communication_not_overlapped_pct),
+                format!("{:.1}%", x.free_pct),
+                format!("{} steps", x.slowest_in_steps),
+                x.last_to_start_collectives.to_string(),
+            ]);
+        }
+        if let Some(w) = &c.slowest {
+            s.notes.push(w.statement.clone());
+        }
+        s.notes.push(format!(
+            "{} steps compared, {} not on every rank, {} with different compute-kernel counts; shares are of the summed step time",
+            c.steps_compared, c.steps_unmatched, c.kernel_count_mismatch_steps
+        ));
+        let k = &c.collectives;
+        if k.matched > 0 {
+            s.notes.push(format!(
+                "collective start skew over {} ops matched on every rank ({} not): mean {}, median {}, max {}{}",
+                k.matched,
+                k.unmatched,
+                human_ns(k.skew_mean_ns.round() as i64),
+                human_ns(k.skew_p50_ns),
+                human_ns(k.skew_max_ns),
+                k.top.first().map_or(String::new(), |t| format!(
+                    " ({} #{}: rank {} first, rank {} last)",
+                    t.name, t.occurrence, t.first_rank, t.last_rank
+                ))
+            ));
+        }
+        out.push(s);
+    }
 }
 
 fn summary(r: &Report, out: &mut Vec<Section>) {

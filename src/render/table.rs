@@ -32,10 +32,12 @@ pub fn render(r: &Report) -> String {
         r.schema_version,
         r.inputs.join(", ")
     );
-    if let Some(ms) = r.ingest_ms {
-        out.push_str(&format!("ingest: {ms:.1} ms"));
-        if let Some(a) = r.analysis_ms {
-            out.push_str(&format!(", analyses: {a:.1} ms"));
+    if let Some(w) = r.wall_ms {
+        out.push_str(&format!("wall: {w:.1} ms"));
+        if let (Some(i), Some(a)) = (r.ingest_ms, r.analysis_ms) {
+            out.push_str(&format!(
+                " (summed over files: ingest {i:.1} ms, analyses {a:.1} ms)"
+            ));
         }
         out.push('\n');
     }

@@ -5,13 +5,14 @@ use crate::analysis::{
     bubbles::{self, BubbleOpts, DeviceBubbles},
     communication::{self, Communication},
     composition::{self, Composition},
+    cross_rank::{self, CrossRank, DeviceExtract},
     device_time::{self, DeviceTime},
     devices,
     kernel_types::{self, KernelTypes},
     mtp::{self, Mtp},
     op_types::{self, OpTypes},
     phases::{self, Phases},
-    ranks::{self, Ranks},
+    ranks::{self, FileFacts, Ranks},
     step_sync::{self, StepSyncSummary},
     top_events::{self, TopEvents},
 };
@@ -45,6 +46,7 @@ pub const ANALYSES: &[&str] = &[
     "phases",
     "batch_audit",
     "ranks",
+    "cross_rank",
 ];
 
 impl Default for AnalyzeOpts {
@@ -76,22 +78,43 @@ pub struct Analyses {
     pub phases: Vec<Phases>,
     /// None when not run (`--only`).
     pub batch_audit: Option<BatchAudit>,
-    /// Rank anomalies: missing, CPU-only, disjoint windows.
+    /// Rank anomalies: missing, CPU-only, truncated, failed, oversized, disjoint windows.
     pub ranks: Ranks,
+    /// Per step and rank: computing / exposed communication / free, slowest rank and why,
+    /// collective start skew.
+    pub cross_rank: CrossRank,
 }
 
-/// Runs the analyses (independent of each other) two ways in parallel.
+/// The results of one set of tables (one file, or all files at once) and what the run-level
+/// analyses (ranks, cross_rank, the batch verdict) need from it.
+pub struct Part {
+    pub analyses: Analyses,
+    pub rank_facts: Vec<FileFacts>,
+    pub extracts: Vec<DeviceExtract>,
+}
+
+/// Runs every analysis on one set of tables.
 pub fn run_all(t: &Tables, o: &AnalyzeOpts) -> Analyses {
+    finish(vec![run_part(t, o)], o)
+}
+
+fn selected(o: &AnalyzeOpts, name: &str) -> bool {
+    o.only.as_ref().is_none_or(|v| v.iter().any(|x| x == name))
+}
+
+/// Runs the per-file analyses (independent of each other) two ways in parallel; `ranks` and
+/// `cross_rank` are left empty for [`finish`].
+pub fn run_part(t: &Tables, o: &AnalyzeOpts) -> Part {
     let devs = devices::devices(t);
     let d = &devs;
-    let on = |name: &str| o.only.as_ref().is_none_or(|v| v.iter().any(|x| x == name));
+    let on = |name: &str| selected(o, name);
     // Runs `f` when the analysis is selected; an empty result otherwise.
     fn when<T: Default>(yes: bool, f: impl FnOnce() -> T) -> T {
         if yes { f() } else { T::default() }
     }
     let (
-        (device_time, kernel_types, kernel_types_complete_steps, bubbles, step_sync, mtp),
-        (top_events, op_types, composition, communication, phases, batch_audit),
+        (device_time, kernel_types, kernel_types_complete_steps, bubbles, step_sync, mtp, extracts),
+        (top_events, op_types, composition, communication, phases, batch_audit, rank_facts),
     ) = rayon::join(
         || {
             (
@@ -103,6 +126,7 @@ pub fn run_all(t: &Tables, o: &AnalyzeOpts) -> Analyses {
                 when(on("bubbles"), || bubbles::compute(t, d, &o.bubbles)),
                 when(on("step_sync"), || step_sync::compute(t, d)),
                 when(on("mtp"), || mtp::compute(t, d)),
+                when(on("cross_rank"), || cross_rank::extract(t, d)),
             )
         },
         || {
@@ -113,27 +137,80 @@ pub fn run_all(t: &Tables, o: &AnalyzeOpts) -> Analyses {
                 when(on("communication"), || communication::compute(t, d)),
                 when(on("phases"), || phases::compute(t)),
                 on("batch_audit").then(|| batch_audit::compute(t, o.batch)),
+                when(on("ranks"), || ranks::facts(t)),
             )
         },
     );
-    let ranks = if on("ranks") {
-        ranks::compute(t, o.expected_ranks)
-    } else {
-        Ranks::default()
-    };
-    Analyses {
-        ranks,
-        device_time,
-        kernel_types,
-        kernel_types_complete_steps,
-        bubbles,
-        step_sync,
-        mtp,
-        top_events,
-        op_types,
-        composition,
-        communication,
-        phases,
-        batch_audit,
+    Part {
+        analyses: Analyses {
+            ranks: Ranks::default(),
+            cross_rank: CrossRank::default(),
+            device_time,
+            kernel_types,
+            kernel_types_complete_steps,
+            bubbles,
+            step_sync,
+            mtp,
+            top_events,
+            op_types,
+            composition,
+            communication,
+            phases,
+            batch_audit,
+        },
+        rank_facts,
+        extracts,
     }
+}
+
+/// The run's analyses from its parts (in input order): per-file lists concatenated, the batch
+/// verdict re-derived over all files, ranks and cross_rank computed over every part.
+pub fn finish(parts: Vec<Part>, o: &AnalyzeOpts) -> Analyses {
+    let mut a = Analyses {
+        ranks: Ranks::default(),
+        cross_rank: CrossRank::default(),
+        device_time: Vec::new(),
+        kernel_types: Vec::new(),
+        kernel_types_complete_steps: Vec::new(),
+        bubbles: Vec::new(),
+        step_sync: Vec::new(),
+        mtp: Vec::new(),
+        top_events: Vec::new(),
+        op_types: Vec::new(),
+        composition: Vec::new(),
+        communication: Vec::new(),
+        phases: Vec::new(),
+        batch_audit: None,
+    };
+    let mut facts = Vec::new();
+    let mut extracts = Vec::new();
+    let mut audits = Vec::new();
+    for p in parts {
+        let x = p.analyses;
+        a.device_time.extend(x.device_time);
+        a.kernel_types.extend(x.kernel_types);
+        a.kernel_types_complete_steps
+            .extend(x.kernel_types_complete_steps);
+        a.bubbles.extend(x.bubbles);
+        a.step_sync.extend(x.step_sync);
+        a.mtp.extend(x.mtp);
+        a.top_events.extend(x.top_events);
+        a.op_types.extend(x.op_types);
+        a.composition.extend(x.composition);
+        a.communication.extend(x.communication);
+        a.phases.extend(x.phases);
+        audits.extend(x.batch_audit);
+        facts.extend(p.rank_facts);
+        extracts.extend(p.extracts);
+    }
+    if selected(o, "batch_audit") {
+        a.batch_audit = Some(batch_audit::merge(audits, o.batch));
+    }
+    if selected(o, "ranks") {
+        a.ranks = ranks::combine(&facts, o.expected_ranks);
+    }
+    if selected(o, "cross_rank") {
+        a.cross_rank = cross_rank::combine(extracts, o.top_n);
+    }
+    a
 }

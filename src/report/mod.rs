@@ -9,7 +9,7 @@ use crate::analysis::summary::Summary;
 use crate::diag::{Diagnostic, Diagnostics};
 use serde::Serialize;
 
-pub const SCHEMA_VERSION: &str = "0.3.0";
+pub const SCHEMA_VERSION: &str = "0.4.0";
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -20,10 +20,13 @@ pub struct Report {
     pub inputs: Vec<String>,
     pub summary: Summary,
     pub analyses: Analyses,
-    /// Ingest wall time, ms (absent when not measured).
+    /// Ingest time summed over files, ms (absent when not measured; files run in parallel, so
+    /// the sums can exceed `wall_ms`).
     pub ingest_ms: Option<f64>,
-    /// Wall time of all analyses together, ms (absent when not measured).
+    /// Per-file analysis time summed over files, ms (absent when not measured).
     pub analysis_ms: Option<f64>,
+    /// Wall time of ingest and analysis together, ms (absent when not measured).
+    pub wall_ms: Option<f64>,
     /// Set when the tables were sliced to one phase (`--phase`) before the analyses.
     pub phase_slice: Option<crate::analysis::phases::SliceInfo>,
     pub diagnostics: Vec<Diagnostic>,
@@ -46,6 +49,7 @@ impl Report {
             analyses,
             ingest_ms,
             analysis_ms: None,
+            wall_ms: None,
             phase_slice: None,
             diagnostics: diagnostics.iter().cloned().collect(),
         }

@@ -62,6 +62,8 @@ pub struct RankGen<'a> {
     gaps: Vec<(i64, i64)>,
     /// Intervals of this step for Overlap Analysis: (start, end, is_comm).
     step_busy: Vec<(i64, i64, bool)>,
+    /// Compute kernel durations, percent of normal (100; more for an injected slow rank).
+    pub compute_pct: i64,
 }
 
 fn packed_pid(host_pid: i64, sort_index: i64, device: i64) -> i64 {
@@ -95,6 +97,7 @@ impl<'a> RankGen<'a> {
             slow_replay: false,
             gaps: Vec::new(),
             step_busy: Vec::new(),
+            compute_pct: 100,
         }
     }
 
@@ -378,7 +381,7 @@ impl<'a> RankGen<'a> {
                     self.rng.range(2_000, 9_000)
                 };
                 t += gap;
-                let dur = self.rng.range(lo, hi) * scale;
+                let dur = self.rng.range(lo, hi) * scale * self.compute_pct / 100;
                 t = self.task(name, tt, STREAM_COMPUTE, t, dur, Category::ComputeKernel)?;
                 if k == 3 {
                     t = self.allreduce(t)?;

@@ -35,6 +35,8 @@ pub struct SynthOpts {
     pub kineto: bool,
     /// Which torch_npu exports to write per rank.
     pub export: Export,
+    /// (rank, percent): that rank's compute kernels take `percent`% of their normal time.
+    pub slow: Option<(u32, u32)>,
 }
 
 /// torch_npu's `export_type`: text (trace_view.json), db, or both.
@@ -160,6 +162,9 @@ fn write_trace_view(
     let w = EventWriter::new(sink, "[", true)?;
     let t0 = 1_736_408_883_000_000_000 + rank as i64 * 7_000;
     let mut g = ascend::RankGen::new(rank, o.seed, w, rt, t0);
+    if let Some((_, pct)) = o.slow.filter(|s| s.0 == rank) {
+        g.compute_pct = pct as i64;
+    }
     let dir = path.parent().expect("trace_view.json has a folder");
     if o.export.db() {
         let db = dir.join(format!("ascend_pytorch_profiler_{rank}.db"));

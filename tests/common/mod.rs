@@ -100,6 +100,7 @@ pub fn generated(tag: &str, ranks: u32, target_bytes: u64, seed: u64, kineto: bo
             seed,
             kineto,
             export: Default::default(),
+            slow: None,
         },
     )
 }

@@ -155,6 +155,7 @@ fn report_no_events(path: &str, head: Head, builder: &mut TablesBuilder) {
             });
         }
         Head::TruncatedBeforeEvents { offset } => {
+            builder.note_truncated(path);
             builder.diag().add("truncated", Severity::DataLoss, || {
                 format!("{path}: ends at byte {offset} before any event")
             });
@@ -187,6 +188,7 @@ fn finish(
         }
         ChunkEnd::Truncated(offset) => {
             let total = base + b.len();
+            builder.note_truncated(path);
             builder.diag().add("truncated", Severity::DataLoss, || {
                 format!("{path}: truncated at byte {} of {total}: the incomplete event and everything after it are missing", base + offset)
             });

@@ -250,6 +250,7 @@ fn parse_feed(
 
 fn note_broken(path: &str, feed: &Feed, builder: &mut TablesBuilder) {
     if let Some(note) = &feed.broken {
+        builder.note_truncated(path);
         builder.diag().add("truncated", Severity::DataLoss, || {
             format!("{path}: {note}")
         });

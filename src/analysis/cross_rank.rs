@@ -1,0 +1,555 @@
+//! Cross-rank analysis: per step and per rank, the device's step time split into computing,
+//! exposed communication and free time; which rank is slowest in each step and why; how far apart
+//! the ranks start each collective op (skew) and who arrives last; whether every rank ran the
+//! same number of kernels per step.
+//!
+//! Steps: `ProfilerStep#N` (db STEP_TIME or host events of that name) when a file has them, else
+//! the serving forward scopes (`forward_eager`, `forward_cudagraph`) in time order. Host step
+//! windows partition the file's timeline at their starts; a device event belongs to the step its
+//! launch (connection / correlation id) falls in, else the step its own start falls in. A device's
+//! step window runs from the first start to the last end of the device work of that step.
+//!
+//! Slowest rank of a step: the one with the most non-communication time (computing + free), the
+//! time the others spend waiting for it in collectives. Its reason is whichever of computing or
+//! free exceeds the median of the other ranks by more. Collectives are matched across ranks by
+//! name and occurrence (the n-th op of that name on each rank); skew = last start - first start.
+//!
+//! Two steps like [`super::ranks`]: [`extract`] per set of tables (small, kept after the tables are
+//! dropped), [`combine`] over the extracts of every file. Ranks are compared within a cohort of
+//! files of one format (a trace_view.json and an lmdeploy trace of one rank run on different
+//! clocks and are never compared with each other).
+
+use super::devices::{Device, DeviceRef, iv};
+use super::intervals::{self, Iv};
+use super::phases::{DECODE_SCOPE, Launches, PREFILL_SCOPE};
+use super::stats::pct;
+use crate::model::{Category, EventKind, FileId, Tables};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One step of one device.
+#[derive(Debug, Clone, Serialize)]
+pub struct StepRow {
+    /// `ProfilerStep#N` or `forward_cudagraph` etc.
+    pub label: String,
+    /// N of ProfilerStep#N, else the ordinal of the forward scope in the file (from 0).
+    pub key: i64,
+    pub start_ns: i64,
+    pub end_ns: i64,
+    pub computing_ns: i64,
+    pub communication_ns: i64,
+    pub communication_not_overlapped_ns: i64,
+    pub free_ns: i64,
+    pub compute_kernels: u64,
+}
+
+impl StepRow {
+    pub fn step_ns(&self) -> i64 {
+        self.end_ns - self.start_ns
+    }
+    fn busy_outside_comm_ns(&self) -> i64 {
+        self.computing_ns + self.free_ns
+    }
+}
+
+/// What one device keeps for the cross-rank comparison.
+#[derive(Debug, Clone)]
+pub struct DeviceExtract {
+    pub device: DeviceRef,
+    /// Files of one format are compared with each other only.
+    pub cohort: &'static str,
+    /// `ProfilerStep`, `forward scopes` or `none`.
+    pub step_source: &'static str,
+    pub steps: Vec<StepRow>,
+    /// Collective-op names (indexes of `collectives`).
+    pub names: Vec<String>,
+    /// (name index, start, end), by start.
+    pub collectives: Vec<(u32, i64, i64)>,
+}
+
+/// The cross-rank extract of every device of `t`.
+pub fn extract(t: &Tables, devices: &[Device]) -> Vec<DeviceExtract> {
+    if devices.is_empty() {
+        return Vec::new();
+    }
+    let windows = step_windows(t);
+    let launches = Launches::build(t);
+    devices
+        .iter()
+        .map(|d| one(t, d, &windows[d.file.idx()], &launches))
+        .collect()
+}
+
+/// Host step windows of a file: (start, label, key) sorted by start, and their source.
+struct Windows {
+    source: &'static str,
+    starts: Vec<(i64, String, i64)>,
+}
+
+fn step_windows(t: &Tables) -> Vec<Windows> {
+    let mut out: Vec<Windows> = (0..t.files.len())
+        .map(|_| Windows {
+            source: "none",
+            starts: Vec::new(),
+        })
+        .collect();
+    for i in 0..t.steps.len() {
+        let w = &mut out[t.steps.file[i].idx()];
+        w.source = "ProfilerStep";
+        let n = t.steps.step[i];
+        w.starts
+            .push((t.steps.start_ns[i], format!("ProfilerStep#{n}"), n));
+    }
+    let host_complete = |i: usize| {
+        t.events.kind[i] == EventKind::Complete
+            && !t.events.category[i].is_device()
+            && t.events.category[i] != Category::VendorOverlap
+    };
+    let profiler_steps: Vec<(crate::model::StrId, i64)> = t
+        .strings
+        .iter()
+        .filter_map(|(id, s)| Some((id, s.strip_prefix("ProfilerStep#")?.parse().ok()?)))
+        .collect();
+    let scopes: Vec<crate::model::StrId> = [PREFILL_SCOPE, DECODE_SCOPE]
+        .iter()
+        .filter_map(|s| t.strings.lookup(s))
+        .collect();
+    if profiler_steps.is_empty() && scopes.is_empty() {
+        return out;
+    }
+    let mut forward: Vec<Vec<(i64, String)>> = vec![Vec::new(); t.files.len()];
+    for i in 0..t.events.len() {
+        let name = t.events.name[i];
+        if let Some(&(_, n)) = profiler_steps.iter().find(|x| x.0 == name) {
+            if host_complete(i) {
+                let w = &mut out[t.event_file(i).idx()];
+                w.source = "ProfilerStep";
+                w.starts
+                    .push((t.events.ts_ns[i], format!("ProfilerStep#{n}"), n));
+            }
+        } else if scopes.contains(&name) && host_complete(i) {
+            forward[t.event_file(i).idx()].push((t.events.ts_ns[i], t.str(name).to_string()));
+        }
+    }
+    for (w, mut fw) in out.iter_mut().zip(forward) {
+        if w.source == "ProfilerStep" {
+            // db STEP_TIME and the same steps as PYTORCH_API rows: keep the first row per step.
+            w.starts.sort_by_key(|x| (x.2, x.0));
+            w.starts.dedup_by_key(|x| x.2);
+        } else if !fw.is_empty() {
+            fw.sort();
+            w.source = "forward scopes";
+            w.starts = fw
+                .into_iter()
+                .enumerate()
+                .map(|(k, (ts, label))| (ts, label, k as i64))
+                .collect();
+        }
+        w.starts.sort_by_key(|x| x.0);
+    }
+    out
+}
+
+fn one(t: &Tables, d: &Device, w: &Windows, launches: &Launches) -> DeviceExtract {
+    let step_of = |i: usize| -> Option<usize> {
+        let at = launches.of(t, i).unwrap_or(t.events.ts_ns[i]);
+        w.starts.partition_point(|x| x.0 <= at).checked_sub(1)
+    };
+    let n = w.starts.len();
+    let mut compute: Vec<Vec<Iv>> = vec![Vec::new(); n];
+    let mut any: Vec<Option<Iv>> = vec![None; n];
+    let mut comm: Vec<Vec<Iv>> = vec![Vec::new(); n];
+    let mut kernels = vec![0u64; n];
+    let mut widen = |k: usize, (s, e): Iv| {
+        any[k] = Some(any[k].map_or((s, e), |(a, b)| (a.min(s), b.max(e))));
+    };
+    if n > 0 {
+        for &i in &d.events {
+            let Some(k) = step_of(i as usize) else {
+                continue;
+            };
+            let x = iv(t, i);
+            widen(k, x);
+            if t.events.category[i as usize] == Category::ComputeKernel {
+                compute[k].push(x);
+                kernels[k] += 1;
+            }
+        }
+        for &i in &d.comm_ops {
+            if let Some(k) = step_of(i as usize) {
+                let x = iv(t, i);
+                widen(k, x);
+                comm[k].push(x);
+            }
+        }
+    }
+    let mut steps = Vec::new();
+    for (k, (_, label, key)) in w.starts.iter().enumerate() {
+        let Some((start, end)) = any[k] else {
+            continue;
+        };
+        let c = intervals::union(std::mem::take(&mut compute[k]));
+        let m = intervals::union(std::mem::take(&mut comm[k]));
+        let computing = intervals::total(&c);
+        let communication = intervals::total(&m);
+        let overlapped = intervals::intersect_total(&c, &m);
+        let busy = intervals::union(c.into_iter().chain(m).collect());
+        steps.push(StepRow {
+            label: label.clone(),
+            key: *key,
+            start_ns: start,
+            end_ns: end,
+            computing_ns: computing,
+            communication_ns: communication,
+            communication_not_overlapped_ns: communication - overlapped,
+            free_ns: (end - start) - intervals::total(&busy),
+            compute_kernels: kernels[k],
+        });
+    }
+    let mut names: Vec<String> = Vec::new();
+    let mut index: BTreeMap<crate::model::StrId, u32> = BTreeMap::new();
+    let collectives = d
+        .comm_ops
+        .iter()
+        .map(|&i| {
+            let name = t.events.name[i as usize];
+            let k = *index.entry(name).or_insert_with(|| {
+                names.push(t.str(name).to_string());
+                names.len() as u32 - 1
+            });
+            let (s, e) = iv(t, i);
+            (k, s, e)
+        })
+        .collect();
+    DeviceExtract {
+        device: d.evidence.clone(),
+        cohort: cohort(t, d.file),
+        step_source: if steps.is_empty() { "none" } else { w.source },
+        steps,
+        names,
+        collectives,
+    }
+}
+
+fn cohort(t: &Tables, f: FileId) -> &'static str {
+    t.files.format[f.idx()].map_or("unknown", |x| x.as_str())
+}
+
+/// One device's steps, summarised.
+#[derive(Debug, Clone, Serialize)]
+pub struct RankSteps {
+    pub device: DeviceRef,
+    pub steps: u64,
+    pub step_mean_ns: f64,
+    pub step_p50_ns: i64,
+    pub step_max_ns: i64,
+    pub computing_ns: i64,
+    pub communication_not_overlapped_ns: i64,
+    pub free_ns: i64,
+    /// Computing / exposed communication / free as % of the sum of step times.
+    pub computing_pct: f64,
+    pub communication_not_overlapped_pct: f64,
+    pub free_pct: f64,
+    /// Steps (compared across all ranks) in which this rank was the slowest.
+    pub slowest_in_steps: u64,
+    /// Collectives (matched across all ranks) this rank started last.
+    pub last_to_start_collectives: u64,
+}
+
+/// One step compared across ranks.
+#[derive(Debug, Clone, Serialize)]
+pub struct StepCompare {
+    pub label: String,
+    pub key: i64,
+    pub step_min_ns: i64,
+    pub step_max_ns: i64,
+    pub slowest_rank: i32,
+    pub slowest_file: String,
+    /// `computing` or `free`: which exceeds the other ranks' median by more.
+    pub reason: &'static str,
+    /// The slowest rank's computing (or free) time above the other ranks' median, ns.
+    pub excess_ns: i64,
+    /// Compute kernels per rank differ in this step.
+    pub kernel_counts_differ: bool,
+}
+
+/// The rank that is slowest most often.
+#[derive(Debug, Clone, Serialize)]
+pub struct Slowest {
+    pub rank: i32,
+    pub file: String,
+    pub steps: u64,
+    pub of_steps: u64,
+    /// The reason in most of those steps.
+    pub reason: &'static str,
+    /// Mean excess over the other ranks' median in those steps, ns.
+    pub mean_excess_ns: f64,
+    pub statement: String,
+}
+
+/// One collective op matched across ranks.
+#[derive(Debug, Clone, Serialize)]
+pub struct SkewedCollective {
+    pub name: String,
+    /// n-th op of that name (from 0).
+    pub occurrence: u64,
+    pub first_start_ns: i64,
+    pub skew_ns: i64,
+    pub first_rank: i32,
+    pub last_rank: i32,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CollectiveSkew {
+    /// Ops present on every rank of the cohort (matched by name and occurrence).
+    pub matched: u64,
+    /// Ops some rank lacks.
+    pub unmatched: u64,
+    pub skew_mean_ns: f64,
+    pub skew_p50_ns: i64,
+    pub skew_max_ns: i64,
+    /// Largest skews first.
+    pub top: Vec<SkewedCollective>,
+}
+
+/// Ranks of one format compared.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cohort {
+    /// File format of the compared files.
+    pub format: &'static str,
+    /// Step definition used by the ranks (`ProfilerStep`, `forward scopes`, mixed as listed).
+    pub step_source: String,
+    pub ranks: Vec<RankSteps>,
+    /// Steps present on every rank (matched by key).
+    pub steps_compared: u64,
+    /// Steps some rank lacks.
+    pub steps_unmatched: u64,
+    /// Compared steps in which the ranks ran different numbers of compute kernels.
+    pub kernel_count_mismatch_steps: u64,
+    pub slowest: Option<Slowest>,
+    /// Compared steps with the largest step-time spread (max - min) first.
+    pub widest_steps: Vec<StepCompare>,
+    pub collectives: CollectiveSkew,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CrossRank {
+    /// One per file format; a cohort of one device has its step summary but no comparison.
+    pub cohorts: Vec<Cohort>,
+}
+
+pub fn compute(t: &Tables, devices: &[Device], top_n: usize) -> CrossRank {
+    combine(extract(t, devices), top_n)
+}
+
+/// The cross-rank comparison from the extracts of every file.
+pub fn combine(extracts: Vec<DeviceExtract>, top_n: usize) -> CrossRank {
+    let mut by_cohort: BTreeMap<&'static str, Vec<DeviceExtract>> = BTreeMap::new();
+    for x in extracts {
+        by_cohort.entry(x.cohort).or_default().push(x);
+    }
+    let cohorts = by_cohort
+        .into_iter()
+        .map(|(format, devs)| cohort_of(format, devs, top_n))
+        .collect();
+    CrossRank { cohorts }
+}
+
+fn median(mut v: Vec<i64>) -> i64 {
+    if v.is_empty() {
+        return 0;
+    }
+    v.sort_unstable();
+    v[v.len() / 2]
+}
+
+fn cohort_of(format: &'static str, devs: Vec<DeviceExtract>, top_n: usize) -> Cohort {
+    let mut sources: Vec<&str> = devs.iter().map(|d| d.step_source).collect();
+    sources.sort_unstable();
+    sources.dedup();
+    let step_source = sources.join(", ");
+    let n = devs.len();
+    // Steps by key, per device.
+    let by_key: Vec<BTreeMap<i64, &StepRow>> = devs
+        .iter()
+        .map(|d| d.steps.iter().map(|s| (s.key, s)).collect())
+        .collect();
+    let mut all_keys: Vec<i64> = by_key.iter().flat_map(|m| m.keys().copied()).collect();
+    all_keys.sort_unstable();
+    all_keys.dedup();
+    let mut slowest_count = vec![0u64; n];
+    let mut reasons: Vec<BTreeMap<&'static str, (u64, i64)>> = vec![BTreeMap::new(); n];
+    let mut compared = Vec::new();
+    let mut unmatched = 0u64;
+    let mut mismatched = 0u64;
+    for &k in &all_keys {
+        let rows: Vec<&StepRow> = by_key.iter().filter_map(|m| m.get(&k).copied()).collect();
+        if rows.len() != n {
+            unmatched += 1;
+            continue;
+        }
+        if n < 2 {
+            continue;
+        }
+        let slow = (0..n)
+            .max_by_key(|&r| (rows[r].busy_outside_comm_ns(), std::cmp::Reverse(r)))
+            .expect("n >= 2");
+        let others = |f: fn(&StepRow) -> i64| {
+            median((0..n).filter(|&r| r != slow).map(|r| f(rows[r])).collect())
+        };
+        let comp_excess = rows[slow].computing_ns - others(|s| s.computing_ns);
+        let free_excess = rows[slow].free_ns - others(|s| s.free_ns);
+        let (reason, excess) = if comp_excess >= free_excess {
+            ("computing", comp_excess)
+        } else {
+            ("free", free_excess)
+        };
+        slowest_count[slow] += 1;
+        let e = reasons[slow].entry(reason).or_default();
+        e.0 += 1;
+        e.1 += excess;
+        let differ = rows
+            .windows(2)
+            .any(|w| w[0].compute_kernels != w[1].compute_kernels);
+        mismatched += differ as u64;
+        let times: Vec<i64> = rows.iter().map(|r| r.step_ns()).collect();
+        compared.push(StepCompare {
+            label: rows[0].label.clone(),
+            key: k,
+            step_min_ns: *times.iter().min().expect("rows"),
+            step_max_ns: *times.iter().max().expect("rows"),
+            slowest_rank: devs[slow].device.rank,
+            slowest_file: devs[slow].device.file.clone(),
+            reason,
+            excess_ns: excess,
+            kernel_counts_differ: differ,
+        });
+    }
+    let (skew, last_counts) = collective_skew(&devs, top_n);
+    let ranks = devs
+        .iter()
+        .enumerate()
+        .map(|(r, d)| rank_steps(d, slowest_count[r], last_counts[r]))
+        .collect();
+    let slowest = (!compared.is_empty())
+        .then(|| {
+            let r = (0..n).max_by_key(|&r| (slowest_count[r], std::cmp::Reverse(r)))?;
+            let (&reason, &(steps, excess)) = reasons[r].iter().max_by_key(|(_, v)| v.0)?;
+            let d = &devs[r].device;
+            let mean = excess as f64 / steps as f64;
+            Some(Slowest {
+                rank: d.rank,
+                file: d.file.clone(),
+                steps: slowest_count[r],
+                of_steps: compared.len() as u64,
+                reason,
+                mean_excess_ns: mean,
+                statement: format!(
+                    "rank {} is the slowest in {} of {} steps, mostly by more {} time ({:.1} µs above the other ranks' median per step)",
+                    d.rank,
+                    slowest_count[r],
+                    compared.len(),
+                    reason,
+                    mean / 1e3
+                ),
+            })
+        })
+        .flatten();
+    let steps_compared = compared.len() as u64;
+    compared.sort_by_key(|s| std::cmp::Reverse((s.step_max_ns - s.step_min_ns, -s.key)));
+    compared.truncate(top_n);
+    Cohort {
+        format,
+        step_source,
+        ranks,
+        steps_compared,
+        steps_unmatched: unmatched,
+        kernel_count_mismatch_steps: mismatched,
+        slowest,
+        widest_steps: compared,
+        collectives: skew,
+    }
+}
+
+fn rank_steps(d: &DeviceExtract, slowest: u64, last: u64) -> RankSteps {
+    let times: Vec<i64> = d.steps.iter().map(|s| s.step_ns()).collect();
+    let total: i64 = times.iter().sum();
+    let sum = |f: fn(&StepRow) -> i64| d.steps.iter().map(f).sum::<i64>();
+    let (c, m, f) = (
+        sum(|s| s.computing_ns),
+        sum(|s| s.communication_not_overlapped_ns),
+        sum(|s| s.free_ns),
+    );
+    RankSteps {
+        device: d.device.clone(),
+        steps: times.len() as u64,
+        step_mean_ns: if times.is_empty() {
+            0.0
+        } else {
+            total as f64 / times.len() as f64
+        },
+        step_p50_ns: median(times.clone()),
+        step_max_ns: times.iter().copied().max().unwrap_or(0),
+        computing_ns: c,
+        communication_not_overlapped_ns: m,
+        free_ns: f,
+        computing_pct: pct(c, total),
+        communication_not_overlapped_pct: pct(m, total),
+        free_pct: pct(f, total),
+        slowest_in_steps: slowest,
+        last_to_start_collectives: last,
+    }
+}
+
+/// Skew of collectives matched by (name, occurrence) across every device; last-start counts.
+fn collective_skew(devs: &[DeviceExtract], top_n: usize) -> (CollectiveSkew, Vec<u64>) {
+    let n = devs.len();
+    let mut last = vec![0u64; n];
+    if n < 2 {
+        return (CollectiveSkew::default(), last);
+    }
+    // (name, occurrence) -> start per device.
+    let mut ops: BTreeMap<(&str, u64), Vec<Option<i64>>> = BTreeMap::new();
+    for (r, d) in devs.iter().enumerate() {
+        let mut seen = vec![0u64; d.names.len()];
+        for &(k, s, _) in &d.collectives {
+            let occ = seen[k as usize];
+            seen[k as usize] += 1;
+            ops.entry((d.names[k as usize].as_str(), occ))
+                .or_insert_with(|| vec![None; n])[r] = Some(s);
+        }
+    }
+    let mut out = CollectiveSkew::default();
+    let mut skews = Vec::new();
+    for ((name, occ), starts) in ops {
+        if starts.iter().any(|s| s.is_none()) {
+            out.unmatched += 1;
+            continue;
+        }
+        let starts: Vec<i64> = starts.into_iter().flatten().collect();
+        let first = (0..n).min_by_key(|&r| (starts[r], r)).expect("n >= 2");
+        let lastr = (0..n)
+            .max_by_key(|&r| (starts[r], std::cmp::Reverse(r)))
+            .expect("n >= 2");
+        last[lastr] += 1;
+        skews.push(SkewedCollective {
+            name: name.to_string(),
+            occurrence: occ,
+            first_start_ns: starts[first],
+            skew_ns: starts[lastr] - starts[first],
+            first_rank: devs[first].device.rank,
+            last_rank: devs[lastr].device.rank,
+        });
+    }
+    out.matched = skews.len() as u64;
+    if !skews.is_empty() {
+        let v: Vec<i64> = skews.iter().map(|s| s.skew_ns).collect();
+        out.skew_mean_ns = v.iter().sum::<i64>() as f64 / v.len() as f64;
+        out.skew_max_ns = *v.iter().max().expect("non-empty");
+        out.skew_p50_ns = median(v);
+    }
+    skews.sort_by_key(|s| (std::cmp::Reverse(s.skew_ns), s.first_start_ns));
+    skews.truncate(top_n);
+    out.top = skews;
+    (out, last)
+}
