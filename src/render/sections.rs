@@ -131,7 +131,7 @@ fn cross_rank(r: &Report, out: &mut Vec<Section>) {
             continue;
         }
         let mut s = sec(
-            &format!("Cross-rank steps ({}; steps: {})", c.format, c.step_source),
+            format!("Cross-rank steps ({}; steps: {})", c.format, c.step_source),
             vec![
                 "rank",
                 "steps",
