@@ -101,8 +101,6 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
             crate::report::analyses::ANALYSES.join(", ")
         );
     }
-    let progress = Progress::default();
-    let bar = (!args.quiet).then(|| spawn_progress_bar(progress.clone()));
     let opts = RunOpts {
         analyze: AnalyzeOpts {
             bubbles: BubbleOpts {
@@ -118,8 +116,21 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         jobs: args.jobs.unwrap_or_else(rayon::current_num_threads).max(1),
         max_memory: args.max_memory.unwrap_or_else(pipeline::default_max_memory),
     };
+    let report = report_for(&paths, &opts, args.quiet)?;
+    if let Some(path) = &args.save {
+        std::fs::write(path, render(&report, Format::Json))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    crate::cli::write_stdout(&render(&report, args.format))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Analyses `paths` file by file (progress bar unless `quiet`) into a report.
+pub fn report_for(paths: &[PathBuf], opts: &RunOpts, quiet: bool) -> anyhow::Result<Report> {
+    let progress = Progress::default();
+    let bar = (!quiet).then(|| spawn_progress_bar(progress.clone()));
     let t0 = Instant::now();
-    let result = pipeline::run(&paths, &opts, &progress);
+    let result = pipeline::run(paths, opts, &progress);
     let elapsed = t0.elapsed();
     if let Some((stop, handle)) = bar {
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -134,18 +145,12 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         &run.diagnostics,
         Some(run.ingest_ms),
     );
-    let report = Report {
+    Ok(Report {
         analysis_ms: Some(run.analysis_ms),
         wall_ms: Some(elapsed.as_secs_f64() * 1e3),
         phase_slice: run.phase_slice,
         ..report
-    };
-    if let Some(path) = &args.save {
-        std::fs::write(path, render(&report, Format::Json))
-            .with_context(|| format!("writing {}", path.display()))?;
-    }
-    crate::cli::write_stdout(&render(&report, args.format))?;
-    Ok(ExitCode::SUCCESS)
+    })
 }
 
 type BarHandle = (

@@ -2,6 +2,7 @@
 //! that picks exit codes (0 ok, 1 ran and found problems, 2 error) and prints errors.
 
 mod analyze;
+mod diff;
 mod synth;
 
 use clap::{Parser, Subcommand};
@@ -22,6 +23,9 @@ struct Cli {
 enum Command {
     /// Ingest a profile (file or folder; default: the bundled demo root) and print the report.
     Analyze(analyze::AnalyzeArgs),
+    /// Compare two runs (saved reports or profiles) metric by metric; with --fail-on, exit 1 when
+    /// a threshold is crossed (a CI regression gate).
+    Diff(diff::DiffArgs),
     /// Write a deterministic, realistic Ascend serving profiling root with its ground truth.
     Synth(synth::SynthArgs),
 }
@@ -30,6 +34,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Analyze(a) => analyze::run(a),
+        Command::Diff(a) => diff::run(a),
         Command::Synth(a) => synth::run(a),
     };
     match result {

@@ -24,6 +24,14 @@ pub fn render(r: &Report) -> String {
         ));
     }
     for s in build(r) {
+        render_section(&s, &mut o);
+    }
+    o
+}
+
+/// One section as a `##` heading, a pipe table and its notes.
+pub fn render_section(s: &super::sections::Section, o: &mut String) {
+    {
         o.push_str(&format!("## {}\n\n", s.title));
         if !s.rows.is_empty() {
             o.push_str(&format!(
@@ -43,5 +51,4 @@ pub fn render(r: &Report) -> String {
             o.push_str(&format!("{}\n\n", cell(n)));
         }
     }
-    o
 }

@@ -1,6 +1,7 @@
 //! Renderers: turn a [`crate::report::Report`] into text. They see only the report, never the
 //! model. One module per output format.
 
+pub mod diff;
 pub mod json;
 pub mod markdown;
 pub mod sections;

@@ -12,7 +12,7 @@ pub struct Section {
     pub notes: Vec<String>,
 }
 
-fn sec(title: impl Into<String>, header: Vec<&'static str>) -> Section {
+pub fn sec(title: impl Into<String>, header: Vec<&'static str>) -> Section {
     Section {
         title: title.into(),
         header,

@@ -4,7 +4,8 @@ use super::sections::{Section, build};
 use crate::report::Report;
 use comfy_table::{Cell, Table, presets::UTF8_FULL_CONDENSED};
 
-fn render_section(s: &Section, out: &mut String) {
+/// One section as a title, a comfy-table table and its notes.
+pub fn render_section(s: &Section, out: &mut String) {
     out.push_str(&s.title);
     out.push('\n');
     if !s.rows.is_empty() {

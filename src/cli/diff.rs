@@ -1,0 +1,141 @@
+//! `profscope diff BASE NEW [--fail-on ...]`: the regression gate. BASE and NEW are each a saved
+//! report (`analyze --save`, or `--format json` output) or a profile (file or folder, analysed
+//! here with the default options). Exit 0 when no threshold is crossed, 1 when one is, 2 on error.
+
+use crate::pipeline::{self, RunOpts};
+use crate::render::Format;
+use crate::report::AnalyzeOpts;
+use crate::report::diff::{self, Threshold};
+use anyhow::Context;
+use clap::Args;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct DiffArgs {
+    /// The baseline: a saved JSON report, or a profile to analyse.
+    pub base: PathBuf,
+    /// The new run: a saved JSON report, or a profile to analyse.
+    pub new: PathBuf,
+    /// Thresholds, comma-separated: `step_time>+3%,bubble_share>+1pt,kernel.*>+2us,free_share<-5%`
+    /// (`%` relative to base, `pt` percentage points for pct metrics, ns/us/ms/s for ns metrics;
+    /// a name ending in `*` matches a prefix).
+    #[arg(long)]
+    pub fail_on: Option<String>,
+    /// Thresholds from a file: JSON (`{"step_time": "+3%", "kernel.*": "+2us"}`) or TOML
+    /// (`step_time = "+3%"` lines); a `-` change means a fall fails.
+    #[arg(long)]
+    pub thresholds: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Never show the progress bar when analysing.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// True when the file is a profscope report (an object whose first member is `schema_version`
+/// and that names the tool), not a trace.
+fn is_saved_report(path: &Path) -> bool {
+    use std::io::Read;
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut head = vec![0u8; 4096];
+    let n = f.read(&mut head).unwrap_or(0);
+    let head = String::from_utf8_lossy(&head[..n]);
+    head.trim_start().starts_with('{')
+        && head.contains("\"schema_version\"")
+        && head.contains("\"tool\": \"profscope\"")
+}
+
+fn load(path: &Path, quiet: bool) -> anyhow::Result<Value> {
+    if path.is_file() && is_saved_report(path) {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        return serde_json::from_str(&text)
+            .with_context(|| format!("{}: not a valid JSON report", path.display()));
+    }
+    let opts = RunOpts {
+        analyze: AnalyzeOpts::default(),
+        phase: None,
+        jobs: rayon::current_num_threads(),
+        max_memory: pipeline::default_max_memory(),
+    };
+    let report = super::analyze::report_for(&[path.to_path_buf()], &opts, quiet)?;
+    Ok(serde_json::to_value(&report)?)
+}
+
+/// `{"name": "+3%"}` (JSON) or `name = "+3%"` lines (TOML) as `name>+3%` thresholds.
+fn thresholds_file(path: &Path) -> anyhow::Result<Vec<Threshold>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let pairs: Vec<(String, String)> = if text.trim_start().starts_with('{') {
+        let v: serde_json::Map<String, Value> = serde_json::from_str(&text)
+            .with_context(|| format!("{}: expected a JSON object", path.display()))?;
+        v.into_iter()
+            .map(|(k, v)| {
+                Ok((
+                    k,
+                    v.as_str()
+                        .context("values are strings like \"+3%\"")?
+                        .into(),
+                ))
+            })
+            .collect::<anyhow::Result<_>>()?
+    } else {
+        text.lines()
+            .map(|l| l.split('#').next().unwrap_or("").trim())
+            .filter(|l| !l.is_empty() && !l.starts_with('['))
+            .map(|l| {
+                let (k, v) = l.split_once('=').with_context(|| {
+                    format!("{}: `{l}` is not `name = \"+3%\"`", path.display())
+                })?;
+                let unquote = |s: &str| s.trim().trim_matches('"').to_string();
+                Ok((unquote(k), unquote(v)))
+            })
+            .collect::<anyhow::Result<_>>()?
+    };
+    let mut out = Vec::new();
+    for (k, v) in pairs {
+        let op = if v.starts_with('-') { '<' } else { '>' };
+        out.extend(diff::parse_thresholds(&format!("{k}{op}{v}"))?);
+    }
+    Ok(out)
+}
+
+pub fn run(a: DiffArgs) -> anyhow::Result<ExitCode> {
+    let mut thresholds = match &a.fail_on {
+        Some(s) => diff::parse_thresholds(s)?,
+        None => Vec::new(),
+    };
+    if let Some(p) = &a.thresholds {
+        thresholds.extend(thresholds_file(p)?);
+    }
+    let base = load(&a.base, a.quiet)?;
+    let new = load(&a.new, a.quiet)?;
+    for (label, v) in [(&a.base, &base), (&a.new, &new)] {
+        let version = v["schema_version"].as_str().unwrap_or("?");
+        if version != crate::report::SCHEMA_VERSION {
+            eprintln!(
+                "profscope diff: {} has report schema {version}, this tool writes {}: metrics it lacks show as `in one run only`",
+                label.display(),
+                crate::report::SCHEMA_VERSION
+            );
+        }
+    }
+    let d = diff::diff(
+        a.base.display().to_string(),
+        &diff::metrics(&base),
+        a.new.display().to_string(),
+        &diff::metrics(&new),
+        &thresholds,
+    )?;
+    crate::cli::write_stdout(&crate::render::diff::render(&d, a.format))?;
+    Ok(if d.failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,475 @@
+//! Run-to-run comparison for regression gates: run-level metrics read from two reports (as
+//! JSON values, so a saved report and a fresh one go through the same code), their changes, and
+//! thresholds (`step_time>+3%,bubble_share>+1pt,kernel.*>+10%`) that decide pass or fail.
+//!
+//! Every metric is a ratio or a mean, never a sum over the capture, so two captures of different
+//! length compare fairly. Its unit is `ns` or `pct`, and its denominator is stated.
+
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Metric {
+    pub unit: &'static str,
+    pub value: f64,
+    /// What the value is (and its denominator).
+    pub definition: &'static str,
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or(0.0)
+}
+
+fn list<'a>(v: &'a Value, key: &str) -> &'a [Value] {
+    v["analyses"][key].as_array().map_or(&[], |a| a.as_slice())
+}
+
+/// `sum(num) / sum(den)` over the items, as percent; None when the denominator is 0.
+fn share(items: &[Value], num: impl Fn(&Value) -> f64, den: impl Fn(&Value) -> f64) -> Option<f64> {
+    let (n, d) = items
+        .iter()
+        .fold((0.0, 0.0), |(n, d), x| (n + num(x), d + den(x)));
+    (d > 0.0).then(|| 100.0 * n / d)
+}
+
+/// The run-level metrics of a report (a `profscope analyze --format json` value).
+pub fn metrics(report: &Value) -> BTreeMap<String, Metric> {
+    let mut m = BTreeMap::new();
+    let mut put = |name: String, unit, value: Option<f64>, definition| {
+        if let Some(value) = value {
+            m.insert(
+                name,
+                Metric {
+                    unit,
+                    value,
+                    definition,
+                },
+            );
+        }
+    };
+    let cohorts = report["analyses"]["cross_rank"]["cohorts"]
+        .as_array()
+        .map_or(&[][..], |a| a.as_slice());
+    let ranks: Vec<&Value> = cohorts
+        .iter()
+        .flat_map(|c| c["ranks"].as_array().into_iter().flatten())
+        .collect();
+    let (steps, step_ns) = ranks.iter().fold((0.0, 0.0), |(n, s), r| {
+        (
+            n + f(&r["steps"]),
+            s + f(&r["step_mean_ns"]) * f(&r["steps"]),
+        )
+    });
+    put(
+        "step_time".into(),
+        "ns",
+        (steps > 0.0).then(|| step_ns / steps),
+        "mean device step time over every rank's steps (cross_rank)",
+    );
+    let skews: Vec<&Value> = cohorts
+        .iter()
+        .map(|c| &c["collectives"])
+        .filter(|k| f(&k["matched"]) > 0.0)
+        .collect();
+    put(
+        "collective_skew".into(),
+        "ns",
+        (!skews.is_empty()).then(|| {
+            skews
+                .iter()
+                .map(|k| f(&k["skew_mean_ns"]) * f(&k["matched"]))
+                .sum::<f64>()
+                / skews.iter().map(|k| f(&k["matched"])).sum::<f64>()
+        }),
+        "mean start skew of collectives matched across ranks (cross_rank)",
+    );
+    let dt = list(report, "device_time");
+    for (name, key, def) in [
+        (
+            "computing_share",
+            "computing_ns",
+            "computing / device window, % (device_time, all devices)",
+        ),
+        (
+            "comm_exposed_share",
+            "communication_not_overlapped_ns",
+            "communication not overlapped / device window, % (device_time)",
+        ),
+        (
+            "free_share",
+            "free_ns",
+            "free / device window, % (device_time)",
+        ),
+    ] {
+        put(
+            name.into(),
+            "pct",
+            share(dt, |x| f(&x[key]), |x| f(&x["window_ns"])),
+            def,
+        );
+    }
+    put(
+        "bubble_share".into(),
+        "pct",
+        share(
+            list(report, "bubbles"),
+            |x| f(&x["idle_ns"]),
+            |x| f(&x["window_ns"]),
+        ),
+        "idle gaps / device window, % (bubbles, all devices)",
+    );
+    put(
+        "notify_wait_ratio".into(),
+        "pct",
+        share(
+            list(report, "step_sync"),
+            |x| f(&x["notify_wait_total_ns"]),
+            |x| f(&x["replay_total_ns"]),
+        ),
+        "NOTIFY_WAIT / graph-replay time, % (step_sync, all devices)",
+    );
+    let comm = list(report, "communication");
+    put(
+        "comm_kernel_share".into(),
+        "pct",
+        share(
+            comm,
+            |x| f(&x["comm_kernels"]["sum_ns"]),
+            |x| f(&x["compute_kernel_ns"]),
+        ),
+        "communication kernels / compute-kernel time, % (communication (a))",
+    );
+    put(
+        "wait_share".into(),
+        "pct",
+        share(
+            comm,
+            |x| f(&x["event_and_mem_waits"]["sum_ns"]),
+            |x| f(&x["device_task_ns"]),
+        ),
+        "EVENT/STREAM/MEM waits / all device task time, % (communication (b))",
+    );
+    let comp = list(report, "composition");
+    let compute_ns: f64 = comp.iter().map(|c| f(&c["compute_ns"])).sum();
+    let mut families: BTreeMap<String, f64> = BTreeMap::new();
+    for c in comp {
+        for x in c["families"].as_array().into_iter().flatten() {
+            *families
+                .entry(x["name"].as_str().unwrap_or("?").to_string())
+                .or_default() += f(&x["sum_ns"]);
+        }
+    }
+    for (name, ns) in families {
+        put(
+            format!("family.{name}"),
+            "pct",
+            (compute_ns > 0.0).then(|| 100.0 * ns / compute_ns),
+            "kernel family time / compute-kernel time, % (composition)",
+        );
+    }
+    let mut kernels: BTreeMap<String, (f64, f64)> = BTreeMap::new();
+    for t in list(report, "top_events") {
+        for x in t["by_sum"].as_array().into_iter().flatten() {
+            let e = kernels
+                .entry(x["name"].as_str().unwrap_or("?").to_string())
+                .or_default();
+            e.0 += f(&x["sum_ns"]);
+            e.1 += f(&x["count"]);
+        }
+    }
+    for (name, (ns, n)) in kernels {
+        put(
+            format!("kernel.{name}"),
+            "ns",
+            (n > 0.0).then(|| ns / n),
+            "mean duration per call of a top event (top_events by sum)",
+        );
+    }
+    m
+}
+
+/// How a threshold measures change.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Measure {
+    /// Relative change, percent of the base value.
+    Percent,
+    /// Absolute change in percentage points (pct metrics).
+    Points,
+    /// Absolute change in nanoseconds (ns metrics).
+    Nanos,
+}
+
+/// `name>+3%`: fails when the metric rises by more than 3 % (`<-3%`: falls by more).
+#[derive(Debug, Clone, Serialize)]
+pub struct Threshold {
+    /// A metric name, or a prefix ending in `*` (`kernel.*`).
+    pub pattern: String,
+    /// True for `>` (a rise fails), false for `<` (a fall fails).
+    pub rise: bool,
+    pub limit: f64,
+    pub measure: Measure,
+    /// As written.
+    pub text: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DiffError {
+    #[error(
+        "threshold `{0}`: expected NAME>+N% | NAME>+Npt | NAME>+N(ns|us|ms|s), or < with a negative change"
+    )]
+    BadThreshold(String),
+    #[error("threshold `{text}` is in {measure:?} but `{metric}` is in {unit}")]
+    UnitMismatch {
+        text: String,
+        measure: Measure,
+        metric: String,
+        unit: &'static str,
+    },
+}
+
+/// Parses `step_time>+3%,bubble_share>+1pt` (commas or newlines between thresholds).
+pub fn parse_thresholds(s: &str) -> Result<Vec<Threshold>, DiffError> {
+    s.split([',', '\n'])
+        .map(str::trim)
+        .filter(|x| !x.is_empty())
+        .map(parse_one)
+        .collect()
+}
+
+fn parse_one(text: &str) -> Result<Threshold, DiffError> {
+    let bad = || DiffError::BadThreshold(text.to_string());
+    let at = text.find(['>', '<']).ok_or_else(bad)?;
+    let pattern = text[..at].trim().to_string();
+    let rise = text.as_bytes()[at] == b'>';
+    let rest = text[at + 1..].trim();
+    let (measure, num, scale) = if let Some(n) = rest.strip_suffix('%') {
+        (Measure::Percent, n, 1.0)
+    } else if let Some(n) = rest.strip_suffix("pt") {
+        (Measure::Points, n, 1.0)
+    } else if let Some(n) = rest.strip_suffix("ns") {
+        (Measure::Nanos, n, 1.0)
+    } else if let Some(n) = rest.strip_suffix("us") {
+        (Measure::Nanos, n, 1e3)
+    } else if let Some(n) = rest.strip_suffix("ms") {
+        (Measure::Nanos, n, 1e6)
+    } else if let Some(n) = rest.strip_suffix('s') {
+        (Measure::Nanos, n, 1e9)
+    } else {
+        return Err(bad());
+    };
+    let limit: f64 = num.trim().parse().map_err(|_| bad())?;
+    if pattern.is_empty() || (rise && limit < 0.0) || (!rise && limit > 0.0) {
+        return Err(bad());
+    }
+    Ok(Threshold {
+        pattern,
+        rise,
+        limit: limit.abs() * scale,
+        measure,
+        text: text.to_string(),
+    })
+}
+
+impl Threshold {
+    fn matches(&self, name: &str) -> bool {
+        match self.pattern.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => self.pattern == name,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Ok,
+    /// A threshold was crossed.
+    Fail,
+    /// In one run only.
+    Missing,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub metric: String,
+    pub unit: &'static str,
+    pub definition: &'static str,
+    pub base: Option<f64>,
+    pub new: Option<f64>,
+    /// new - base, in the metric's unit (pct metrics: percentage points).
+    pub change: Option<f64>,
+    /// Change as % of base (None when base is 0 or a value is missing).
+    pub change_pct: Option<f64>,
+    /// The thresholds that apply, as written.
+    pub thresholds: Vec<String>,
+    pub status: Status,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Diff {
+    pub schema_version: &'static str,
+    pub base: String,
+    pub new: String,
+    pub rows: Vec<Row>,
+    /// Thresholds that matched no metric of either run (not evaluated).
+    pub unmatched_thresholds: Vec<String>,
+    pub failed: bool,
+}
+
+/// Compares every metric of the two runs and applies the thresholds.
+pub fn diff(
+    base_label: String,
+    base: &BTreeMap<String, Metric>,
+    new_label: String,
+    new: &BTreeMap<String, Metric>,
+    thresholds: &[Threshold],
+) -> Result<Diff, DiffError> {
+    let mut names: Vec<&String> = base.keys().chain(new.keys()).collect();
+    names.sort();
+    names.dedup();
+    let mut used = vec![false; thresholds.len()];
+    let mut rows = Vec::new();
+    for name in names {
+        let (b, n) = (base.get(name), new.get(name));
+        let any = b.or(n).expect("in one of the runs");
+        let (bv, nv) = (b.map(|x| x.value), n.map(|x| x.value));
+        let change = bv.zip(nv).map(|(b, n)| n - b);
+        let change_pct = bv
+            .zip(nv)
+            .and_then(|(b, n)| (b != 0.0).then(|| 100.0 * (n - b) / b.abs()));
+        let mut applied = Vec::new();
+        let mut fail = false;
+        for (k, t) in thresholds.iter().enumerate() {
+            if !t.matches(name) {
+                continue;
+            }
+            let unit_ok = matches!(
+                (t.measure, any.unit),
+                (Measure::Percent, _) | (Measure::Points, "pct") | (Measure::Nanos, "ns")
+            );
+            if !unit_ok {
+                // A wildcard skips metrics of another unit; a named metric is a usage error.
+                if t.pattern.ends_with('*') {
+                    continue;
+                }
+                return Err(DiffError::UnitMismatch {
+                    text: t.text.clone(),
+                    measure: t.measure,
+                    metric: name.clone(),
+                    unit: any.unit,
+                });
+            }
+            used[k] = true;
+            applied.push(t.text.clone());
+            let delta = match t.measure {
+                Measure::Percent => change_pct,
+                Measure::Points | Measure::Nanos => change,
+            };
+            if let Some(d) = delta {
+                fail |= if t.rise { d > t.limit } else { d < -t.limit };
+            }
+        }
+        let status = if b.is_none() || n.is_none() {
+            Status::Missing
+        } else if fail {
+            Status::Fail
+        } else {
+            Status::Ok
+        };
+        rows.push(Row {
+            metric: name.clone(),
+            unit: any.unit,
+            definition: any.definition,
+            base: bv,
+            new: nv,
+            change,
+            change_pct,
+            thresholds: applied,
+            status,
+        });
+    }
+    let failed = rows.iter().any(|r| matches!(r.status, Status::Fail));
+    Ok(Diff {
+        schema_version: super::SCHEMA_VERSION,
+        base: base_label,
+        new: new_label,
+        rows,
+        unmatched_thresholds: thresholds
+            .iter()
+            .zip(used)
+            .filter(|(_, u)| !u)
+            .map(|(t, _)| t.text.clone())
+            .collect(),
+        failed,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(name: &str, unit: &'static str, v: f64) -> BTreeMap<String, Metric> {
+        BTreeMap::from([(
+            name.to_string(),
+            Metric {
+                unit,
+                value: v,
+                definition: "",
+            },
+        )])
+    }
+
+    #[test]
+    fn thresholds_parse_and_apply() {
+        let t = parse_thresholds("step_time>+3%, bubble_share>+1pt,kernel.*>+2us,free_share<-5%")
+            .unwrap();
+        assert_eq!(t.len(), 4);
+        assert_eq!((t[2].measure, t[2].limit), (Measure::Nanos, 2000.0));
+        assert!(!t[3].rise);
+        for bad in ["step_time", "step_time>3", ">+3%", "x>-3%", "x<+3%"] {
+            assert!(parse_thresholds(bad).is_err(), "{bad}");
+        }
+        let run = |b: f64, n: f64| {
+            diff(
+                "b".into(),
+                &one("step_time", "ns", b),
+                "n".into(),
+                &one("step_time", "ns", n),
+                &t[..1],
+            )
+            .unwrap()
+            .failed
+        };
+        // +3 % of 1000 ns is 1030: 1030 passes, 1031 fails, a fall never fails a `>`.
+        assert!(!run(1000.0, 1030.0));
+        assert!(run(1000.0, 1031.0));
+        assert!(!run(1000.0, 500.0));
+        // Points on a pct metric: 10 % -> 11.5 % is +1.5 pt.
+        let p = parse_thresholds("bubble_share>+1pt").unwrap();
+        let d = diff(
+            "b".into(),
+            &one("bubble_share", "pct", 10.0),
+            "n".into(),
+            &one("bubble_share", "pct", 11.5),
+            &p,
+        )
+        .unwrap();
+        assert!(d.failed);
+        // Points on an ns metric is a usage error.
+        let e = diff(
+            "b".into(),
+            &one("step_time", "ns", 1.0),
+            "n".into(),
+            &one("step_time", "ns", 1.0),
+            &p.iter()
+                .map(|x| Threshold {
+                    pattern: "step_time".into(),
+                    ..x.clone()
+                })
+                .collect::<Vec<_>>(),
+        );
+        assert!(e.is_err());
+    }
+}
