@@ -167,3 +167,54 @@ fn device_time_equals_cluster_time_summary() {
         );
     }
 }
+
+/// cluster_time_summary again, now against `analyze`'s cross-rank result (file by file, one
+/// cohort of the two db ranks, step ProfilerStep#50): every per-rank column, including the
+/// collective wait / transmit split, which needs both ranks (transmit = the faster rank's
+/// duration of each matched collective; wait = own duration minus that).
+#[test]
+fn cross_rank_equals_cluster_time_summary() {
+    let root = common::samples_dir().join("ascend-pt/db/level1");
+    let o = profscope::pipeline::RunOpts {
+        analyze: Default::default(),
+        phase: None,
+        jobs: 2,
+        max_memory: u64::MAX,
+    };
+    let r = profscope::pipeline::run(&[root], &o, &Default::default()).unwrap();
+    let c = &r.analyses.cross_rank.cohorts;
+    assert_eq!(c.len(), 1);
+    assert_eq!(c[0].step_source, "ProfilerStep");
+    let ns = |us: f64| (us * 1000.0).round() as i64;
+    for w in expected("cluster_time_summary", "ClusterTimeSummary") {
+        let rank = w["rank"].as_i64().unwrap() as i32;
+        let x = c[0].ranks.iter().find(|x| x.device.rank == rank).unwrap();
+        let tag = format!("rank {rank}");
+        assert_eq!(x.steps, 1, "{tag}");
+        let pairs = [
+            (x.host_step_ns, "stepTime"),
+            (x.computing_ns, "computation"),
+            (x.communication_ns, "communication"),
+            (
+                x.communication_not_overlapped_ns,
+                "communicationNotOverlapComputation",
+            ),
+            (x.async_copy_ns, "memory"),
+            (
+                x.async_copy_not_overlapped_ns,
+                "memoryNotOverlapComputationCommunication",
+            ),
+            (x.free_excluding_async_copy_ns, "free"),
+            (x.collective_transit_ns, "communicationTransmitStageTime"),
+            (x.collective_wait_ns, "communicationWaitStageTime"),
+        ];
+        for (ours, col) in pairs {
+            assert_eq!(ours, ns(num(&w, col)), "{tag} {col}");
+        }
+    }
+    // Rank 1 entered all 4 collectives last (rank 0 waited 3.5 ms for it), so it is the
+    // slowest rank of the step.
+    let s = c[0].slowest.as_ref().unwrap();
+    assert_eq!((s.rank, s.steps, s.of_steps), (1, 1, 1));
+    assert_eq!(c[0].ranks[1].last_to_start_collectives, 4);
+}

@@ -34,12 +34,21 @@ pub struct StepRow {
     pub label: String,
     /// N of ProfilerStep#N, else the ordinal of the forward scope in the file (from 0).
     pub key: i64,
+    /// Duration of the host step (STEP_TIME row, ProfilerStep or forward scope event).
+    pub host_ns: i64,
+    /// The device step window: first start to last end of the step's compute kernels and
+    /// collectives (device_time's window, per step).
     pub start_ns: i64,
     pub end_ns: i64,
     pub computing_ns: i64,
     pub communication_ns: i64,
     pub communication_not_overlapped_ns: i64,
+    /// Window minus the union of computing and communication.
     pub free_ns: i64,
+    /// MEMCPY_ASYNC task time, and the part of it that overlaps neither computing nor
+    /// communication (msprof-analyze's `memory` and `memoryNotOverlapComputationCommunication`).
+    pub async_copy_ns: i64,
+    pub async_copy_not_overlapped_ns: i64,
     pub compute_kernels: u64,
 }
 
@@ -80,10 +89,11 @@ pub fn extract(t: &Tables, devices: &[Device]) -> Vec<DeviceExtract> {
         .collect()
 }
 
-/// Host step windows of a file: (start, label, key) sorted by start, and their source.
+/// Host step windows of a file: (start, label, key, host duration) sorted by start, and their
+/// source.
 struct Windows {
     source: &'static str,
-    starts: Vec<(i64, String, i64)>,
+    starts: Vec<(i64, String, i64, i64)>,
 }
 
 fn step_windows(t: &Tables) -> Vec<Windows> {
@@ -97,8 +107,12 @@ fn step_windows(t: &Tables) -> Vec<Windows> {
         let w = &mut out[t.steps.file[i].idx()];
         w.source = "ProfilerStep";
         let n = t.steps.step[i];
-        w.starts
-            .push((t.steps.start_ns[i], format!("ProfilerStep#{n}"), n));
+        w.starts.push((
+            t.steps.start_ns[i],
+            format!("ProfilerStep#{n}"),
+            n,
+            t.steps.end_ns[i] - t.steps.start_ns[i],
+        ));
     }
     let host_complete = |i: usize| {
         t.events.kind[i] == EventKind::Complete
@@ -117,18 +131,26 @@ fn step_windows(t: &Tables) -> Vec<Windows> {
     if profiler_steps.is_empty() && scopes.is_empty() {
         return out;
     }
-    let mut forward: Vec<Vec<(i64, String)>> = vec![Vec::new(); t.files.len()];
+    let mut forward: Vec<Vec<(i64, String, i64)>> = vec![Vec::new(); t.files.len()];
     for i in 0..t.events.len() {
         let name = t.events.name[i];
         if let Some(&(_, n)) = profiler_steps.iter().find(|x| x.0 == name) {
             if host_complete(i) {
                 let w = &mut out[t.event_file(i).idx()];
                 w.source = "ProfilerStep";
-                w.starts
-                    .push((t.events.ts_ns[i], format!("ProfilerStep#{n}"), n));
+                w.starts.push((
+                    t.events.ts_ns[i],
+                    format!("ProfilerStep#{n}"),
+                    n,
+                    t.events.dur_ns[i],
+                ));
             }
         } else if scopes.contains(&name) && host_complete(i) {
-            forward[t.event_file(i).idx()].push((t.events.ts_ns[i], t.str(name).to_string()));
+            forward[t.event_file(i).idx()].push((
+                t.events.ts_ns[i],
+                t.str(name).to_string(),
+                t.events.dur_ns[i],
+            ));
         }
     }
     for (w, mut fw) in out.iter_mut().zip(forward) {
@@ -142,7 +164,7 @@ fn step_windows(t: &Tables) -> Vec<Windows> {
             w.starts = fw
                 .into_iter()
                 .enumerate()
-                .map(|(k, (ts, label))| (ts, label, k as i64))
+                .map(|(k, (ts, label, dur))| (ts, label, k as i64, dur))
                 .collect();
         }
         w.starts.sort_by_key(|x| x.0);
@@ -157,52 +179,64 @@ fn one(t: &Tables, d: &Device, w: &Windows, launches: &Launches) -> DeviceExtrac
     };
     let n = w.starts.len();
     let mut compute: Vec<Vec<Iv>> = vec![Vec::new(); n];
-    let mut any: Vec<Option<Iv>> = vec![None; n];
     let mut comm: Vec<Vec<Iv>> = vec![Vec::new(); n];
+    let mut copies: Vec<Vec<Iv>> = vec![Vec::new(); n];
     let mut kernels = vec![0u64; n];
-    let mut widen = |k: usize, (s, e): Iv| {
-        any[k] = Some(any[k].map_or((s, e), |(a, b)| (a.min(s), b.max(e))));
-    };
+    let memcpy = t.strings.lookup("MEMCPY_ASYNC");
     if n > 0 {
         for &i in &d.events {
-            let Some(k) = step_of(i as usize) else {
+            let u = i as usize;
+            let is_compute = t.events.category[u] == Category::ComputeKernel;
+            let is_copy =
+                memcpy.is_some_and(|m| t.events.task_type[u] == m || t.events.name[u] == m);
+            if !is_compute && !is_copy {
+                continue;
+            }
+            let Some(k) = step_of(u) else {
                 continue;
             };
-            let x = iv(t, i);
-            widen(k, x);
-            if t.events.category[i as usize] == Category::ComputeKernel {
-                compute[k].push(x);
+            if is_compute {
+                compute[k].push(iv(t, i));
                 kernels[k] += 1;
+            }
+            if is_copy {
+                copies[k].push(iv(t, i));
             }
         }
         for &i in &d.comm_ops {
             if let Some(k) = step_of(i as usize) {
-                let x = iv(t, i);
-                widen(k, x);
-                comm[k].push(x);
+                comm[k].push(iv(t, i));
             }
         }
     }
     let mut steps = Vec::new();
-    for (k, (_, label, key)) in w.starts.iter().enumerate() {
-        let Some((start, end)) = any[k] else {
-            continue;
-        };
+    for (k, (_, label, key, host_ns)) in w.starts.iter().enumerate() {
         let c = intervals::union(std::mem::take(&mut compute[k]));
         let m = intervals::union(std::mem::take(&mut comm[k]));
         let computing = intervals::total(&c);
         let communication = intervals::total(&m);
         let overlapped = intervals::intersect_total(&c, &m);
         let busy = intervals::union(c.into_iter().chain(m).collect());
+        let (Some(first), Some(last)) = (busy.first(), busy.last()) else {
+            continue;
+        };
+        let (start, end) = (first.0, last.1);
+        let cp = std::mem::take(&mut copies[k]);
+        let async_copy: i64 = cp.iter().map(|x| x.1 - x.0).sum();
+        let cp = intervals::union(cp);
         steps.push(StepRow {
             label: label.clone(),
             key: *key,
+            host_ns: *host_ns,
             start_ns: start,
             end_ns: end,
             computing_ns: computing,
             communication_ns: communication,
             communication_not_overlapped_ns: communication - overlapped,
             free_ns: (end - start) - intervals::total(&busy),
+            async_copy_ns: async_copy,
+            async_copy_not_overlapped_ns: intervals::total(&cp)
+                - intervals::intersect_total(&cp, &busy),
             compute_kernels: kernels[k],
         });
     }
@@ -240,16 +274,32 @@ fn cohort(t: &Tables, f: FileId) -> &'static str {
 pub struct RankSteps {
     pub device: DeviceRef,
     pub steps: u64,
+    /// Device step windows (first start to last end of the step's compute and collectives).
     pub step_mean_ns: f64,
     pub step_p50_ns: i64,
     pub step_max_ns: i64,
+    /// Host step durations (STEP_TIME / ProfilerStep / forward scope), summed and mean.
+    pub host_step_ns: i64,
+    pub host_step_mean_ns: f64,
+    /// Sums over the rank's steps (the same definitions as device_time, per step window).
     pub computing_ns: i64,
+    pub communication_ns: i64,
     pub communication_not_overlapped_ns: i64,
     pub free_ns: i64,
-    /// Computing / exposed communication / free as % of the sum of step times.
+    pub async_copy_ns: i64,
+    pub async_copy_not_overlapped_ns: i64,
+    /// `free_ns` minus copy time that overlaps nothing (msprof-analyze's `free`).
+    pub free_excluding_async_copy_ns: i64,
+    /// Computing / exposed communication / free as % of the summed device step windows.
     pub computing_pct: f64,
     pub communication_not_overlapped_pct: f64,
     pub free_pct: f64,
+    /// Collectives matched on every rank: summed duration split into transit (the fastest
+    /// rank's duration of each op, when every rank is in it) and wait (own duration minus that:
+    /// time spent waiting for the other ranks). msprof-analyze's communicationTransmitStageTime
+    /// and communicationWaitStageTime.
+    pub collective_transit_ns: i64,
+    pub collective_wait_ns: i64,
     /// Steps (compared across all ranks) in which this rank was the slowest.
     pub slowest_in_steps: u64,
     /// Collectives (matched across all ranks) this rank started last.
@@ -425,11 +475,11 @@ fn cohort_of(format: &'static str, devs: Vec<DeviceExtract>, top_n: usize) -> Co
             kernel_counts_differ: differ,
         });
     }
-    let (skew, last_counts) = collective_skew(&devs, top_n);
+    let (skew, per) = collective_skew(&devs, top_n);
     let ranks = devs
         .iter()
         .enumerate()
-        .map(|(r, d)| rank_steps(d, slowest_count[r], last_counts[r]))
+        .map(|(r, d)| rank_steps(d, slowest_count[r], &per[r]))
         .collect();
     let slowest = (!compared.is_empty())
         .then(|| {
@@ -471,7 +521,7 @@ fn cohort_of(format: &'static str, devs: Vec<DeviceExtract>, top_n: usize) -> Co
     }
 }
 
-fn rank_steps(d: &DeviceExtract, slowest: u64, last: u64) -> RankSteps {
+fn rank_steps(d: &DeviceExtract, slowest: u64, coll: &PerRankCollectives) -> RankSteps {
     let times: Vec<i64> = d.steps.iter().map(|s| s.step_ns()).collect();
     let total: i64 = times.iter().sum();
     let sum = |f: fn(&StepRow) -> i64| d.steps.iter().map(f).sum::<i64>();
@@ -480,6 +530,8 @@ fn rank_steps(d: &DeviceExtract, slowest: u64, last: u64) -> RankSteps {
         sum(|s| s.communication_not_overlapped_ns),
         sum(|s| s.free_ns),
     );
+    let host = sum(|s| s.host_ns);
+    let copy_free = sum(|s| s.async_copy_not_overlapped_ns);
     RankSteps {
         device: d.device.clone(),
         steps: times.len() as u64,
@@ -490,33 +542,57 @@ fn rank_steps(d: &DeviceExtract, slowest: u64, last: u64) -> RankSteps {
         },
         step_p50_ns: median(times.clone()),
         step_max_ns: times.iter().copied().max().unwrap_or(0),
+        host_step_ns: host,
+        host_step_mean_ns: if times.is_empty() {
+            0.0
+        } else {
+            host as f64 / times.len() as f64
+        },
         computing_ns: c,
+        communication_ns: sum(|s| s.communication_ns),
         communication_not_overlapped_ns: m,
         free_ns: f,
+        async_copy_ns: sum(|s| s.async_copy_ns),
+        async_copy_not_overlapped_ns: copy_free,
+        free_excluding_async_copy_ns: f - copy_free,
         computing_pct: pct(c, total),
         communication_not_overlapped_pct: pct(m, total),
         free_pct: pct(f, total),
+        collective_transit_ns: coll.transit_ns,
+        collective_wait_ns: coll.wait_ns,
         slowest_in_steps: slowest,
-        last_to_start_collectives: last,
+        last_to_start_collectives: coll.last,
     }
 }
 
-/// Skew of collectives matched by (name, occurrence) across every device; last-start counts.
-fn collective_skew(devs: &[DeviceExtract], top_n: usize) -> (CollectiveSkew, Vec<u64>) {
+/// Per device: collectives started last, transit and wait time of matched collectives.
+#[derive(Debug, Clone, Default)]
+struct PerRankCollectives {
+    last: u64,
+    transit_ns: i64,
+    wait_ns: i64,
+}
+
+/// Skew of collectives matched by (name, occurrence) across every device, and per device its
+/// last-start count and transit / wait split.
+fn collective_skew(
+    devs: &[DeviceExtract],
+    top_n: usize,
+) -> (CollectiveSkew, Vec<PerRankCollectives>) {
     let n = devs.len();
-    let mut last = vec![0u64; n];
+    let mut per = vec![PerRankCollectives::default(); n];
     if n < 2 {
-        return (CollectiveSkew::default(), last);
+        return (CollectiveSkew::default(), per);
     }
-    // (name, occurrence) -> start per device.
-    let mut ops: BTreeMap<(&str, u64), Vec<Option<i64>>> = BTreeMap::new();
+    // (name, occurrence) -> (start, end) per device.
+    let mut ops: BTreeMap<(&str, u64), Vec<Option<Iv>>> = BTreeMap::new();
     for (r, d) in devs.iter().enumerate() {
         let mut seen = vec![0u64; d.names.len()];
-        for &(k, s, _) in &d.collectives {
+        for &(k, s, e) in &d.collectives {
             let occ = seen[k as usize];
             seen[k as usize] += 1;
             ops.entry((d.names[k as usize].as_str(), occ))
-                .or_insert_with(|| vec![None; n])[r] = Some(s);
+                .or_insert_with(|| vec![None; n])[r] = Some((s, e));
         }
     }
     let mut out = CollectiveSkew::default();
@@ -526,12 +602,18 @@ fn collective_skew(devs: &[DeviceExtract], top_n: usize) -> (CollectiveSkew, Vec
             out.unmatched += 1;
             continue;
         }
-        let starts: Vec<i64> = starts.into_iter().flatten().collect();
+        let spans: Vec<Iv> = starts.into_iter().flatten().collect();
+        let starts: Vec<i64> = spans.iter().map(|x| x.0).collect();
         let first = (0..n).min_by_key(|&r| (starts[r], r)).expect("n >= 2");
         let lastr = (0..n)
             .max_by_key(|&r| (starts[r], std::cmp::Reverse(r)))
             .expect("n >= 2");
-        last[lastr] += 1;
+        per[lastr].last += 1;
+        let transit = spans.iter().map(|x| x.1 - x.0).min().expect("n >= 2");
+        for (p, x) in per.iter_mut().zip(&spans) {
+            p.transit_ns += transit;
+            p.wait_ns += (x.1 - x.0) - transit;
+        }
         skews.push(SkewedCollective {
             name: name.to_string(),
             occurrence: occ,
@@ -551,5 +633,5 @@ fn collective_skew(devs: &[DeviceExtract], top_n: usize) -> (CollectiveSkew, Vec
     skews.sort_by_key(|s| (std::cmp::Reverse(s.skew_ns), s.first_start_ns));
     skews.truncate(top_n);
     out.top = skews;
-    (out, last)
+    (out, per)
 }

@@ -140,6 +140,7 @@ fn cross_rank(r: &Report, out: &mut Vec<Section>) {
                 "computing",
                 "comm exposed",
                 "free",
+                "collective wait / transit",
                 "slowest in",
                 "last into collective",
             ],
@@ -153,6 +154,11 @@ fn cross_rank(r: &Report, out: &mut Vec<Section>) {
                 format!("{:.1}%", x.computing_pct),
                 format!("{:.1}%", x.communication_not_overlapped_pct),
                 format!("{:.1}%", x.free_pct),
+                format!(
+                    "{} / {}",
+                    human_ns(x.collective_wait_ns),
+                    human_ns(x.collective_transit_ns)
+                ),
                 format!("{} steps", x.slowest_in_steps),
                 x.last_to_start_collectives.to_string(),
             ]);
