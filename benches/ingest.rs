@@ -100,6 +100,23 @@ fn child(mode: &str, path: &str) {
                 .unwrap()
                 .len()
         }
+        "analyze_root" => {
+            // What `profscope analyze ROOT` runs: file by file, both cores, the default budget
+            // (or PROFSCOPE_BENCH_MAX_MEMORY bytes).
+            let o = profscope::pipeline::RunOpts {
+                analyze: Default::default(),
+                phase: None,
+                jobs: rayon::current_num_threads(),
+                max_memory: std::env::var("PROFSCOPE_BENCH_MAX_MEMORY")
+                    .ok()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or_else(profscope::pipeline::default_max_memory),
+            };
+            let r = profscope::pipeline::run(&[PathBuf::from(path)], &o, &Default::default())
+                .expect("analyze");
+            assert_eq!(r.failed, 0);
+            r.summary.events as usize
+        }
         "task_scan_direct" => profscope::ingest::ascend_db::bench_scan_task(path, true).unwrap(),
         "task_scan_sqlite" => profscope::ingest::ascend_db::bench_scan_task(path, false).unwrap(),
         "sqlite3_cli" => {
@@ -265,6 +282,55 @@ fn main() {
             runs,
         );
         report(&format!("{label}, whole ingest"), "profscope", &db, runs);
+    }
+    // The many-rank root (issue 6): PROFSCOPE_BENCH_ROOT=16x1GB writes 16 ranks of 1 GB
+    // trace_view.json each (cached) and runs the whole analyze on it; unset or "0" skips it.
+    if let Some((n, size)) = std::env::var("PROFSCOPE_BENCH_ROOT").ok().and_then(|v| {
+        v.split_once('x')
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+    }) {
+        let dir = data.join(format!("synth-root-{n}x{size}"));
+        if !dir.join("ground_truth.json").exists() {
+            let o = profscope::synth::SynthOpts {
+                ranks: n.parse().expect("rank count"),
+                target_bytes: profscope::synth::parse_size(&size).unwrap(),
+                seed: 42,
+                kineto: false,
+                export: Default::default(),
+                slow: None,
+            };
+            profscope::synth::generate(&dir, &o).unwrap();
+        }
+        let bytes: u64 = (0..n.parse::<u32>().unwrap())
+            .map(|r| {
+                std::fs::metadata(dir.join(format!(
+                    "rank{r}_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json"
+                )))
+                .unwrap()
+                .len()
+            })
+            .sum();
+        println!(
+            "\n| input | run | total GB | best s | MB/s | M events/s | events | peak RSS MB |"
+        );
+        println!("|---|---|---:|---:|---:|---:|---:|---:|");
+        let mut best = f64::MAX;
+        let (mut rows, mut hwm) = (0, 0);
+        for _ in 0..runs {
+            let (s, r, h) = run("analyze_root", &dir);
+            best = best.min(s);
+            rows = r;
+            hwm = hwm.max(h);
+        }
+        println!(
+            "| generated root, {n} ranks x {size} trace_view.json | analyze_root | {:.2} | {:.1} | {:.0} | {:.2} | {} | {:.0} |",
+            bytes as f64 / 1e9,
+            best,
+            bytes as f64 / 1e6 / best,
+            rows as f64 / best / 1e6,
+            rows,
+            hwm as f64 / 1024.0
+        );
     }
     let samples = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/samples/torch-traces");
     for rel in [

@@ -192,3 +192,85 @@ fn every_input_failing_is_an_error() {
     assert!(e.to_string().contains("no input could be read"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Discovery on the six real 2-rank roots: two inputs each, ranks 0 and 1, the db in db roots and
+/// trace_view.json in text roots (the folder layouts of ../shared/samples/ascend-pt).
+#[test]
+fn real_roots_are_discovered_with_ranks_and_formats() {
+    for kind in ["db", "text"] {
+        for level in ["level0", "level1", "level2"] {
+            let root = common::samples_dir().join(format!("ascend-pt/{kind}/{level}"));
+            let r = pipeline::run(
+                std::slice::from_ref(&root),
+                &opts(2, u64::MAX, None),
+                &Default::default(),
+            )
+            .unwrap();
+            let files: Vec<(i32, &str, bool)> = r
+                .summary
+                .files
+                .iter()
+                .map(|f| {
+                    let name = Path::new(&f.path).file_name().unwrap().to_str().unwrap();
+                    let want = if kind == "db" {
+                        format!("ascend_pytorch_profiler_{}.db", f.rank)
+                    } else {
+                        "trace_view.json".to_string()
+                    };
+                    (f.rank, f.format, name == want)
+                })
+                .collect();
+            let format = if kind == "db" {
+                "ascend_db"
+            } else {
+                "chrome_json_array"
+            };
+            assert_eq!(
+                files,
+                vec![(0, format, true), (1, format, true)],
+                "{kind}/{level}"
+            );
+            assert_eq!(r.analyses.ranks.present, vec![0, 1]);
+        }
+    }
+}
+
+/// A rank folder holding both exports of a capture (here: the real db of db/level1 rank 0 and
+/// the real trace_view.json of text/level1 rank 0, linked, not copied) is read once, from the db,
+/// and the trace_view.json is reported as skipped with the db named.
+#[test]
+fn a_rank_with_db_and_text_reads_the_db_and_says_so() {
+    let s = common::samples_dir().join("ascend-pt");
+    let dir = std::env::temp_dir().join(format!("profscope-mixed-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = dir.join("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT");
+    std::fs::create_dir_all(&out).unwrap();
+    let db =
+        s.join("db/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db");
+    let tv = s.join("text/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json");
+    std::os::unix::fs::symlink(&db, out.join("ascend_pytorch_profiler_0.db")).unwrap();
+    std::os::unix::fs::symlink(&tv, out.join("trace_view.json")).unwrap();
+    std::os::unix::fs::symlink(
+        s.join("text/level1/rank0_ascend_pt/profiler_info_0.json"),
+        dir.join("rank0_ascend_pt/profiler_info_0.json"),
+    )
+    .unwrap();
+    let r = pipeline::run(
+        std::slice::from_ref(&dir),
+        &opts(2, u64::MAX, None),
+        &Default::default(),
+    )
+    .unwrap();
+    assert_eq!(r.files, 1);
+    assert_eq!(r.summary.files[0].format, "ascend_db");
+    assert_eq!(r.summary.files[0].rank, 0);
+    let d = r.diagnostics.get("input_skipped").expect("skipped listed");
+    assert_eq!(d.count, 1);
+    assert!(
+        d.examples[0].contains("trace_view.json")
+            && d.examples[0].contains("ascend_pytorch_profiler_0.db"),
+        "{}",
+        d.examples[0]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

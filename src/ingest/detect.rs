@@ -286,26 +286,47 @@ fn best(inputs: Vec<(Input, Folder)>) -> (Vec<Input>, Vec<Skipped>) {
     (kept, skipped)
 }
 
+/// Walks `dir`, following symbolic links (archives often link rank folders or files); a folder
+/// reached twice (a link loop) is walked once, a dangling link is passed over.
 fn walk(dir: &Path, out: &mut Vec<Input>) -> std::io::Result<()> {
+    let mut seen = std::collections::HashSet::new();
+    walk_in(dir, out, &mut seen)
+}
+
+fn walk_in(
+    dir: &Path,
+    out: &mut Vec<Input>,
+    seen: &mut std::collections::HashSet<std::path::PathBuf>,
+) -> std::io::Result<()> {
+    if !seen.insert(std::fs::canonicalize(dir)?) {
+        return Ok(());
+    }
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         let p = entry.path();
-        let ft = entry.file_type()?;
-        if ft.is_dir() {
-            walk(&p, out)?;
-        } else if ft.is_file() {
+        let meta = if entry.file_type()?.is_symlink() {
+            match std::fs::metadata(&p) {
+                Ok(m) => m,
+                Err(_) => continue,
+            }
+        } else {
+            entry.metadata()?
+        };
+        if meta.is_dir() {
+            walk_in(&p, out, seen)?;
+        } else if meta.is_file() {
             let name = p.to_string_lossy().to_string();
             if is_profiler_db(&name) {
                 out.push(Input {
                     path: name,
                     format: InputFormat::AscendDb,
-                    size_bytes: entry.metadata()?.len(),
+                    size_bytes: meta.len(),
                 });
             } else if is_json_name(&name) && looks_like_chrome_trace(&p) {
                 out.push(Input {
                     path: name,
                     format: InputFormat::ChromeJson,
-                    size_bytes: entry.metadata()?.len(),
+                    size_bytes: meta.len(),
                 });
             }
         }

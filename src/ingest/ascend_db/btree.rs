@@ -41,7 +41,7 @@ impl BTreeFile {
     /// Maps the file read-only (never locks or writes it) and checks the header.
     pub fn open(path: &str) -> Result<BTreeFile, Unsupported> {
         // An empty -wal (left by a reader such as MindStudio Insight) holds no changes.
-        if std::fs::metadata(format!("{path}-wal")).is_ok_and(|m| m.len() > 0) {
+        if std::fs::metadata(super::open::wal_path(path)).is_ok_and(|m| m.len() > 0) {
             return no("a non-empty -wal file is beside the db");
         }
         let f = std::fs::File::open(path).map_err(|e| Unsupported(e.to_string()))?;

@@ -237,12 +237,13 @@ pub fn ingest_file_with(
             t0 = std::time::Instant::now();
         }
     };
-    if let Ok(m) = std::fs::metadata(format!("{path}-wal"))
+    let wal = open::wal_path(path);
+    if let Ok(m) = std::fs::metadata(&wal)
         && m.len() > 0
     {
         let n = m.len();
         cx.b.diag().add("db_wal_not_read", Severity::DataLoss, || {
-            format!("{path}-wal: {n} bytes of changes not yet checkpointed into the db are not read (reading them would need a writable -shm beside the user's file)")
+            format!("{wal}: {n} bytes of changes not yet checkpointed into the db are not read (reading them would need a writable -shm beside the user's file)")
         });
     }
     cx.reserve_events();

@@ -123,3 +123,11 @@ impl Schema {
             .unwrap_or_else(|| "NULL".to_string())
     }
 }
+
+/// The `-wal` file SQLite would use for the db at `path`: beside the real file when `path` is a
+/// symbolic link.
+pub fn wal_path(path: &str) -> String {
+    let real = std::fs::canonicalize(path)
+        .map_or_else(|_| path.to_string(), |p| p.to_string_lossy().into_owned());
+    format!("{real}-wal")
+}
