@@ -1,7 +1,8 @@
 //! Which files under a path are inputs, and in which format: Chrome-trace JSON (`*.json`,
 //! `*.json.gz`) recognised by content (the first non-blank byte is `[`, or `{` with a `traceEvents`
-//! member) so that `profiler_info.json` and friends are skipped, not failed; and profiler dbs by
-//! name (`ascend_pytorch_profiler[_<rank>].db`, `msprof_<digits>.db`). Per torch_npu rank folder
+//! member) so that `profiler_info.json` and friends are skipped, not failed; profiler dbs by
+//! name (`ascend_pytorch_profiler[_<rank>].db`, `msprof_<digits>.db`); kernel CSVs by name
+//! (`kernel_details.csv`, `op_summary_*.csv`). Per torch_npu rank folder
 //! only the best export is read ([`best_per_rank`]): an `export_type=both` run, or a rank folder
 //! that still holds `PROF_*/mindstudio_profiler_output/msprof_*.json`, describes one capture
 //! several times. When several rank folders hold the same rank, the newest capture is read
@@ -16,6 +17,8 @@ pub enum InputFormat {
     ChromeJson,
     /// `ascend_pytorch_profiler[_<rank>].db` or `msprof_<digits>.db`.
     AscendDb,
+    /// `kernel_details.csv`, `op_summary_*.csv`: read when a capture has nothing better.
+    KernelCsv,
 }
 
 /// A torch_npu or msprof profiler db by its file name (`analysis.db` is vendor-derived, not read yet).
@@ -86,10 +89,13 @@ pub fn find_inputs(path: &Path) -> Result<Vec<Input>, IngestError> {
     let meta = std::fs::metadata(path).map_err(io)?;
     if meta.is_file() {
         let name = path.to_string_lossy().to_string();
+        let file = path.file_name().and_then(|f| f.to_str()).unwrap_or("");
         let format = if is_profiler_db(&name) {
             InputFormat::AscendDb
         } else if is_json_name(&name) {
             InputFormat::ChromeJson
+        } else if super::msprof_csv::is_kernel_csv(file) {
+            InputFormat::KernelCsv
         } else {
             return Err(IngestError::Unsupported { path: name });
         };
@@ -128,27 +134,32 @@ fn preference(path: &str, format: InputFormat) -> u8 {
         InputFormat::ChromeJson if in_output && file.starts_with("trace_view.json") => 1,
         InputFormat::AscendDb => 2,
         InputFormat::ChromeJson => 3,
+        InputFormat::KernelCsv if file.starts_with("kernel_details") => 4,
+        InputFormat::KernelCsv => 5,
     }
 }
 
-/// The torch_npu rank folder of an input: the nearest ancestor (below `root`) that holds
-/// `ASCEND_PROFILER_OUTPUT/` or is named `*_ascend_pt`.
+/// The capture folder of an input: the outermost ancestor (up to `root`) that is a torch_npu rank
+/// folder (holds `ASCEND_PROFILER_OUTPUT/` or is named `*_ascend_pt`) or a CANN msprof folder
+/// (`PROF_*`). Outermost, because a torch_npu rank folder holds its `PROF_*` folder, and both
+/// describe one capture.
 fn rank_folder(path: &str, root: &Path) -> Option<std::path::PathBuf> {
+    let mut found = None;
     let mut dir = Path::new(path).parent();
     while let Some(d) = dir {
+        let name = d.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if d.join("ASCEND_PROFILER_OUTPUT").is_dir()
-            || d.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.ends_with("_ascend_pt"))
+            || name.ends_with("_ascend_pt")
+            || name.starts_with("PROF_")
         {
-            return Some(d.to_path_buf());
+            found = Some(d.to_path_buf());
         }
         if d == root {
-            return None;
+            break;
         }
         dir = d.parent();
     }
-    None
+    found
 }
 
 /// The capture time of a torch_npu rank folder, from its name
@@ -326,6 +337,16 @@ fn walk_in(
                 out.push(Input {
                     path: name,
                     format: InputFormat::ChromeJson,
+                    size_bytes: meta.len(),
+                });
+            } else if p
+                .file_name()
+                .and_then(|f| f.to_str())
+                .is_some_and(super::msprof_csv::is_kernel_csv)
+            {
+                out.push(Input {
+                    path: name,
+                    format: InputFormat::KernelCsv,
                     size_bytes: meta.len(),
                 });
             }

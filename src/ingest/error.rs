@@ -22,6 +22,8 @@ pub enum IngestError {
     Unsupported { path: String },
     #[error("{path}: {what}")]
     Db { path: String, what: String },
+    #[error("{path}: {what}")]
+    Csv { path: String, what: String },
     #[error("{path}: no profiling inputs found")]
     NothingFound { path: String },
 }

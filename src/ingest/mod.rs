@@ -8,6 +8,7 @@ pub mod builder;
 pub mod chrome_json;
 pub mod detect;
 pub mod error;
+pub mod msprof_csv;
 mod postpass;
 pub mod progress;
 pub mod rank;
@@ -69,6 +70,7 @@ pub fn ingest_input(
     match input.format {
         detect::InputFormat::ChromeJson => chrome_json::ingest_file(&input.path, b, progress),
         detect::InputFormat::AscendDb => ascend_db::ingest_file(&input.path, b),
+        detect::InputFormat::KernelCsv => msprof_csv::ingest_file(&input.path, b),
     }
 }
 

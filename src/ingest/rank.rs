@@ -34,6 +34,33 @@ pub fn rank_from_path(path: &str) -> Option<i32> {
     if !digits.is_empty() && known.contains(&prefix) {
         return digits.parse().ok();
     }
+    p.ancestors()
+        .find(|d| {
+            d.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("PROF_"))
+        })
+        .and_then(prof_rank)
+}
+
+/// The rank of a CANN msprof capture folder `PROF_*`: `rank_id` of its
+/// `device_<n>/info.json.<n>` (-1 there means not distributed: unknown).
+pub fn prof_rank(prof: &Path) -> Option<i32> {
+    for dev in std::fs::read_dir(prof).ok()?.flatten() {
+        let name = dev.file_name();
+        let Some(n) = name.to_str().and_then(|n| n.strip_prefix("device_")) else {
+            continue;
+        };
+        let info = dev.path().join(format!("info.json.{n}"));
+        let Ok(text) = std::fs::read_to_string(&info) else {
+            continue;
+        };
+        let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+        let r = v["rank_id"]
+            .as_i64()
+            .or_else(|| v["rank_id"].as_str()?.trim().parse().ok())?;
+        return (r >= 0).then_some(r as i32);
+    }
     None
 }
 
@@ -67,5 +94,23 @@ mod tests {
         assert_eq!(rank_from_path("/x/trace.json"), None);
         assert_eq!(rank_from_path("/x/model_7.json"), None);
         assert_eq!(rank_from_path("/x/ascend_pytorch_profiler_5.db"), Some(5));
+    }
+
+    #[test]
+    fn prof_folder_rank_from_device_info() {
+        let dir = std::env::temp_dir().join(format!("profscope-prof-{}", std::process::id()));
+        let prof = dir.join("PROF_000001_20250101120000123_ABCDEF");
+        std::fs::create_dir_all(prof.join("device_3")).unwrap();
+        std::fs::create_dir_all(prof.join("mindstudio_profiler_output")).unwrap();
+        std::fs::write(
+            prof.join("device_3/info.json.3"),
+            r#"{"rank_id": 5, "hostUid": "x"}"#,
+        )
+        .unwrap();
+        let f = prof.join("mindstudio_profiler_output/op_summary_20250101120000.csv");
+        assert_eq!(rank_from_path(f.to_str().unwrap()), Some(5));
+        std::fs::write(prof.join("device_3/info.json.3"), r#"{"rank_id": -1}"#).unwrap();
+        assert_eq!(rank_from_path(f.to_str().unwrap()), None);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

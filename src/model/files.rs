@@ -13,6 +13,8 @@ pub enum SourceFormat {
     ChromeJsonObject,
     /// torch_npu `ascend_pytorch_profiler_<rank>.db` or CANN `msprof_*.db` (SQLite).
     AscendDb,
+    /// torch_npu `kernel_details.csv` or CANN `op_summary_*.csv` (device task rows only).
+    KernelCsv,
 }
 
 impl SourceFormat {
@@ -21,6 +23,7 @@ impl SourceFormat {
             SourceFormat::ChromeJsonArray => "chrome_json_array",
             SourceFormat::ChromeJsonObject => "chrome_json_object",
             SourceFormat::AscendDb => "ascend_db",
+            SourceFormat::KernelCsv => "kernel_csv",
         }
     }
 }

@@ -1,4 +1,4 @@
-//! Kernel details of device compute tasks (db COMPUTE_TASK_INFO; later kernel_details.csv):
+//! Kernel details of device compute tasks (db COMPUTE_TASK_INFO, kernel_details.csv, op_summary):
 //! one row per task that has them, reached from `events.kernel`. Strings are interned as written.
 
 use super::strings::StrId;

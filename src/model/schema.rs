@@ -30,7 +30,7 @@ pub const TABLES: &[TableSchema] = &[
             (
                 "format",
                 "enum",
-                "chrome_json_array | chrome_json_object | ascend_db."
+                "chrome_json_array | chrome_json_object | ascend_db | kernel_csv."
             ),
             ("size_bytes", "u64 bytes", "Size on disk."),
             (

@@ -62,6 +62,7 @@ pub fn estimate_bytes(i: &Input) -> u64 {
         InputFormat::AscendDb => 1.5,
         InputFormat::ChromeJson if i.path.ends_with(".gz") => 6.0,
         InputFormat::ChromeJson => 0.7,
+        InputFormat::KernelCsv => 0.7,
     };
     (i.size_bytes as f64 * factor) as u64 + (16 << 20)
 }

@@ -1,0 +1,234 @@
+//! Device task rows of kernel_details.csv / op_summary_*.csv → events and kernels.
+
+use crate::diag::Severity;
+use crate::ingest::builder::{FileMeta, NewEvent, TablesBuilder};
+use crate::ingest::chrome_json::number::us_to_ns;
+use crate::ingest::error::IngestError;
+use crate::model::StrId;
+use crate::model::events::NO_ROW;
+use crate::model::files::SourceFormat;
+
+/// The pid of the synthesised `Ascend Hardware` process (per device: + device id); the same
+/// space as the db reader's, so the two never collide within a file.
+const PID_HARDWARE: i64 = 1 << 40;
+
+/// Column indexes by the names both spellings use.
+struct Cols {
+    name: usize,
+    start: usize,
+    dur: usize,
+    op_type: Option<usize>,
+    core: Option<usize>,
+    stream: Option<usize>,
+    device: Option<usize>,
+    block: Option<usize>,
+    mix_block: Option<usize>,
+    shapes: [Option<usize>; 6],
+}
+
+impl Cols {
+    fn find(header: &csv::ByteRecord, path: &str) -> Result<Cols, IngestError> {
+        let names: Vec<String> = header
+            .iter()
+            .map(|h| String::from_utf8_lossy(h).trim().to_string())
+            .collect();
+        let any = |cands: &[&str]| names.iter().position(|n| cands.contains(&n.as_str()));
+        let need = |cands: &[&str]| {
+            any(cands).ok_or_else(|| IngestError::Csv {
+                path: path.to_string(),
+                what: format!(
+                    "no `{}` column (header: {})",
+                    cands.join("` / `"),
+                    names.join(",")
+                ),
+            })
+        };
+        Ok(Cols {
+            name: need(&["Name", "Op Name"])?,
+            start: need(&["Start Time(us)", "Task Start Time(us)"])?,
+            dur: need(&["Duration(us)", "Task Duration(us)"])?,
+            op_type: any(&["Type", "OP Type"]),
+            core: any(&["Accelerator Core", "Task Type"]),
+            stream: any(&["Stream ID"]),
+            device: any(&["Device_id"]),
+            block: any(&["Block Num", "Block Dim"]),
+            mix_block: any(&["Mix Block Num", "Mix Block Dim"]),
+            shapes: [
+                any(&["Input Shapes"]),
+                any(&["Input Data Types"]),
+                any(&["Input Formats"]),
+                any(&["Output Shapes"]),
+                any(&["Output Data Types"]),
+                any(&["Output Formats"]),
+            ],
+        })
+    }
+}
+
+/// A cell as text: trimmed of blanks and the trailing TAB; `N/A` and empty are None.
+fn cell(r: &csv::ByteRecord, i: Option<usize>) -> Option<&[u8]> {
+    let v = r.get(i?)?.trim_ascii();
+    (!v.is_empty() && v != b"N/A").then_some(v)
+}
+
+fn int(r: &csv::ByteRecord, i: Option<usize>) -> Option<i64> {
+    std::str::from_utf8(cell(r, i)?).ok()?.parse().ok()
+}
+
+/// Reads one kernel_details.csv / op_summary_*.csv into `b`.
+pub fn ingest_file(path: &str, b: &mut TablesBuilder) -> Result<(), IngestError> {
+    let io = |e: std::io::Error| IngestError::Io {
+        path: path.to_string(),
+        source: e,
+    };
+    let bytes = std::fs::read(path).map_err(io)?;
+    let size = bytes.len() as u64;
+    // A file cut mid-row (a dump that died) has no final line break: read up to the last one.
+    let complete = match bytes.last() {
+        Some(b'\n') | None => bytes.len(),
+        Some(_) => memchr::memrchr(b'\n', &bytes).map_or(0, |i| i + 1),
+    };
+    let mut rd = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_reader(&bytes[..complete]);
+    let header = rd.byte_headers().map_err(|e| csv_error(path, e))?.clone();
+    let cols = Cols::find(&header, path)?;
+    if complete < bytes.len() {
+        b.note_truncated(path);
+        let (at, total) = (complete, bytes.len());
+        b.diag().add("truncated", Severity::DataLoss, || {
+            format!("{path}: ends mid-row at byte {total} without a line break; the partial row from byte {at} is not read")
+        });
+    }
+    let file = b.add_file(
+        path,
+        FileMeta {
+            format: Some(SourceFormat::KernelCsv),
+            size_bytes: size,
+            parsed_bytes: size,
+            rank: crate::ingest::rank::rank_from_path(path),
+            ..Default::default()
+        },
+    );
+    let mut threads: Vec<((i64, i64), crate::model::ThreadId)> = Vec::new();
+    let mut rec = csv::ByteRecord::new();
+    let (mut bad, mut lossy) = (0u64, 0u64);
+    let mut first_bad = String::new();
+    let mut s = |b: &mut TablesBuilder, v: Option<&[u8]>| -> StrId {
+        match v {
+            None => StrId::EMPTY,
+            Some(v) => match std::str::from_utf8(v) {
+                Ok(t) => b.intern(t),
+                Err(_) => {
+                    lossy += 1;
+                    b.intern(&String::from_utf8_lossy(v))
+                }
+            },
+        }
+    };
+    loop {
+        match rd.read_byte_record(&mut rec) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => {
+                // A cut file ends inside a quoted field: keep what was read, say where it stops.
+                let at = e.position().map_or(0, |p| p.byte());
+                b.note_truncated(path);
+                b.diag().add("truncated", Severity::DataLoss, || {
+                    format!("{path}: CSV unreadable from byte {at} ({e}); rows before it are kept")
+                });
+                break;
+            }
+        }
+        let line = rec.position().map_or(0, |p| p.line());
+        let (Some(ts), Some(dur)) = (
+            cell(&rec, Some(cols.start)).and_then(us_to_ns),
+            cell(&rec, Some(cols.dur)).and_then(us_to_ns),
+        ) else {
+            bad += 1;
+            if first_bad.is_empty() {
+                first_bad = format!("{path}:{line}: no start time or duration");
+            }
+            continue;
+        };
+        let device = int(&rec, cols.device).unwrap_or(-1) as i32;
+        let stream = int(&rec, cols.stream).unwrap_or(-1);
+        let key = (device as i64, stream);
+        let thread = match threads.iter().find(|x| x.0 == key) {
+            Some(&(_, t)) => t,
+            None => {
+                let label = if stream >= 0 {
+                    format!("Stream {stream}")
+                } else {
+                    "Stream N/A".to_string()
+                };
+                let t = b.named_thread(
+                    file,
+                    PID_HARDWARE + device.max(0) as i64,
+                    stream,
+                    ("Ascend Hardware", "NPU"),
+                    &label,
+                );
+                if device >= 0 {
+                    b.set_process_device(t, device);
+                }
+                threads.push((key, t));
+                t
+            }
+        };
+        let name = s(b, cell(&rec, Some(cols.name)));
+        let core = s(b, cell(&rec, cols.core));
+        let op_type = s(b, cell(&rec, cols.op_type));
+        let is_comm = b.tables().str(core) == "HCCL" || b.tables().str(core) == "COMMUNICATION";
+        let kernel = if is_comm {
+            NO_ROW
+        } else {
+            let sh: Vec<StrId> = cols.shapes.iter().map(|&c| s(b, cell(&rec, c))).collect();
+            let k = &mut b.t.kernels;
+            let row = k.len() as u32;
+            k.op_type.push(op_type);
+            k.task_type.push(core);
+            k.block_num.push(int(&rec, cols.block).unwrap_or(-1));
+            k.mix_block_num
+                .push(int(&rec, cols.mix_block).unwrap_or(-1));
+            k.input_shapes.push(sh[0]);
+            k.input_dtypes.push(sh[1]);
+            k.input_formats.push(sh[2]);
+            k.output_shapes.push(sh[3]);
+            k.output_dtypes.push(sh[4]);
+            k.output_formats.push(sh[5]);
+            row
+        };
+        b.push_event(NewEvent {
+            thread,
+            ts_ns: ts,
+            dur_ns: dur,
+            name,
+            cat: StrId::EMPTY,
+            task_type: core,
+            stream: stream as i32,
+            connection_id: -1,
+            correlation_id: -1,
+            kernel,
+            comm_task: NO_ROW,
+        });
+    }
+    if bad > 0 {
+        b.diag()
+            .add_n("csv_row_skipped", Severity::DataLoss, bad, || first_bad);
+    }
+    if lossy > 0 {
+        b.diag()
+            .add_n("non_utf8_string", Severity::Info, lossy, || {
+                format!("{path}: cells with invalid UTF-8 were decoded lossily (U+FFFD)")
+            });
+    }
+    Ok(())
+}
+
+fn csv_error(path: &str, e: csv::Error) -> IngestError {
+    IngestError::Csv {
+        path: path.to_string(),
+        what: e.to_string(),
+    }
+}
