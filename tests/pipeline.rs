@@ -274,3 +274,52 @@ fn a_rank_with_db_and_text_reads_the_db_and_says_so() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A CANN msprof capture folder `PROF_*` (layout of shared/formats/ascend-formats.md section 1;
+/// the files are real torch_npu exports linked under msprof's names): the rank comes from
+/// `device_<n>/info.json.<n>` `rank_id`, both timeline slices are read, and the op_summary CSV of
+/// the same capture is skipped.
+#[test]
+fn prof_folder_rank_slices_and_preference() {
+    let s =
+        common::samples_dir().join("ascend-pt/text/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT");
+    let dir = std::env::temp_dir().join(format!("profscope-prof-root-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let prof = dir.join("PROF_000001_20250101120000123_ABCDEFGH");
+    let out = prof.join("mindstudio_profiler_output");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::create_dir_all(prof.join("device_4")).unwrap();
+    std::fs::write(prof.join("device_4/info.json.4"), r#"{"rank_id": 3}"#).unwrap();
+    let link = |from: &str, to: &str| {
+        std::os::unix::fs::symlink(s.join(from), out.join(to)).unwrap();
+    };
+    link("trace_view.json", "msprof_slice_0_20250101120000.json");
+    link("trace_view.json", "msprof_slice_1_20250101120000.json");
+    link("kernel_details.csv", "op_summary_20250101120000.csv");
+    let r = pipeline::run(
+        std::slice::from_ref(&dir),
+        &opts(2, u64::MAX, None),
+        &Default::default(),
+    )
+    .unwrap();
+    let files: Vec<(String, i32)> = r
+        .summary
+        .files
+        .iter()
+        .map(|f| {
+            let name = Path::new(&f.path).file_name().unwrap();
+            (name.to_str().unwrap().to_string(), f.rank)
+        })
+        .collect();
+    assert_eq!(
+        files,
+        vec![
+            ("msprof_slice_0_20250101120000.json".to_string(), 3),
+            ("msprof_slice_1_20250101120000.json".to_string(), 3),
+        ]
+    );
+    let d = r.diagnostics.get("input_skipped").unwrap();
+    assert_eq!(d.count, 1);
+    assert!(d.examples[0].contains("op_summary_20250101120000.csv"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
