@@ -41,3 +41,26 @@ fn captures_from_different_times_are_disjoint() {
     assert_eq!(r.present, vec![0, 1]);
     assert_eq!(r.disjoint, vec![0, 1]);
 }
+
+/// The bundled demo root (generated): each rank has a trace_view.json (realtime ns) and an
+/// lmdeploy Kineto trace (its own relative clock). The rank window comes from the trace_view
+/// clock only and equals the generator's recorded window of that file (ground_truth.json
+/// `window_start_ns` / `window_end_ns`), instead of spanning both clocks.
+#[test]
+fn rank_window_stays_on_one_clock() {
+    let demo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo");
+    let truth: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(demo.join("ground_truth.json")).unwrap())
+            .unwrap();
+    let t = common::ingest(&demo);
+    let r = ranks::compute(&t, None);
+    assert_eq!(r.rows.len(), 2);
+    for row in &r.rows {
+        assert_eq!(row.files.len(), 2, "trace_view.json and the Kineto trace");
+        assert_eq!(row.window_clock, Some("ascend"));
+        let tr = &truth["ranks"][row.rank as usize];
+        assert_eq!(row.window_start_ns, tr["window_start_ns"].as_i64());
+        assert_eq!(row.window_end_ns, tr["window_end_ns"].as_i64());
+    }
+    assert!(r.disjoint.is_empty());
+}

@@ -12,6 +12,19 @@ use crate::model::Tables;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+/// The clock of a file format: torch_npu / CANN exports (db, trace_view.json, msprof json, kernel
+/// CSVs) share the host's realtime ns; a Kineto / lmdeploy trace (JSON object) has its own.
+fn clock(format: &str) -> &'static str {
+    match format {
+        "ascend_db" | "chrome_json_array" | "kernel_csv" => "ascend",
+        "chrome_json_object" => "kineto",
+        _ => "unknown",
+    }
+}
+
+/// Clocks by preference for a rank's window.
+const CLOCK_ORDER: &[&str] = &["ascend", "kineto", "unknown"];
+
 /// A rank whose files are this many times the median rank's bytes is `oversized`.
 pub const OVERSIZED_FACTOR: u64 = 3;
 
@@ -24,6 +37,9 @@ pub struct FileFacts {
     /// -1 when unknown.
     pub world_size: i32,
     pub size_bytes: u64,
+    /// File format (`files.format`): windows are compared on one clock only (see `clock`),
+    /// because a Kineto trace and a torch_npu export of one rank can run on different clocks.
+    pub format: &'static str,
     pub device_events: u64,
     pub host_events: u64,
     pub window: Option<(i64, i64)>,
@@ -40,9 +56,13 @@ pub struct RankRow {
     pub size_bytes: u64,
     pub device_events: u64,
     pub host_events: u64,
-    /// First start and last end over all of the rank's events, ns; None without events.
+    /// First start and last end of the rank's events in files of `window_format`, ns; None
+    /// without events.
     pub window_start_ns: Option<i64>,
     pub window_end_ns: Option<i64>,
+    /// The clock of the files that give the window: `ascend` (db, trace_view.json, msprof
+    /// json, kernel CSVs: realtime ns) when the rank has such files, else `kineto`.
+    pub window_clock: Option<&'static str>,
 }
 
 /// An input that could not be read; the rest of the run is analysed without it.
@@ -90,6 +110,7 @@ pub fn facts(t: &Tables) -> Vec<FileFacts> {
             rank: t.files.rank[f],
             world_size: t.files.world_size[f],
             size_bytes: t.files.size_bytes[f],
+            format: t.files.format[f].map_or("unknown", |x| x.as_str()),
             device_events: 0,
             host_events: 0,
             window: None,
@@ -148,14 +169,28 @@ pub fn combine(files: &[FileFacts], expected: Option<u32>) -> Ranks {
             host_events: 0,
             window_start_ns: None,
             window_end_ns: None,
+            window_clock: None,
         });
         row.files.push(f.path.clone());
         row.size_bytes += f.size_bytes;
         row.device_events += f.device_events;
         row.host_events += f.host_events;
-        if let Some((s, e)) = f.window {
-            row.window_start_ns = Some(row.window_start_ns.map_or(s, |w| w.min(s)));
-            row.window_end_ns = Some(row.window_end_ns.map_or(e, |w| w.max(e)));
+        let Some((s, e)) = f.window else {
+            continue;
+        };
+        let order = |c: &str| CLOCK_ORDER.iter().position(|&x| x == c).unwrap_or(99);
+        let c = clock(f.format);
+        match row.window_clock {
+            Some(w) if w == c => {
+                row.window_start_ns = row.window_start_ns.map(|x| x.min(s));
+                row.window_end_ns = row.window_end_ns.map(|x| x.max(e));
+            }
+            Some(w) if order(w) <= order(c) => {}
+            _ => {
+                row.window_clock = Some(c);
+                row.window_start_ns = Some(s);
+                row.window_end_ns = Some(e);
+            }
         }
     }
     truncated.sort_unstable();
@@ -189,23 +224,26 @@ pub fn combine(files: &[FileFacts], expected: Option<u32>) -> Ranks {
             .map(|r| r.rank)
             .collect()
     };
-    let windows: Vec<(i32, i64, i64)> = rows
+    // Ranks are compared with ranks whose window is on the same clock.
+    let windows: Vec<(i32, &str, i64, i64)> = rows
         .iter()
-        .filter_map(|r| Some((r.rank, r.window_start_ns?, r.window_end_ns?)))
+        .filter_map(|r| {
+            Some((
+                r.rank,
+                r.window_clock?,
+                r.window_start_ns?,
+                r.window_end_ns?,
+            ))
+        })
         .collect();
-    let disjoint = if windows.len() < 2 {
-        Vec::new()
-    } else {
-        windows
-            .iter()
-            .filter(|&&(r, s, e)| {
-                !windows
-                    .iter()
-                    .any(|&(q, s2, e2)| q != r && s < e2 && s2 < e)
-            })
-            .map(|w| w.0)
-            .collect()
-    };
+    let disjoint = windows
+        .iter()
+        .filter(|&&(r, fmt, s, e)| {
+            let peers = windows.iter().filter(|w| w.0 != r && w.1 == fmt);
+            peers.clone().count() > 0 && !peers.clone().any(|w| s < w.3 && w.2 < e)
+        })
+        .map(|w| w.0)
+        .collect();
     Ranks {
         expected_source,
         expected,

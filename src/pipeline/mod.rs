@@ -132,6 +132,7 @@ fn failed(input: &Input, e: &IngestError) -> FilePart {
             rank: crate::ingest::rank::rank_from_path(&input.path).unwrap_or(-1),
             world_size: -1,
             size_bytes: input.size_bytes,
+            format: "unknown",
             device_events: 0,
             host_events: 0,
             window: None,
