@@ -50,6 +50,10 @@ pub struct StepRow {
     pub async_copy_ns: i64,
     pub async_copy_not_overlapped_ns: i64,
     pub compute_kernels: u64,
+    /// Idle gaps of at least the bubble threshold between computing and communication inside
+    /// the step window, and their total (≤ `free_ns`, which also counts shorter gaps).
+    pub bubbles: u64,
+    pub bubble_ns: i64,
 }
 
 impl StepRow {
@@ -77,7 +81,8 @@ pub struct DeviceExtract {
 }
 
 /// The cross-rank extract of every device of `t`.
-pub fn extract(t: &Tables, devices: &[Device]) -> Vec<DeviceExtract> {
+/// `min_gap_ns`: the smallest idle gap counted as a bubble (the bubbles analysis' threshold).
+pub fn extract(t: &Tables, devices: &[Device], min_gap_ns: i64) -> Vec<DeviceExtract> {
     if devices.is_empty() {
         return Vec::new();
     }
@@ -85,7 +90,7 @@ pub fn extract(t: &Tables, devices: &[Device]) -> Vec<DeviceExtract> {
     let launches = Launches::build(t);
     devices
         .iter()
-        .map(|d| one(t, d, &windows[d.file.idx()], &launches))
+        .map(|d| one(t, d, &windows[d.file.idx()], &launches, min_gap_ns))
         .collect()
 }
 
@@ -172,7 +177,7 @@ fn step_windows(t: &Tables) -> Vec<Windows> {
     out
 }
 
-fn one(t: &Tables, d: &Device, w: &Windows, launches: &Launches) -> DeviceExtract {
+fn one(t: &Tables, d: &Device, w: &Windows, launches: &Launches, min_gap_ns: i64) -> DeviceExtract {
     let step_of = |i: usize| -> Option<usize> {
         let at = launches.of(t, i).unwrap_or(t.events.ts_ns[i]);
         w.starts.partition_point(|x| x.0 <= at).checked_sub(1)
@@ -221,6 +226,11 @@ fn one(t: &Tables, d: &Device, w: &Windows, launches: &Launches) -> DeviceExtrac
             continue;
         };
         let (start, end) = (first.0, last.1);
+        let (bubbles, bubble_ns) = intervals::gaps(&busy, (start, end))
+            .iter()
+            .map(|g| g.1 - g.0)
+            .filter(|&g| g >= min_gap_ns)
+            .fold((0u64, 0i64), |(n, s), g| (n + 1, s + g));
         let cp = std::mem::take(&mut copies[k]);
         let async_copy: i64 = cp.iter().map(|x| x.1 - x.0).sum();
         let cp = intervals::union(cp);
@@ -238,6 +248,8 @@ fn one(t: &Tables, d: &Device, w: &Windows, launches: &Launches) -> DeviceExtrac
             async_copy_not_overlapped_ns: intervals::total(&cp)
                 - intervals::intersect_total(&cp, &busy),
             compute_kernels: kernels[k],
+            bubbles,
+            bubble_ns,
         });
     }
     let mut names: Vec<String> = Vec::new();
@@ -294,6 +306,11 @@ pub struct RankSteps {
     pub computing_pct: f64,
     pub communication_not_overlapped_pct: f64,
     pub free_pct: f64,
+    /// Bubbles (gaps ≥ the bubble threshold in computing ∪ communication) inside the steps:
+    /// count, total, and mean count per step.
+    pub bubbles: u64,
+    pub bubble_ns: i64,
+    pub bubbles_per_step: f64,
     /// Collectives matched on every rank: summed duration split into transit (the fastest
     /// rank's duration of each op, when every rank is in it) and wait (own duration minus that:
     /// time spent waiting for the other ranks). msprof-analyze's communicationTransmitStageTime
@@ -388,8 +405,8 @@ pub struct CrossRank {
     pub cohorts: Vec<Cohort>,
 }
 
-pub fn compute(t: &Tables, devices: &[Device], top_n: usize) -> CrossRank {
-    combine(extract(t, devices), top_n)
+pub fn compute(t: &Tables, devices: &[Device], min_gap_ns: i64, top_n: usize) -> CrossRank {
+    combine(extract(t, devices, min_gap_ns), top_n)
 }
 
 /// The cross-rank comparison from the extracts of every file.
@@ -558,6 +575,13 @@ fn rank_steps(d: &DeviceExtract, slowest: u64, coll: &PerRankCollectives) -> Ran
         computing_pct: pct(c, total),
         communication_not_overlapped_pct: pct(m, total),
         free_pct: pct(f, total),
+        bubbles: d.steps.iter().map(|s| s.bubbles).sum(),
+        bubble_ns: sum(|s| s.bubble_ns),
+        bubbles_per_step: if times.is_empty() {
+            0.0
+        } else {
+            d.steps.iter().map(|s| s.bubbles).sum::<u64>() as f64 / times.len() as f64
+        },
         collective_transit_ns: coll.transit_ns,
         collective_wait_ns: coll.wait_ns,
         slowest_in_steps: slowest,

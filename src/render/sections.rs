@@ -140,6 +140,7 @@ fn cross_rank(r: &Report, out: &mut Vec<Section>) {
                 "computing",
                 "comm exposed",
                 "free",
+                "bubbles / step",
                 "collective wait / transit",
                 "slowest in",
                 "last into collective",
@@ -154,6 +155,7 @@ fn cross_rank(r: &Report, out: &mut Vec<Section>) {
                 format!("{:.1}%", x.computing_pct),
                 format!("{:.1}%", x.communication_not_overlapped_pct),
                 format!("{:.1}%", x.free_pct),
+                format!("{:.1}", x.bubbles_per_step),
                 format!(
                     "{} / {}",
                     human_ns(x.collective_wait_ns),

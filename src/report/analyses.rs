@@ -126,7 +126,9 @@ pub fn run_part(t: &Tables, o: &AnalyzeOpts) -> Part {
                 when(on("bubbles"), || bubbles::compute(t, d, &o.bubbles)),
                 when(on("step_sync"), || step_sync::compute(t, d)),
                 when(on("mtp"), || mtp::compute(t, d)),
-                when(on("cross_rank"), || cross_rank::extract(t, d)),
+                when(on("cross_rank"), || {
+                    cross_rank::extract(t, d, o.bubbles.min_gap_ns)
+                }),
             )
         },
         || {
