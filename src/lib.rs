@@ -23,6 +23,7 @@
 
 pub mod analysis;
 pub mod cli;
+pub mod collect;
 pub mod diag;
 pub mod ingest;
 pub mod model;

@@ -2,6 +2,7 @@
 //! that picks exit codes (0 ok, 1 ran and found problems, 2 error) and prints errors.
 
 mod analyze;
+mod collect;
 mod diff;
 mod synth;
 
@@ -26,6 +27,8 @@ enum Command {
     /// Compare two runs (saved reports or profiles) metric by metric; with --fail-on, exit 1 when
     /// a threshold is crossed (a CI regression gate).
     Diff(diff::DiffArgs),
+    /// Collection gates: verify that every rank's outputs landed, archive a verified root.
+    Collect(collect::CollectArgs),
     /// Write a deterministic, realistic Ascend serving profiling root with its ground truth.
     Synth(synth::SynthArgs),
 }
@@ -35,6 +38,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Analyze(a) => analyze::run(a),
         Command::Diff(a) => diff::run(a),
+        Command::Collect(a) => collect::run(a),
         Command::Synth(a) => synth::run(a),
     };
     match result {

@@ -1,0 +1,218 @@
+//! `collect verify ROOT --expected-ranks N --export db|text|both`: did every rank's analyse()
+//! output land? Per rank folder (`*_ascend_pt`): with `db`, the newest
+//! `ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_*.db` exists, is non-empty and opens read-only
+//! as SQLite with a TASK table; with `text`, `kernel_details.csv` and `trace_view.json` exist and
+//! are non-empty; `both` needs both. The run fails when any rank is not `ok` or when the number
+//! of rank folders differs from the expected count.
+
+use super::CollectError;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// What torch_npu's analyse() was asked to write (`export_type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Export {
+    Db,
+    Text,
+    Both,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RankStatus {
+    Ok,
+    /// Some expected output is missing, empty or unreadable (see `problems`).
+    Partial,
+    /// Text export: trace_view.json is there but kernel_details.csv is not.
+    MissingKernelDetails,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RankCheck {
+    pub dir: String,
+    /// From `profiler_info_<rank>.json`; -1 when absent.
+    pub rank: i32,
+    pub status: RankStatus,
+    /// Outputs found and accepted.
+    pub outputs: Vec<String>,
+    /// What is wrong, one sentence each.
+    pub problems: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Verify {
+    pub schema_version: &'static str,
+    pub root: String,
+    pub export: Export,
+    /// `db` for the db export, `csv` for text (kernel_details.csv is the gate's key file).
+    pub expected_output_kind: &'static str,
+    pub expected_ranks: Option<u32>,
+    pub rank_count: u32,
+    pub ranks: Vec<RankCheck>,
+    /// Failed gates: `rank_count_mismatch`, `rank_not_ok`.
+    pub gates_failed: Vec<&'static str>,
+    /// `ok` or `failed`.
+    pub status: &'static str,
+}
+
+/// Every `*_ascend_pt` folder under `root` (not looking inside rank folders), sorted.
+pub fn rank_dirs(root: &Path) -> Result<Vec<PathBuf>, CollectError> {
+    fn walk(d: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+        for e in std::fs::read_dir(d)? {
+            let p = e?.path();
+            if !p.is_dir() {
+                continue;
+            }
+            if p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.ends_with("_ascend_pt"))
+            {
+                out.push(p);
+            } else {
+                walk(&p, out)?;
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    if root
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.ends_with("_ascend_pt"))
+    {
+        out.push(root.to_path_buf());
+    } else {
+        walk(root, &mut out).map_err(|source| CollectError::Io {
+            path: root.display().to_string(),
+            source,
+        })?;
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn non_empty(p: &Path) -> Option<u64> {
+    std::fs::metadata(p)
+        .ok()
+        .filter(|m| m.len() > 0)
+        .map(|m| m.len())
+}
+
+/// The newest profiler db of a rank folder (by modification time, then name).
+fn newest_db(out: &Path) -> Option<PathBuf> {
+    let mut dbs: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(out)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("ascend_pytorch_profiler") && n.ends_with(".db"))
+        })
+        .map(|p| {
+            let t = std::fs::metadata(&p)
+                .and_then(|m| m.modified())
+                .unwrap_or(std::time::UNIX_EPOCH);
+            (t, p)
+        })
+        .collect();
+    dbs.sort();
+    dbs.pop().map(|(_, p)| p)
+}
+
+/// Opens read-only and immutable (never writes or locks) and looks for the TASK table.
+fn db_has_task(p: &Path) -> Result<(), String> {
+    let uri = format!("file:{}?immutable=1", p.display());
+    let c = rusqlite::Connection::open_with_flags(
+        &uri,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_URI,
+    )
+    .map_err(|e| e.to_string())?;
+    let n: i64 = c
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'TASK'",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(|e| e.to_string())?;
+    if n == 1 {
+        Ok(())
+    } else {
+        Err("no TASK table".into())
+    }
+}
+
+fn check_rank(dir: &Path, export: Export) -> RankCheck {
+    let out = dir.join("ASCEND_PROFILER_OUTPUT");
+    let mut outputs = Vec::new();
+    let mut problems = Vec::new();
+    let mut missing_kd = false;
+    if export != Export::Text {
+        match newest_db(&out) {
+            None => problems.push("no ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_*.db".into()),
+            Some(db) if non_empty(&db).is_none() => {
+                problems.push(format!("{} is empty", db.display()))
+            }
+            Some(db) => match db_has_task(&db) {
+                Ok(()) => outputs.push(db.display().to_string()),
+                Err(e) => problems.push(format!("{}: {e}", db.display())),
+            },
+        }
+    }
+    if export != Export::Db {
+        for f in ["trace_view.json", "kernel_details.csv"] {
+            let p = out.join(f);
+            if non_empty(&p).is_some() {
+                outputs.push(p.display().to_string());
+            } else {
+                missing_kd |= f == "kernel_details.csv";
+                problems.push(format!("no non-empty ASCEND_PROFILER_OUTPUT/{f}"));
+            }
+        }
+    }
+    let status = if problems.is_empty() {
+        RankStatus::Ok
+    } else if missing_kd && problems.len() == 1 {
+        RankStatus::MissingKernelDetails
+    } else {
+        RankStatus::Partial
+    };
+    RankCheck {
+        dir: dir.display().to_string(),
+        rank: crate::ingest::rank::profiler_info_rank(dir).unwrap_or(-1),
+        status,
+        outputs,
+        problems,
+    }
+}
+
+pub fn verify(root: &Path, expected: Option<u32>, export: Export) -> Result<Verify, CollectError> {
+    let dirs = rank_dirs(root)?;
+    if dirs.is_empty() {
+        return Err(CollectError::NoRanks(root.display().to_string()));
+    }
+    let ranks: Vec<RankCheck> = dirs.iter().map(|d| check_rank(d, export)).collect();
+    let mut gates_failed = Vec::new();
+    if expected.is_some_and(|n| n as usize != ranks.len()) {
+        gates_failed.push("rank_count_mismatch");
+    }
+    if ranks.iter().any(|r| r.status != RankStatus::Ok) {
+        gates_failed.push("rank_not_ok");
+    }
+    Ok(Verify {
+        schema_version: super::SCHEMA_VERSION,
+        root: root.display().to_string(),
+        export,
+        expected_output_kind: if export == Export::Db { "db" } else { "csv" },
+        expected_ranks: expected,
+        rank_count: ranks.len() as u32,
+        ranks,
+        status: if gates_failed.is_empty() {
+            "ok"
+        } else {
+            "failed"
+        },
+        gates_failed,
+    })
+}
