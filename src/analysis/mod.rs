@@ -21,3 +21,4 @@ pub mod stats;
 pub mod step_sync;
 pub mod summary;
 pub mod top_events;
+pub mod weights;

@@ -5,6 +5,7 @@ mod analyze;
 mod collect;
 mod diff;
 mod synth;
+mod weights;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -29,6 +30,9 @@ enum Command {
     Diff(diff::DiffArgs),
     /// Collection gates: verify that every rank's outputs landed, archive a verified root.
     Collect(collect::CollectArgs),
+    /// A checkpoint's tensors by class: exact bytes, estimated per-device share under TP/EP
+    /// (safetensors headers or index only).
+    Weights(weights::WeightsArgs),
     /// Write a deterministic, realistic Ascend serving profiling root with its ground truth.
     Synth(synth::SynthArgs),
 }
@@ -39,6 +43,7 @@ pub fn main() -> ExitCode {
         Command::Analyze(a) => analyze::run(a),
         Command::Diff(a) => diff::run(a),
         Command::Collect(a) => collect::run(a),
+        Command::Weights(a) => weights::run(a),
         Command::Synth(a) => synth::run(a),
     };
     match result {

@@ -8,6 +8,7 @@ pub mod builder;
 pub mod chrome_json;
 pub mod detect;
 pub mod error;
+pub mod evidence;
 pub mod msprof_csv;
 mod postpass;
 pub mod progress;

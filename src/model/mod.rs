@@ -3,6 +3,7 @@
 //! are declared once, with their docs, in [`schema`]; docs/tables.md mirrors that declaration.
 
 pub mod category;
+pub mod checkpoint;
 pub mod comm_tasks;
 pub mod counters;
 pub mod events;

@@ -1,0 +1,165 @@
+//! Weight inspection: every tensor of a checkpoint classified by name, given a shard strategy
+//! under tensor / expert parallelism, and summed per class and per device. Tensor bytes are exact
+//! (from dtype and shape); classes and sharding are estimates and labelled so: real engines
+//! replicate some projections (k/v with fewer KV heads than TP) and pad vocabularies.
+
+use crate::model::checkpoint::Checkpoint;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// How a class is split across devices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Strategy {
+    /// Output features split across TP (q/k/v, gate/up, in_proj, conv, per-head params).
+    ColumnParallel,
+    /// Input features split across TP (o_proj, down_proj, out_proj).
+    RowParallel,
+    /// Vocabulary split across TP (embed_tokens, lm_head).
+    VocabParallel,
+    /// Whole experts split across EP ranks (EP = TP x DP with expert parallelism).
+    ExpertParallel,
+    /// Every device holds all of it (norms, routers, unknown tensors).
+    Replicated,
+}
+
+/// The class of a tensor name, and how it is sharded (`ep`: expert parallelism on).
+pub fn classify(name: &str, ep: bool) -> (&'static str, Strategy) {
+    let last = name.rsplit('.').nth(1).unwrap_or("");
+    let leaf = name.rsplit('.').next().unwrap_or("");
+    let proj = |column: bool| {
+        if column {
+            Strategy::ColumnParallel
+        } else {
+            Strategy::RowParallel
+        }
+    };
+    let is_row = ["o_proj", "down_proj", "out_proj"].contains(&last);
+    let is_norm = last.contains("norm") || leaf.contains("norm");
+    let class = if name.contains("visual.") || name.starts_with("visual") {
+        "visual"
+    } else if name.contains("mtp.") || name.starts_with("mtp") {
+        "mtp"
+    } else if name.contains(".experts.") {
+        "experts"
+    } else if name.contains("shared_expert_gate") || name.contains(".mlp.gate.") {
+        "router"
+    } else if name.contains(".shared_expert.") {
+        "shared_expert"
+    } else if name.contains(".linear_attn.") {
+        "linear_attn"
+    } else if name.contains(".self_attn.") {
+        "attention"
+    } else if name.contains(".mlp.") {
+        "dense_mlp"
+    } else if name.contains("embed_tokens") {
+        "embed_tokens"
+    } else if name.contains("lm_head") {
+        "lm_head"
+    } else if is_norm {
+        "norm"
+    } else {
+        "other"
+    };
+    let strategy = match class {
+        "embed_tokens" | "lm_head" => Strategy::VocabParallel,
+        "norm" | "router" | "other" => Strategy::Replicated,
+        _ if is_norm => Strategy::Replicated,
+        "experts" if ep => Strategy::ExpertParallel,
+        _ => proj(!is_row),
+    };
+    (class, strategy)
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ClassRow {
+    pub class: &'static str,
+    pub strategy: Strategy,
+    pub tensors: u64,
+    /// Exact, when every tensor of the class has a known dtype and shape.
+    pub bytes: Option<u64>,
+    /// Devices the class is split over (1 when replicated).
+    pub divisor: u64,
+    /// Estimated bytes on one device.
+    pub per_device_bytes: Option<f64>,
+    /// Tensors (or tensor fractions) on one device, as the strategy splits them.
+    pub per_device_tensors: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Weights {
+    pub tp: u64,
+    pub dp: u64,
+    pub expert_parallel: bool,
+    /// EP size (TP x DP with expert parallelism, else 1).
+    pub ep: u64,
+    pub tensors: u64,
+    /// Exact total when every tensor's bytes are known.
+    pub bytes: Option<u64>,
+    /// The index's `metadata.total_size`, when an index was read.
+    pub index_total_size: Option<u64>,
+    pub per_device_bytes: Option<f64>,
+    pub classes: Vec<ClassRow>,
+    /// Largest expert index + 1 in any layer (from names), and how many one device holds.
+    pub experts_per_layer: Option<u64>,
+    pub experts_per_device: Option<f64>,
+    pub estimate_note: &'static str,
+}
+
+pub fn compute(c: &Checkpoint, tp: u64, dp: u64, expert_parallel: bool) -> Weights {
+    let ep = if expert_parallel { tp * dp } else { 1 };
+    let mut rows: BTreeMap<(&'static str, Strategy), (u64, Option<u64>)> = BTreeMap::new();
+    let mut experts = 0u64;
+    for t in &c.tensors {
+        let key = classify(&t.name, expert_parallel);
+        let e = rows.entry(key).or_insert((0, Some(0)));
+        e.0 += 1;
+        e.1 = e.1.zip(t.bytes).map(|(a, b)| a + b);
+        if let Some(i) = t
+            .name
+            .split(".experts.")
+            .nth(1)
+            .and_then(|rest| rest.split('.').next()?.parse::<u64>().ok())
+        {
+            experts = experts.max(i + 1);
+        }
+    }
+    let classes: Vec<ClassRow> = rows
+        .into_iter()
+        .map(|((class, strategy), (tensors, bytes))| {
+            let divisor = match strategy {
+                Strategy::Replicated => 1,
+                Strategy::ExpertParallel => ep,
+                _ => tp,
+            };
+            ClassRow {
+                class,
+                strategy,
+                tensors,
+                bytes,
+                divisor,
+                per_device_bytes: bytes.map(|b| b as f64 / divisor as f64),
+                per_device_tensors: tensors as f64 / divisor as f64,
+            }
+        })
+        .collect();
+    let bytes = classes.iter().try_fold(0u64, |a, r| r.bytes.map(|b| a + b));
+    let per_device_bytes = classes
+        .iter()
+        .try_fold(0f64, |a, r| r.per_device_bytes.map(|b| a + b));
+    Weights {
+        tp,
+        dp,
+        expert_parallel,
+        ep,
+        tensors: c.tensors.len() as u64,
+        bytes,
+        index_total_size: c.index_total_size,
+        per_device_bytes,
+        classes,
+        experts_per_layer: (experts > 0).then_some(experts),
+        experts_per_device: (experts > 0)
+            .then(|| experts as f64 / if expert_parallel { ep as f64 } else { 1.0 }),
+        estimate_note: "bytes per tensor are exact (dtype x shape); classes and sharding are estimates from tensor names (column/row/vocab parallel divided by TP, experts by EP = TP x DP with expert parallelism, norms and routers replicated); engines may replicate k/v projections when KV heads < TP and pad vocabularies",
+    }
+}
