@@ -224,3 +224,33 @@ fn kernel_details_and_trace_view_agree_per_kernel_name() {
         }
     }
 }
+
+/// The other real kernel_details files (../shared/samples/ascend-misc/mstt/mstt_test_resources:
+/// an older CANN header with `Block Dim`, a level0-like subset without Step Id / Stream ID, and
+/// one whose last row has no final line break). Rows and Duration sums by Python's csv module
+/// with Decimal: 591 rows / 396807.04 µs, 8 rows, 29 rows / 10061.159 µs.
+#[test]
+fn mstt_kernel_details_variants() {
+    let dir = common::samples_dir().join("ascend-misc/mstt/mstt_test_resources");
+    for (file, rows, sum_ns) in [
+        ("kernel_details_old_blockdim.csv", 591, Some(396_807_040)),
+        ("kernel_details_subset_test.csv", 8, None),
+        ("kernel_details_with_opstate.csv", 29, Some(10_061_159)),
+    ] {
+        let t = common::ingest(&dir.join(file));
+        assert_eq!(t.events.len(), rows, "{file}");
+        if let Some(s) = sum_ns {
+            assert_eq!(t.events.dur_ns.iter().sum::<i64>(), s, "{file}");
+        }
+        assert!(!t.files.truncated[0], "{file}");
+        let unterminated = file == "kernel_details_with_opstate.csv";
+        assert_eq!(
+            t.diagnostics.count("no_final_line_break"),
+            unterminated as u64,
+            "{file}"
+        );
+    }
+    // Block Dim (older CANN) is read into block_num.
+    let t = common::ingest(&dir.join("kernel_details_old_blockdim.csv"));
+    assert!(t.kernels.block_num.iter().any(|&b| b > 0));
+}

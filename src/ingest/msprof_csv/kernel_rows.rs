@@ -83,16 +83,39 @@ pub fn ingest_file(path: &str, b: &mut TablesBuilder) -> Result<(), IngestError>
     };
     let bytes = std::fs::read(path).map_err(io)?;
     let size = bytes.len() as u64;
-    // A file cut mid-row (a dump that died) has no final line break: read up to the last one.
-    let complete = match bytes.last() {
+    // A file cut mid-row (a dump that died) has no final line break. Its last line is read only
+    // when it has every column of the header; otherwise reading stops at the last line break.
+    let mut complete = match bytes.last() {
         Some(b'\n') | None => bytes.len(),
         Some(_) => memchr::memrchr(b'\n', &bytes).map_or(0, |i| i + 1),
     };
+    let mut unterminated_ok = false;
+    if complete < bytes.len() && complete > 0 {
+        let fields = |b: &[u8]| {
+            csv::ReaderBuilder::new()
+                .has_headers(false)
+                .flexible(true)
+                .from_reader(b)
+                .byte_records()
+                .next()
+                .and_then(Result::ok)
+                .map_or(0, |r| r.len())
+        };
+        if fields(&bytes) == fields(&bytes[complete..]) {
+            complete = bytes.len();
+            unterminated_ok = true;
+        }
+    }
     let mut rd = csv::ReaderBuilder::new()
         .flexible(true)
         .from_reader(&bytes[..complete]);
     let header = rd.byte_headers().map_err(|e| csv_error(path, e))?.clone();
     let cols = Cols::find(&header, path)?;
+    if unterminated_ok {
+        b.diag().add("no_final_line_break", Severity::Info, || {
+            format!("{path}: no line break after the last row; it has every column and was read")
+        });
+    }
     if complete < bytes.len() {
         b.note_truncated(path);
         let (at, total) = (complete, bytes.len());
