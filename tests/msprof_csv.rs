@@ -254,3 +254,53 @@ fn mstt_kernel_details_variants() {
     let t = common::ingest(&dir.join("kernel_details_old_blockdim.csv"));
     assert!(t.kernels.block_num.iter().any(|&b| b > 0));
 }
+
+/// npu_module_mem.csv (torch_npu's MB rewrite of CANN's KB file) is read beside the chosen
+/// trace_view.json into the memory table. Expected per component (rows, sum and max of
+/// round(MB x 1048576) bytes) by Python csv + Decimal on text/level{0,1}/rank0:
+///   level0: 1001 rows; HCCL 13 / 5507973120 / 423690240; APP 13 / 19792920576 / 1522532352
+///   level1: 1078 rows; HCCL 14 / 5931663360 / 423690240; APP 14 / 21315452928 / 1522532352;
+///           RUNTIME 14 / 1353601024 / 96714752; GE 14 / 1115684864 / 79691776. Device `NPU:0`.
+#[test]
+fn npu_module_mem_companion() {
+    for (level, rows, want) in [
+        (
+            "level0",
+            1001,
+            vec![
+                ("HCCL", 13, 5_507_973_120, 423_690_240),
+                ("APP", 13, 19_792_920_576, 1_522_532_352),
+            ],
+        ),
+        (
+            "level1",
+            1078,
+            vec![
+                ("HCCL", 14, 5_931_663_360, 423_690_240),
+                ("APP", 14, 21_315_452_928, 1_522_532_352),
+                ("RUNTIME", 14, 1_353_601_024, 96_714_752),
+                ("GE", 14, 1_115_684_864, 79_691_776),
+            ],
+        ),
+    ] {
+        let t = common::ingest(&output(level, 0).join("trace_view.json"));
+        let m = &t.memory;
+        let ours: Vec<usize> = (0..m.len())
+            .filter(|&i| t.str(m.source[i]) == "npu_module_mem.csv")
+            .collect();
+        assert_eq!(ours.len(), rows, "{level}");
+        assert!(ours.iter().all(|&i| m.device[i] == 0 && m.file[i].0 == 0));
+        for (comp, n, sum, max) in want {
+            let v: Vec<i64> = ours
+                .iter()
+                .filter(|&&i| t.str(m.component[i]) == comp)
+                .map(|&i| m.reserved_bytes[i])
+                .collect();
+            assert_eq!(
+                (v.len(), v.iter().sum::<i64>(), *v.iter().max().unwrap()),
+                (n, sum, max),
+                "{level} {comp}"
+            );
+        }
+    }
+}

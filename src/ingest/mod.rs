@@ -69,10 +69,13 @@ pub fn ingest_input(
     progress: &Progress,
 ) -> Result<(), IngestError> {
     match input.format {
-        detect::InputFormat::ChromeJson => chrome_json::ingest_file(&input.path, b, progress),
-        detect::InputFormat::AscendDb => ascend_db::ingest_file(&input.path, b),
-        detect::InputFormat::KernelCsv => msprof_csv::ingest_file(&input.path, b),
+        detect::InputFormat::ChromeJson => chrome_json::ingest_file(&input.path, b, progress)?,
+        detect::InputFormat::AscendDb => return ascend_db::ingest_file(&input.path, b),
+        detect::InputFormat::KernelCsv => msprof_csv::ingest_file(&input.path, b)?,
     }
+    // The db carries its memory tables; a text export has them as CSVs beside it.
+    msprof_csv::companions(&input.path, b);
+    Ok(())
 }
 
 /// Ingests every input found under `paths` into one set of tables (the joint view; `analyze`

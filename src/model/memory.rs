@@ -9,7 +9,7 @@ use super::strings::StrId;
 pub struct MemoryTable {
     pub file: Vec<FileId>,
     pub device: Vec<i32>,
-    /// The source table (`NPU_MEM`, `NPU_MODULE_MEM`, `MEMORY_RECORD`).
+    /// The source table (`NPU_MEM`, `NPU_MODULE_MEM`, `MEMORY_RECORD`, `npu_module_mem.csv`).
     pub source: Vec<StrId>,
     /// NPU_MEM: `app` / `device`; NPU_MODULE_MEM: the module (`HCCL`, `RUNTIME`, `APP`, ...);
     /// MEMORY_RECORD: `PTA`, `GE`, `PTA+GE`, `WORKSPACE`.

@@ -252,15 +252,19 @@ pub const TABLES: &[TableSchema] = &[
     },
     TableSchema {
         name: "memory",
-        doc: "Sampled memory totals (db NPU_MEM, NPU_MODULE_MEM, MEMORY_RECORD); bytes, -1 where the source has no such value.",
+        doc: "Sampled memory totals (db NPU_MEM, NPU_MODULE_MEM, MEMORY_RECORD; text export npu_module_mem.csv); bytes, -1 where the source has no such value.",
         columns: cols![
             ("file", "FileId", "Row of files."),
             ("device", "i32", "deviceId; -1 unknown."),
-            ("source", "str", "NPU_MEM | NPU_MODULE_MEM | MEMORY_RECORD."),
+            (
+                "source",
+                "str",
+                "NPU_MEM | NPU_MODULE_MEM | MEMORY_RECORD | npu_module_mem.csv."
+            ),
             (
                 "component",
                 "str",
-                "NPU_MEM app/device; NPU_MODULE_MEM module (HCCL, RUNTIME, ... via ENUM_MODULE); MEMORY_RECORD PTA/GE/PTA+GE/WORKSPACE."
+                "NPU_MEM app/device; NPU_MODULE_MEM and npu_module_mem.csv module (HCCL, RUNTIME, ...); MEMORY_RECORD PTA/GE/PTA+GE/WORKSPACE."
             ),
             ("ts_ns", "i64 ns", "Sample time."),
             (

@@ -8,8 +8,36 @@
 //! diagnostic).
 
 mod kernel_rows;
+pub mod module_mem;
 
 pub use kernel_rows::ingest_file;
+
+use crate::diag::Severity;
+use crate::ingest::builder::TablesBuilder;
+
+/// Reads the companion CSVs beside a torch_npu text export (`npu_module_mem.csv` in the same
+/// `ASCEND_PROFILER_OUTPUT/`) into the tables of the file just read from `main`. A companion that
+/// cannot be read is a diagnostic, never a failure of the main input.
+pub fn companions(main: &str, b: &mut TablesBuilder) {
+    let p = std::path::Path::new(main);
+    let Some(dir) = p
+        .parent()
+        .filter(|d| d.file_name().is_some_and(|n| n == "ASCEND_PROFILER_OUTPUT"))
+    else {
+        return;
+    };
+    let Some(file) = b.tables().files.len().checked_sub(1) else {
+        return;
+    };
+    let mem = dir.join("npu_module_mem.csv");
+    if mem.is_file() {
+        let path = mem.display().to_string();
+        if let Err(e) = module_mem::ingest(&path, crate::model::FileId(file as u32), b) {
+            b.diag()
+                .add("companion_unreadable", Severity::DataLoss, || e.to_string());
+        }
+    }
+}
 
 /// True for the CSV files this module reads: `kernel_details.csv` and `op_summary_*.csv` (with
 /// `_slice_N` variants).
