@@ -19,7 +19,7 @@
 //! files of one format (a trace_view.json and an lmdeploy trace of one rank run on different
 //! clocks and are never compared with each other).
 
-use super::devices::{Device, DeviceRef, iv};
+use super::devices::{AsyncCopy, Device, DeviceRef, iv};
 use super::intervals::{self, Iv};
 use super::phases::{DECODE_SCOPE, Launches, PREFILL_SCOPE};
 use super::stats::pct;
@@ -87,10 +87,14 @@ pub fn extract(t: &Tables, devices: &[Device], min_gap_ns: i64) -> Vec<DeviceExt
         return Vec::new();
     }
     let windows = step_windows(t);
-    let launches = Launches::build(t);
+    // The launch map is a pass over every event: only worth it when some file has steps.
+    let launches = windows
+        .iter()
+        .any(|w| !w.starts.is_empty())
+        .then(|| Launches::build(t));
     devices
         .iter()
-        .map(|d| one(t, d, &windows[d.file.idx()], &launches, min_gap_ns))
+        .map(|d| one(t, d, &windows[d.file.idx()], launches.as_ref(), min_gap_ns))
         .collect()
 }
 
@@ -177,9 +181,17 @@ fn step_windows(t: &Tables) -> Vec<Windows> {
     out
 }
 
-fn one(t: &Tables, d: &Device, w: &Windows, launches: &Launches, min_gap_ns: i64) -> DeviceExtract {
+fn one(
+    t: &Tables,
+    d: &Device,
+    w: &Windows,
+    launches: Option<&Launches>,
+    min_gap_ns: i64,
+) -> DeviceExtract {
     let step_of = |i: usize| -> Option<usize> {
-        let at = launches.of(t, i).unwrap_or(t.events.ts_ns[i]);
+        let at = launches
+            .and_then(|l| l.of(t, i))
+            .unwrap_or(t.events.ts_ns[i]);
         w.starts.partition_point(|x| x.0 <= at).checked_sub(1)
     };
     let n = w.starts.len();
@@ -187,13 +199,12 @@ fn one(t: &Tables, d: &Device, w: &Windows, launches: &Launches, min_gap_ns: i64
     let mut comm: Vec<Vec<Iv>> = vec![Vec::new(); n];
     let mut copies: Vec<Vec<Iv>> = vec![Vec::new(); n];
     let mut kernels = vec![0u64; n];
-    let memcpy = t.strings.lookup("MEMCPY_ASYNC");
+    let copy = AsyncCopy::new(t);
     if n > 0 {
         for &i in &d.events {
             let u = i as usize;
             let is_compute = t.events.category[u] == Category::ComputeKernel;
-            let is_copy =
-                memcpy.is_some_and(|m| t.events.task_type[u] == m || t.events.name[u] == m);
+            let is_copy = copy.is(t, u);
             if !is_compute && !is_copy {
                 continue;
             }
@@ -245,8 +256,7 @@ fn one(t: &Tables, d: &Device, w: &Windows, launches: &Launches, min_gap_ns: i64
             communication_not_overlapped_ns: communication - overlapped,
             free_ns: (end - start) - intervals::total(&busy),
             async_copy_ns: async_copy,
-            async_copy_not_overlapped_ns: intervals::total(&cp)
-                - intervals::intersect_total(&cp, &busy),
+            async_copy_not_overlapped_ns: intervals::uncovered_total(&cp, &busy),
             compute_kernels: kernels[k],
             bubbles,
             bubble_ns,
@@ -403,10 +413,6 @@ pub struct Cohort {
 pub struct CrossRank {
     /// One per file format; a cohort of one device has its step summary but no comparison.
     pub cohorts: Vec<Cohort>,
-}
-
-pub fn compute(t: &Tables, devices: &[Device], min_gap_ns: i64, top_n: usize) -> CrossRank {
-    combine(extract(t, devices, min_gap_ns), top_n)
 }
 
 /// The cross-rank comparison from the extracts of every file.

@@ -11,7 +11,7 @@
 //! outside the window, as msprof-analyze counts it), and `free_excluding_async_copy_ns` =
 //! Free − that (its "Free"; it can subtract copy time that lies outside the window).
 
-use super::devices::{Device, DeviceRef, iv};
+use super::devices::{AsyncCopy, Device, DeviceRef, iv};
 use super::intervals::{self, Iv};
 use super::stats::pct;
 use crate::model::{Category, ProcessRole, Tables};
@@ -83,23 +83,16 @@ fn one(t: &Tables, d: &Device) -> Option<DeviceTime> {
     let not_overlapped = communication - overlapped;
     let window = end - start;
     let free = window - intervals::total(&busy);
-    // Interned once: no string comparison per event.
-    let copies: Vec<Iv> = match t.strings.lookup("MEMCPY_ASYNC") {
-        Some(memcpy) => d
-            .events
-            .iter()
-            .filter(|&&i| {
-                let i = i as usize;
-                t.events.task_type[i] == memcpy || t.events.name[i] == memcpy
-            })
-            .map(|&i| iv(t, i))
-            .collect(),
-        None => Vec::new(),
-    };
+    let is_copy = AsyncCopy::new(t);
+    let copies: Vec<Iv> = d
+        .events
+        .iter()
+        .filter(|&&i| is_copy.is(t, i as usize))
+        .map(|&i| iv(t, i))
+        .collect();
     let async_copy: i64 = copies.iter().map(|c| c.1 - c.0).sum();
     let copies = intervals::union(copies);
-    let copy_not_overlapped =
-        intervals::total(&copies) - intervals::intersect_total(&copies, &busy);
+    let copy_not_overlapped = intervals::uncovered_total(&copies, &busy);
     let vendor = vendor(t, d).map(|(c, m, n, f)| VendorBreakdown {
         source: format!("Overlap Analysis process of {}", d.evidence.file),
         computing_ns: c,

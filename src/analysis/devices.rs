@@ -111,3 +111,18 @@ pub fn wait_kind(t: &Tables, i: usize, buf: &mut String) -> Option<WaitKind> {
     (t.events.category[i] == Category::WaitSync)
         .then(|| WaitKind::of(t.str(t.events.task_type[i]), t.event_name(i), buf))
 }
+
+/// Async copies: `MEMCPY_ASYNC` by task type or name (msprof-analyze's "memory"). The string is
+/// interned once, so the per-event test compares integers.
+pub struct AsyncCopy(Option<crate::model::StrId>);
+
+impl AsyncCopy {
+    pub fn new(t: &Tables) -> AsyncCopy {
+        AsyncCopy(t.strings.lookup("MEMCPY_ASYNC"))
+    }
+
+    pub fn is(&self, t: &Tables, i: usize) -> bool {
+        self.0
+            .is_some_and(|m| t.events.task_type[i] == m || t.events.name[i] == m)
+    }
+}

@@ -60,6 +60,11 @@ pub fn subtract(a: &[Iv], b: &[Iv]) -> Vec<Iv> {
     out
 }
 
+/// Length of the union `u` outside the union `cover`.
+pub fn uncovered_total(u: &[Iv], cover: &[Iv]) -> i64 {
+    total(u) - intersect_total(u, cover)
+}
+
 /// The idle parts of `window` not covered by the union `u`.
 pub fn gaps(u: &[Iv], window: Iv) -> Vec<Iv> {
     subtract(&[window], u)

@@ -121,14 +121,10 @@ fn newest_db(out: &Path) -> Option<PathBuf> {
     dbs.pop().map(|(_, p)| p)
 }
 
-/// Opens read-only and immutable (never writes or locks) and looks for the TASK table.
+/// Opens the db the way the reader does (read-only, immutable: never writes or locks) and looks
+/// for the TASK table.
 fn db_has_task(p: &Path) -> Result<(), String> {
-    let uri = format!("file:{}?immutable=1", p.display());
-    let c = rusqlite::Connection::open_with_flags(
-        &uri,
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_URI,
-    )
-    .map_err(|e| e.to_string())?;
+    let c = crate::ingest::ascend_db::open(&p.to_string_lossy()).map_err(|e| e.to_string())?;
     let n: i64 = c
         .query_row(
             "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'TASK'",

@@ -175,7 +175,7 @@ pub fn run(
             failed += 1;
             first_error.get_or_insert_with(|| f.error.clone().unwrap_or_default());
             ok.push(Part {
-                analyses: empty_analyses(),
+                analyses: Analyses::default(),
                 rank_facts: vec![f],
                 extracts: Vec::new(),
             });
@@ -201,14 +201,4 @@ pub fn run(
         ingest_ms,
         analysis_ms,
     })
-}
-
-fn empty_analyses() -> Analyses {
-    analyses::finish(
-        Vec::new(),
-        &AnalyzeOpts {
-            only: Some(Vec::new()),
-            ..AnalyzeOpts::default()
-        },
-    )
 }

@@ -61,7 +61,7 @@ impl Default for AnalyzeOpts {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Analyses {
     pub device_time: Vec<DeviceTime>,
     pub kernel_types: Vec<KernelTypes>,
@@ -168,22 +168,7 @@ pub fn run_part(t: &Tables, o: &AnalyzeOpts) -> Part {
 /// The run's analyses from its parts (in input order): per-file lists concatenated, the batch
 /// verdict re-derived over all files, ranks and cross_rank computed over every part.
 pub fn finish(parts: Vec<Part>, o: &AnalyzeOpts) -> Analyses {
-    let mut a = Analyses {
-        ranks: Ranks::default(),
-        cross_rank: CrossRank::default(),
-        device_time: Vec::new(),
-        kernel_types: Vec::new(),
-        kernel_types_complete_steps: Vec::new(),
-        bubbles: Vec::new(),
-        step_sync: Vec::new(),
-        mtp: Vec::new(),
-        top_events: Vec::new(),
-        op_types: Vec::new(),
-        composition: Vec::new(),
-        communication: Vec::new(),
-        phases: Vec::new(),
-        batch_audit: None,
-    };
+    let mut a = Analyses::default();
     let mut facts = Vec::new();
     let mut extracts = Vec::new();
     let mut audits = Vec::new();

@@ -40,7 +40,7 @@ use rusqlite::Connection;
 use strings::StringIds;
 
 /// Synthetic pids (a db has no trace pids): distinct per role and device.
-const PID_HARDWARE: i64 = 1 << 40;
+pub(crate) const PID_HARDWARE: i64 = 1 << 40;
 const PID_HCCL: i64 = 2 << 40;
 const PID_CANN: i64 = 3 << 40;
 const PID_PYTHON: i64 = 4 << 40;

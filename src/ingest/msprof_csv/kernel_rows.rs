@@ -8,9 +8,8 @@ use crate::model::StrId;
 use crate::model::events::NO_ROW;
 use crate::model::files::SourceFormat;
 
-/// The pid of the synthesised `Ascend Hardware` process (per device: + device id); the same
-/// space as the db reader's, so the two never collide within a file.
-const PID_HARDWARE: i64 = 1 << 40;
+/// The synthesised `Ascend Hardware` process (per device: + device id), as the db reader makes it.
+use crate::ingest::ascend_db::PID_HARDWARE;
 
 /// Column indexes by the names both spellings use.
 struct Cols {
