@@ -16,6 +16,7 @@ pub mod memory;
 pub mod meta;
 pub mod reference;
 pub mod schema;
+pub mod serving;
 pub mod steps;
 pub mod strings;
 pub mod tables;
