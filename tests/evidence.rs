@@ -18,10 +18,22 @@ fn smi(rel: &str) -> profscope::model::serving::NpuSmiSnapshot {
     npu_smi::read(&Path::new(S).join(rel)).unwrap()
 }
 
+/// (file, layout, chips, HBM used sum, HBM total sum, processes, process MB sum, idle NPUs)
+type Case = (
+    &'static str,
+    &'static str,
+    usize,
+    u64,
+    u64,
+    usize,
+    f64,
+    &'static [u32],
+);
+
 #[test]
 fn every_npu_smi_sample_parses_to_the_regex_oracle() {
     // (file, layout, chips, HBM used sum, HBM total sum, processes, process MB sum, idle NPUs)
-    let cases: &[(&str, &str, usize, u64, u64, usize, f64, &[u32])] = &[
+    let cases: &[Case] = &[
         (
             "ascend-misc/mstt/snippets/npu_smi_info_910b4_hami_webui_issue47.txt",
             "classic",
