@@ -13,6 +13,7 @@ pub mod devices;
 pub mod families;
 pub mod intervals;
 pub mod kernel_types;
+pub mod memory;
 pub mod mtp;
 pub mod op_types;
 pub mod phases;

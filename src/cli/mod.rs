@@ -4,6 +4,7 @@
 mod analyze;
 mod collect;
 mod diff;
+mod memory;
 mod synth;
 mod weights;
 
@@ -33,6 +34,9 @@ enum Command {
     /// A checkpoint's tensors by class: exact bytes, estimated per-device share under TP/EP
     /// (safetensors headers or index only).
     Weights(weights::WeightsArgs),
+    /// What holds HBM on each device (weights, KV cache, graph capture, HCCL, runtime,
+    /// activations, residual), from npu-smi, vLLM logs, safetensors and msprof evidence.
+    Memory(memory::MemoryArgs),
     /// Write a deterministic, realistic Ascend serving profiling root with its ground truth.
     Synth(synth::SynthArgs),
 }
@@ -44,6 +48,7 @@ pub fn main() -> ExitCode {
         Command::Diff(a) => diff::run(a),
         Command::Collect(a) => collect::run(a),
         Command::Weights(a) => weights::run(a),
+        Command::Memory(a) => memory::run(a),
         Command::Synth(a) => synth::run(a),
     };
     match result {

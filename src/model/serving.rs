@@ -169,3 +169,45 @@ pub enum VllmValue {
     /// X1.
     SleepFreed { freed_bytes: i64, in_use_bytes: i64 },
 }
+
+/// What moment an npu-smi snapshot shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SnapshotRole {
+    /// No model loaded: the driver / firmware baseline.
+    Idle,
+    /// Service up, before traffic.
+    Ready,
+    /// Loaded, moment not stated.
+    Loaded,
+    /// After inference traffic ended.
+    PostInference,
+    /// Taken at the activation peak (during a prefill of the largest batch).
+    Peak,
+}
+
+impl SnapshotRole {
+    pub fn parse(s: &str) -> Option<SnapshotRole> {
+        Some(match s {
+            "idle" | "baseline" => SnapshotRole::Idle,
+            "ready" => SnapshotRole::Ready,
+            "loaded" => SnapshotRole::Loaded,
+            "post_inference" | "post-inference" | "after" | "post" => SnapshotRole::PostInference,
+            "peak" => SnapshotRole::Peak,
+            _ => return None,
+        })
+    }
+}
+
+/// One driver module's reserved memory on one device over a capture (msprof).
+#[derive(Debug, Clone, Serialize)]
+pub struct ModuleMem {
+    pub file: String,
+    /// The profiler's device id (-1 unknown).
+    pub device: i32,
+    pub component: String,
+    pub max_bytes: i64,
+    /// When the maximum was sampled (ns, the profiler's clock).
+    pub max_ts_ns: i64,
+    pub samples: u64,
+}

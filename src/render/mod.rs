@@ -4,6 +4,7 @@
 pub mod diff;
 pub mod json;
 pub mod markdown;
+pub mod memory;
 pub mod sections;
 pub mod table;
 

@@ -3,6 +3,7 @@
 
 pub mod analyses;
 pub mod diff;
+pub mod memory;
 
 pub use analyses::{Analyses, AnalyzeOpts};
 

@@ -284,3 +284,29 @@ pub fn bench_scan_task(path: &str, direct: bool) -> Result<usize, IngestError> {
     })?;
     Ok(values / tasks::TASK_COLS.len())
 }
+
+/// Reads only the memory tables (NPU_MEM, NPU_MODULE_MEM, MEMORY_RECORD, OP_MEMORY) of a
+/// profiler or msprof db: what the HBM attribution needs, without the timeline.
+pub fn ingest_memory_only(path: &str, builder: &mut TablesBuilder) -> Result<FileId, IngestError> {
+    let c = open(path)?;
+    let schema = Schema::probe(&c, path)?;
+    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let file = builder.add_file(
+        path,
+        FileMeta {
+            format: Some(crate::model::files::SourceFormat::AscendDb),
+            size_bytes: size,
+            parsed_bytes: 0,
+            rank: super::rank::rank_from_path(path),
+            ..Default::default()
+        },
+    );
+    let strings = if schema.has("STRING_IDS") {
+        StringIds::load(&c, path, builder)?
+    } else {
+        StringIds::default()
+    };
+    let mut cx = Ctx::new(&c, path, &schema, &strings, builder, file);
+    memory::ingest(&mut cx)?;
+    Ok(file)
+}

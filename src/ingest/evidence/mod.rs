@@ -1,6 +1,7 @@
 //! Serving evidence beside the profiles (issue 5): safetensors checkpoints (headers and sharded
 //! indexes), `npu-smi info` tables and vLLM / vLLM-Ascend start-up logs.
 
+pub mod gather;
 pub mod npu_smi;
 pub mod safetensors;
 pub mod vllm_log;

@@ -1,0 +1,170 @@
+//! Collects one run's memory evidence from files and folders: npu-smi tables and vLLM logs (by
+//! content), a safetensors checkpoint (index, file or header JSON), and msprof module memory
+//! (`npu_module_mem.csv`, or the NPU_MODULE_MEM table of a profiler / msprof db, read alone).
+//! Each npu-smi snapshot gets a role: explicit, else `idle` when no process holds a device,
+//! else from its file name (idle/baseline, ready, post/after, peak), else `loaded`.
+
+use super::{npu_smi, safetensors, vllm_log};
+use crate::ingest::builder::{FileMeta, TablesBuilder};
+use crate::model::Tables;
+use crate::model::checkpoint::Checkpoint;
+use crate::model::serving::{NpuSmiSnapshot, SnapshotRole, VllmLog};
+use std::path::{Path, PathBuf};
+
+#[derive(Default)]
+pub struct Gathered {
+    pub snapshots: Vec<(NpuSmiSnapshot, SnapshotRole)>,
+    pub logs: Vec<VllmLog>,
+    pub checkpoint: Option<(String, Checkpoint)>,
+    /// Memory tables of the msprof files read (module rows only matter).
+    pub module_tables: Tables,
+    /// Files looked at and not used, with why.
+    pub skipped: Vec<(String, String)>,
+    /// Files that looked like evidence and could not be read.
+    pub errors: Vec<String>,
+}
+
+/// Text files larger than this are not sniffed as npu-smi tables or logs.
+const MAX_TEXT: u64 = 512 << 20;
+
+fn walk(p: &Path, out: &mut Vec<PathBuf>, depth: usize) {
+    if p.is_dir() {
+        if depth > 8 {
+            return;
+        }
+        let Ok(rd) = std::fs::read_dir(p) else { return };
+        let mut v: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+        v.sort();
+        for c in v {
+            walk(&c, out, depth + 1);
+        }
+    } else {
+        out.push(p.to_path_buf());
+    }
+}
+
+fn role_from_name(name: &str) -> Option<SnapshotRole> {
+    let n = name.to_ascii_lowercase();
+    [
+        ("idle", SnapshotRole::Idle),
+        ("baseline", SnapshotRole::Idle),
+        ("peak", SnapshotRole::Peak),
+        ("post", SnapshotRole::PostInference),
+        ("after", SnapshotRole::PostInference),
+        ("ready", SnapshotRole::Ready),
+    ]
+    .into_iter()
+    .find(|(k, _)| n.contains(k))
+    .map(|(_, r)| r)
+}
+
+/// `explicit` maps files to roles (`--npu-smi ROLE=FILE`); those files need not be in `paths`.
+pub fn gather(paths: &[PathBuf], explicit: &[(SnapshotRole, PathBuf)]) -> Gathered {
+    let mut g = Gathered::default();
+    let mut files = Vec::new();
+    for p in paths {
+        if !p.exists() {
+            g.errors
+                .push(format!("{}: no such file or folder", p.display()));
+        }
+        walk(p, &mut files, 0);
+    }
+    for (_, p) in explicit {
+        if !files.contains(p) {
+            files.push(p.clone());
+        }
+    }
+    let mut b = TablesBuilder::new();
+    let index = files
+        .iter()
+        .find(|f| f.to_string_lossy().ends_with(".safetensors.index.json"))
+        .cloned();
+    for f in &files {
+        let s = f.display().to_string();
+        let name = f
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
+        let is_tensor_file = name.ends_with(".safetensors")
+            || name.ends_with(".safetensors.index.json")
+            || name.ends_with(".safetensors.header.json");
+        if is_tensor_file {
+            let chosen = match &index {
+                Some(i) => i == f,
+                None => g.checkpoint.is_none(),
+            };
+            if !chosen {
+                g.skipped
+                    .push((s, "another checkpoint file of the run was used".into()));
+                continue;
+            }
+            match safetensors::read(f) {
+                Ok(c) => g.checkpoint = Some((s, c)),
+                Err(e) => g.errors.push(e.to_string()),
+            }
+            continue;
+        }
+        if name.starts_with("npu_module_mem") && name.ends_with(".csv") {
+            let file = b.add_file(&s, FileMeta::default());
+            if let Err(e) = crate::ingest::msprof_csv::module_mem::ingest(&s, file, &mut b) {
+                g.errors.push(e.to_string());
+            }
+            continue;
+        }
+        if name.ends_with(".db")
+            && (name.starts_with("ascend_pytorch_profiler") || name.starts_with("msprof_"))
+        {
+            if let Err(e) = crate::ingest::ascend_db::ingest_memory_only(&s, &mut b) {
+                g.errors.push(e.to_string());
+            }
+            continue;
+        }
+        let ext = f
+            .extension()
+            .map(|e| e.to_string_lossy().to_ascii_lowercase());
+        if !matches!(ext.as_deref(), None | Some("txt" | "log" | "out")) {
+            g.skipped.push((s, "not an evidence file type".into()));
+            continue;
+        }
+        let Ok(meta) = std::fs::metadata(f) else {
+            continue;
+        };
+        if meta.len() > MAX_TEXT {
+            g.skipped
+                .push((s, format!("text over {} MB not sniffed", MAX_TEXT >> 20)));
+            continue;
+        }
+        let text = match std::fs::read(f) {
+            Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+            Err(e) => {
+                g.errors.push(format!("{s}: {e}"));
+                continue;
+            }
+        };
+        let role = explicit.iter().find(|(_, p)| p == f).map(|(r, _)| *r);
+        if role.is_some() || npu_smi::looks_like(&text) {
+            match npu_smi::parse(&text, &s) {
+                Ok(snap) => {
+                    let role = role.unwrap_or_else(|| {
+                        if !snap.has_processes() {
+                            SnapshotRole::Idle
+                        } else {
+                            role_from_name(&name)
+                                .filter(|r| *r != SnapshotRole::Idle)
+                                .unwrap_or(SnapshotRole::Loaded)
+                        }
+                    });
+                    g.snapshots.push((snap, role));
+                }
+                Err(e) => g.errors.push(e.to_string()),
+            }
+        } else if vllm_log::looks_like(&text) {
+            g.logs.push(vllm_log::parse(&text, &s));
+        } else {
+            g.skipped
+                .push((s, "neither an npu-smi table nor a vLLM log".into()));
+        }
+    }
+    g.module_tables = b.finish();
+    g
+}
