@@ -252,32 +252,32 @@ pub const TABLES: &[TableSchema] = &[
     },
     TableSchema {
         name: "memory",
-        doc: "Sampled memory totals (db NPU_MEM, NPU_MODULE_MEM, MEMORY_RECORD; text export npu_module_mem.csv); bytes, -1 where the source has no such value.",
+        doc: "Sampled memory totals (db NPU_MEM, NPU_MODULE_MEM, MEMORY_RECORD; text export npu_module_mem.csv, memory_record.csv); bytes, -1 where the source has no such value.",
         columns: cols![
             ("file", "FileId", "Row of files."),
             ("device", "i32", "deviceId; -1 unknown."),
             (
                 "source",
                 "str",
-                "NPU_MEM | NPU_MODULE_MEM | MEMORY_RECORD | npu_module_mem.csv."
+                "NPU_MEM | NPU_MODULE_MEM | MEMORY_RECORD | npu_module_mem.csv | memory_record.csv."
             ),
             (
                 "component",
                 "str",
-                "NPU_MEM app/device; NPU_MODULE_MEM and npu_module_mem.csv module (HCCL, RUNTIME, ...); MEMORY_RECORD PTA/GE/PTA+GE/WORKSPACE."
+                "NPU_MEM app/device; NPU_MODULE_MEM and npu_module_mem.csv module (HCCL, RUNTIME, ...); MEMORY_RECORD and memory_record.csv PTA/GE/PTA+GE/WORKSPACE/APP."
             ),
             ("ts_ns", "i64 ns", "Sample time."),
             (
                 "allocated_bytes / reserved_bytes / active_bytes",
                 "i64 bytes",
-                "MEMORY_RECORD totals (NPU_MODULE_MEM fills reserved_bytes)."
+                "MEMORY_RECORD / memory_record.csv totals (MB × 2^20 in the CSV; NPU_MODULE_MEM fills reserved_bytes)."
             ),
             ("hbm_bytes", "i64 bytes", "NPU_MEM hbm."),
         ],
     },
     TableSchema {
         name: "op_memory",
-        doc: "Per-operator allocations (db OP_MEMORY).",
+        doc: "Per-operator allocations (db OP_MEMORY; text export operator_memory.csv, Size(KB) × 1024, totals MB × 2^20, release -1 when empty).",
         columns: cols![
             ("file", "FileId", "Row of files."),
             ("device", "i32", "deviceId."),
@@ -306,20 +306,28 @@ pub const TABLES: &[TableSchema] = &[
     },
     TableSchema {
         name: "reference",
-        doc: "Vendor-derived values kept for comparison only (analysis.db StepTraceTime, CommAnalyzerTime, CommAnalyzerBandwidth, CommAnalyzerMatrix), one row per cell.",
+        doc: "Vendor-derived values kept for comparison only, one row per cell: analysis.db (StepTraceTime, CommAnalyzerTime, CommAnalyzerBandwidth, CommAnalyzerMatrix) and the text export's step_trace_time.csv, op_statistic.csv, task_time.csv, communication.json, communication_matrix.json (msprof-analyze cluster_* files when read directly). JSON records: the keys above a record are text columns (step, kind, op, link; cluster: group, step, op, rank), nested keys joined with /.",
         columns: cols![
             (
                 "file",
                 "FileId",
-                "Row of files (the profiler db beside analysis.db)."
+                "Row of files (the rank's main input: the db beside analysis.db, or the text export the files sit beside)."
             ),
-            ("table", "str", "Vendor table."),
-            ("row", "u32", "Row within that table, rowid order."),
+            (
+                "table",
+                "str",
+                "Vendor table, or the file name for text files."
+            ),
+            (
+                "row",
+                "u32",
+                "Row within that table (rowid order; CSV line order; JSON key order)."
+            ),
             ("column", "str", "Vendor column."),
             (
                 "number",
                 "f64",
-                "Numeric value in the vendor's unit (µs for StepTraceTime / CommAnalyzerTime); NaN for text."
+                "Numeric value in the vendor's unit (µs for StepTraceTime / step_trace_time.csv / CommAnalyzerTime; the unit in the column name otherwise); NaN for text."
             ),
             ("text", "str", "Text value; empty for numbers."),
         ],

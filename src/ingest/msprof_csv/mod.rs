@@ -8,16 +8,19 @@
 //! diagnostic).
 
 mod kernel_rows;
+pub mod memory_rows;
 pub mod module_mem;
+pub mod reference_rows;
 
 pub use kernel_rows::ingest_file;
 
 use crate::diag::Severity;
 use crate::ingest::builder::TablesBuilder;
 
-/// Reads the companion CSVs beside a torch_npu text export (`npu_module_mem.csv` in the same
-/// `ASCEND_PROFILER_OUTPUT/`) into the tables of the file just read from `main`. A companion that
-/// cannot be read is a diagnostic, never a failure of the main input.
+/// Reads the companion files beside a torch_npu text export (the other CSV / JSON files of the
+/// same `ASCEND_PROFILER_OUTPUT/`, see [`read_vendor_file`]) into the tables of the file just read
+/// from `main`. A companion that cannot be read is a diagnostic, never a failure of the main
+/// input.
 pub fn companions(main: &str, b: &mut TablesBuilder) {
     let p = std::path::Path::new(main);
     let Some(dir) = p
@@ -29,14 +32,84 @@ pub fn companions(main: &str, b: &mut TablesBuilder) {
     let Some(file) = b.tables().files.len().checked_sub(1) else {
         return;
     };
-    let mem = dir.join("npu_module_mem.csv");
-    if mem.is_file() {
-        let path = mem.display().to_string();
-        if let Err(e) = module_mem::ingest(&path, crate::model::FileId(file as u32), b) {
+    let file = crate::model::FileId(file as u32);
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut found: Vec<(usize, String, std::path::PathBuf)> = rd
+        .flatten()
+        .filter_map(|e| {
+            let n = e.file_name().to_string_lossy().to_string();
+            let k = COMPANIONS.iter().position(|c| is_companion(&n, c))?;
+            Some((k, n, e.path()))
+        })
+        .collect();
+    found.sort();
+    for (_, _, f) in found {
+        if let Err(e) = read_vendor_file(&f.display().to_string(), file, b) {
             b.diag()
                 .add("companion_unreadable", Severity::DataLoss, || e.to_string());
         }
     }
+}
+
+/// The companions read beside a text export, in this order.
+pub const COMPANIONS: &[&str] = &[
+    "npu_module_mem.csv",
+    "memory_record.csv",
+    "operator_memory.csv",
+    "step_trace_time.csv",
+    "op_statistic.csv",
+    "task_time.csv",
+    "communication.json",
+    "communication_matrix.json",
+];
+
+/// `name` is `companion` or its `_slice_<n>` variant (`communication_slice_0.json`).
+fn is_companion(name: &str, companion: &str) -> bool {
+    let (stem, ext) = companion.rsplit_once('.').unwrap_or((companion, ""));
+    name == companion
+        || name
+            .strip_prefix(stem)
+            .and_then(|r| r.strip_prefix("_slice_"))
+            .and_then(|r| r.strip_suffix(ext)?.strip_suffix('.'))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()))
+}
+
+/// Reads one vendor summary file, chosen by name, into `file`'s tables; returns rows (records)
+/// read. `npu_module_mem*.csv`, `memory_record*.csv` → memory; `operator_memory*.csv` →
+/// op_memory; other CSVs (`step_trace_time`, `op_statistic`, `task_time`,
+/// `cluster_step_trace_time`, ...) and `communication*.json` / `cluster_communication.json` →
+/// reference, as table `<file name>`.
+pub fn read_vendor_file(
+    path: &str,
+    file: crate::model::FileId,
+    b: &mut TablesBuilder,
+) -> Result<u64, crate::ingest::error::IngestError> {
+    let name = std::path::Path::new(path)
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    if name.starts_with("npu_module_mem") {
+        return module_mem::ingest(path, file, b);
+    }
+    if name.starts_with("memory_record") {
+        return memory_rows::ingest_memory_record(path, file, b);
+    }
+    if name.starts_with("operator_memory") {
+        return memory_rows::ingest_operator_memory(path, file, b);
+    }
+    if name.ends_with(".csv") {
+        return reference_rows::ingest_csv(path, &name, file, b).map(u64::from);
+    }
+    let levels: &[&str] = if name.starts_with("cluster_communication") {
+        &["group", "step", "op", "rank"]
+    } else if name.starts_with("communication_matrix") {
+        &["step", "kind", "op", "link"]
+    } else {
+        &["step", "kind", "op"]
+    };
+    reference_rows::ingest_json(path, &name, levels, file, b).map(u64::from)
 }
 
 /// True for the CSV files this module reads: `kernel_details.csv` and `op_summary_*.csv` (with
