@@ -311,7 +311,7 @@ fn missing_evidence_is_unknown_never_zero_and_listed() {
         Some((d.ready() - d.weights - d.kv - d.graph) as i64 * MIB)
     );
     assert!(a.statements.iter().any(|s| {
-        s.contains("device 0: the residual includes the unknown component(s) fixed_overhead")
+        s.contains("device(s) 0, 1: the residual includes the unknown component(s) fixed_overhead, hccl, cann_runtime, activations")
     }));
 
     // Ready plus post-inference: no activation peak, and it says so with the difference.

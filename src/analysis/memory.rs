@@ -390,6 +390,8 @@ pub fn attribute(inp: &Inputs<'_>) -> Attribution {
         }
     }
 
+    // Unknown components inside each device's residual: device labels per list.
+    let mut residual_unknowns: std::collections::BTreeMap<String, Vec<String>> = Default::default();
     let used_of = |d: &Dev| d.chip.map(chip_used);
     let mut devices = Vec::new();
     for d in &devs {
@@ -596,10 +598,10 @@ pub fn attribute(inp: &Inputs<'_>) -> Attribution {
         };
         if !unknown.is_empty() && residual.is_some() {
             let label = d.device.map_or("?".into(), |x| x.to_string());
-            statements.push(format!(
-                "device {label}: the residual includes the unknown component(s) {}",
-                unknown.join(", ")
-            ));
+            residual_unknowns
+                .entry(unknown.join(", "))
+                .or_default()
+                .push(label);
         }
         devices.push(DeviceMemory {
             device: d.device,
@@ -620,7 +622,21 @@ pub fn attribute(inp: &Inputs<'_>) -> Attribution {
             cross_check: cross,
         });
     }
-    // Per-component gaps, once per run.
+    for (unknown, devs) in residual_unknowns {
+        statements.push(format!(
+            "device(s) {}: the residual includes the unknown component(s) {unknown}",
+            devs.join(", ")
+        ));
+    }
+    // Per-component gaps, once per run, unless a missing input above already explains them.
+    let covered = |name: &str| match name {
+        "fixed_overhead" => idle.is_none(),
+        "weights" => inp.logs.is_empty() && inp.checkpoint.is_none(),
+        "kv_cache" | "graph_capture" => inp.logs.is_empty(),
+        "hccl" | "cann_runtime" => mapped.is_empty(),
+        "activations" => peak.is_none(),
+        _ => false,
+    };
     for name in [
         "fixed_overhead",
         "weights",
@@ -639,7 +655,7 @@ pub fn attribute(inp: &Inputs<'_>) -> Attribution {
             })
             .map(|d| d.device.map_or("?".into(), |x| x.to_string()))
             .collect();
-        if !unknown_on.is_empty() && !missing.iter().any(|m| m.starts_with(name)) {
+        if !unknown_on.is_empty() && !covered(name) {
             missing.push(format!(
                 "{name}: no evidence for device(s) {}",
                 unknown_on.join(", ")
