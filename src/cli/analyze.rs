@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 
 #[derive(Args)]
 pub struct AnalyzeArgs {
-    /// Files or folders to analyse (default: the bundled demo root fixtures/demo).
+    /// Files or folders to analyse, or a `collect case` manifest.json (default: the bundled demo
+    /// root fixtures/demo).
     pub paths: Vec<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
@@ -84,11 +85,34 @@ pub fn demo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo")
 }
 
+/// A `collect case` manifest stands for the profile it points at (its archive when archived,
+/// else the profiler root; relative paths are taken from the manifest's folder).
+fn from_manifest(p: &std::path::Path) -> PathBuf {
+    match crate::collect::manifest::read(p) {
+        Some(m) => {
+            let root = PathBuf::from(m.profile_root());
+            let root = if root.is_relative() && !root.exists() {
+                p.parent().unwrap_or(std::path::Path::new(".")).join(root)
+            } else {
+                root
+            };
+            eprintln!(
+                "profscope: {} is a collect manifest ({}): analysing {}",
+                p.display(),
+                m.status,
+                root.display()
+            );
+            root
+        }
+        None => p.to_path_buf(),
+    }
+}
+
 pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let paths = if args.paths.is_empty() {
         vec![demo_root()]
     } else {
-        args.paths
+        args.paths.iter().map(|p| from_manifest(p)).collect()
     };
     if let Some(bad) = args
         .only

@@ -1,7 +1,7 @@
-//! `profscope collect verify|archive`: collection gates on a captured root. Prints one JSON object
+//! `profscope collect verify|archive|analyse|case`: collection gates and the case driver. Prints one JSON object
 //! on stdout; exit 0 when every gate passed, 1 when one failed, 2 on error.
 
-use crate::collect::{archive, verify};
+use crate::collect::{analyse, archive, case, manifest, verify};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,6 +18,100 @@ pub enum CollectCommand {
     Verify(VerifyArgs),
     /// Verify, then copy every rank's outputs into `<TO>/<tag>_<UTC time>/` (itself a valid root).
     Archive(ArchiveArgs),
+    /// Run the per-rank analyse step for every rank folder, in parallel, under one timeout.
+    Analyse(AnalyseArgs),
+    /// Capture one case from a vLLM-style service: health, /start_profile, workload,
+    /// /stop_profile, stop, analyse, verify, archive; prints the manifest.
+    Case(Box<CaseArgs>),
+}
+
+#[derive(Args)]
+pub struct AnalyseArgs {
+    /// The profiler directory holding the `*_ascend_pt` rank folders.
+    pub root: PathBuf,
+    /// The per-rank command; `{dir}` and `{export}` are substituted (default: torch_npu's
+    /// offline analyse() through python3).
+    #[arg(long = "analyse-cmd")]
+    pub command: Option<String>,
+    #[arg(long, value_enum, default_value_t = verify::Export::Db)]
+    pub export: verify::Export,
+    /// Ranks analysed at once (effective: min(ranks, N)).
+    #[arg(long, default_value_t = 8)]
+    pub parallelism: usize,
+    /// One overall wall-clock limit; ranks still running are killed.
+    #[arg(long, default_value_t = 3600.0)]
+    pub timeout_s: f64,
+}
+
+#[derive(Args)]
+pub struct CaseArgs {
+    /// The OpenAI-compatible service, e.g. http://127.0.0.1:8000.
+    #[arg(long)]
+    pub url: String,
+    /// Start the service with this shell command (and stop it afterwards).
+    #[arg(long)]
+    pub serve_start: Option<String>,
+    /// How to stop a service we started (else SIGTERM, then SIGKILL, to its process group).
+    #[arg(long)]
+    pub serve_stop: Option<String>,
+    #[arg(long)]
+    pub model: Option<String>,
+    #[arg(long)]
+    pub served_model_name: String,
+    #[arg(long, default_value_t = 1)]
+    pub tp: u32,
+    #[arg(long, default_value_t = 1)]
+    pub dp: u32,
+    /// enforce_eager, full_decode_only or piecewise_graph (recorded in the manifest).
+    #[arg(long, default_value = "enforce_eager")]
+    pub mode: String,
+    /// text or vl (each request carries an image part).
+    #[arg(long, default_value = "text")]
+    pub request_kind: String,
+    #[arg(long, default_value_t = 1024)]
+    pub prompt_tokens: u64,
+    #[arg(long, default_value_t = 128)]
+    pub output_tokens: u64,
+    #[arg(long, default_value_t = 16)]
+    pub total_requests: u64,
+    #[arg(long, default_value_t = 4)]
+    pub concurrency: u64,
+    /// Fraction of benchmark requests that must succeed.
+    #[arg(long, default_value_t = 0.8)]
+    pub success_threshold: f64,
+    #[arg(long, default_value_t = 8)]
+    pub followup_output_tokens: u64,
+    /// The service's profiler output directory (VLLM_TORCH_PROFILER_DIR); must hold no rank
+    /// folder yet.
+    #[arg(long)]
+    pub profiler_dir: PathBuf,
+    #[arg(long, default_value_t = 900.0)]
+    pub health_timeout_s: f64,
+    /// /start_profile and /stop_profile can take minutes on big models.
+    #[arg(long, default_value_t = 900.0)]
+    pub control_timeout_s: f64,
+    #[arg(long, default_value_t = 600.0)]
+    pub request_timeout_s: f64,
+    #[arg(long, default_value_t = 30.0)]
+    pub stop_grace_s: f64,
+    /// Per-rank analyse command (`{dir}`, `{export}`); `default` = torch_npu's analyse();
+    /// omitted = the service already analysed online.
+    #[arg(long = "analyse-cmd")]
+    pub analyse_cmd: Option<String>,
+    #[arg(long, default_value_t = 8)]
+    pub analyse_parallelism: usize,
+    #[arg(long, default_value_t = 3600.0)]
+    pub analyse_timeout_s: f64,
+    #[arg(long, value_enum, default_value_t = verify::Export::Db)]
+    pub export: verify::Export,
+    /// Archive the verified root here.
+    #[arg(long)]
+    pub archive_to: Option<PathBuf>,
+    /// Where `<UTC time>_<tag>/manifest.json` is written.
+    #[arg(long, default_value = "profscope-runs")]
+    pub runs_dir: PathBuf,
+    #[arg(long, default_value = "case")]
+    pub tag: String,
 }
 
 #[derive(Args)]
@@ -46,6 +140,76 @@ pub struct ArchiveArgs {
 
 pub fn run(a: CollectArgs) -> anyhow::Result<ExitCode> {
     let (json, ok) = match a.command {
+        CollectCommand::Analyse(x) => {
+            let dirs = verify::rank_dirs(&x.root)?;
+            if dirs.is_empty() {
+                anyhow::bail!("{}: no `*_ascend_pt` rank folder found", x.root.display());
+            }
+            let cmd = x.command.unwrap_or_else(|| analyse::DEFAULT_COMMAND.into());
+            let export = match x.export {
+                verify::Export::Db => "db",
+                verify::Export::Text => "text",
+                verify::Export::Both => "all",
+            };
+            let r = analyse::run(
+                &dirs,
+                &cmd,
+                export,
+                x.parallelism,
+                std::time::Duration::from_secs_f64(x.timeout_s),
+            );
+            (serde_json::to_string_pretty(&r)?, r.status == "ok")
+        }
+        CollectCommand::Case(c) => {
+            let secs = std::time::Duration::from_secs_f64;
+            let o = case::CaseOpts {
+                url: c.url,
+                serve_start: c.serve_start,
+                serve_stop: c.serve_stop,
+                model: c.model,
+                served_model_name: c.served_model_name,
+                tp: c.tp,
+                dp: c.dp,
+                mode: c.mode,
+                workload: manifest::Workload {
+                    request_kind: c.request_kind,
+                    prompt_tokens: c.prompt_tokens,
+                    output_tokens: c.output_tokens,
+                    total_requests: c.total_requests,
+                    concurrency: c.concurrency,
+                    success_threshold: c.success_threshold,
+                    followup_output_tokens: c.followup_output_tokens,
+                },
+                profiler_dir: c.profiler_dir,
+                health_timeout: secs(c.health_timeout_s),
+                control_timeout: secs(c.control_timeout_s),
+                request_timeout: secs(c.request_timeout_s),
+                stop_grace: secs(c.stop_grace_s),
+                analyse_cmd: c.analyse_cmd.map(|x| {
+                    if x == "default" {
+                        analyse::DEFAULT_COMMAND.into()
+                    } else {
+                        x
+                    }
+                }),
+                analyse_parallelism: c.analyse_parallelism,
+                analyse_timeout: secs(c.analyse_timeout_s),
+                export: c.export,
+                archive_to: c.archive_to,
+                runs_dir: c.runs_dir.clone(),
+                tag: c.tag,
+            };
+            if !matches!(o.workload.request_kind.as_str(), "text" | "vl") {
+                anyhow::bail!("--request-kind is text or vl");
+            }
+            let m = case::run(&o);
+            let path = case::write(&m, &c.runs_dir)?;
+            case::progress(
+                "manifest",
+                serde_json::json!({"path": path.display().to_string()}),
+            );
+            (serde_json::to_string_pretty(&m)?, m.status == "ok")
+        }
         CollectCommand::Verify(v) => {
             let r = verify::verify(&v.root, v.expected_ranks, v.export)?;
             (serde_json::to_string_pretty(&r)?, r.status == "ok")

@@ -1,10 +1,14 @@
-//! Collection (issue 7, first part): the gates that make a captured profiling root trustworthy
+//! Collection (issue 7): the steps and gates that make a captured profiling root trustworthy
 //! before anyone analyses it. [`verify`] checks that every rank's analyse() output landed;
-//! [`archive`] copies a verified root to shared storage so that the copy is itself a valid root.
-//! The service-driving steps (`collect case`, `collect msprof`) and the per-rank analyse runner
-//! come later; their manifest fields are reserved in docs/collect.md.
+//! [`archive`] copies a verified root so that the copy is itself a valid root; [`analyse`] runs
+//! the per-rank analyse step; [`case`] drives a serving service through one capture and writes
+//! the [`manifest`]. `collect msprof` (xLLM dynamic attach) is not built yet.
 
+pub mod analyse;
 pub mod archive;
+pub mod case;
+pub mod http;
+pub mod manifest;
 pub mod verify;
 
 /// Version of the JSON this module prints (verify / archive results).
