@@ -88,18 +88,17 @@ pub fn demo_root() -> PathBuf {
 /// A `collect case` manifest stands for the profile it points at (its archive when archived,
 /// else the profiler root; relative paths are taken from the manifest's folder).
 fn from_manifest(p: &std::path::Path) -> PathBuf {
-    match crate::collect::manifest::read(p) {
-        Some(m) => {
-            let root = PathBuf::from(m.profile_root());
+    match crate::collect::manifest::profile_of(p) {
+        Some((kind, status, root)) => {
+            let root = PathBuf::from(root);
             let root = if root.is_relative() && !root.exists() {
                 p.parent().unwrap_or(std::path::Path::new(".")).join(root)
             } else {
                 root
             };
             eprintln!(
-                "profscope: {} is a collect manifest ({}): analysing {}",
+                "profscope: {} is a {kind} ({status}): analysing {}",
                 p.display(),
-                m.status,
                 root.display()
             );
             root

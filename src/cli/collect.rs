@@ -1,4 +1,4 @@
-//! `profscope collect verify|archive|analyse|case`: collection gates and the case driver. Prints one JSON object
+//! `profscope collect verify|archive|analyse|case|msprof`: collection gates and capture drivers. Prints one JSON object
 //! on stdout; exit 0 when every gate passed, 1 when one failed, 2 on error.
 
 use crate::collect::{analyse, archive, case, manifest, verify};
@@ -20,6 +20,9 @@ pub enum CollectCommand {
     Archive(ArchiveArgs),
     /// Run the per-rank analyse step for every rank folder, in parallel, under one timeout.
     Analyse(AnalyseArgs),
+    /// Attach msprof's dynamic collector to a running service (xLLM): start, workload, stop,
+    /// quit, export every PROF_*, hash the timelines; prints the manifest.
+    Msprof(MsprofArgs),
     /// Capture one case from a vLLM-style service: health, /start_profile, workload,
     /// /stop_profile, stop, analyse, verify, archive; prints the manifest.
     Case(Box<CaseArgs>),
@@ -41,6 +44,42 @@ pub struct AnalyseArgs {
     /// One overall wall-clock limit; ranks still running are killed.
     #[arg(long, default_value_t = 3600.0)]
     pub timeout_s: f64,
+}
+
+#[derive(Args)]
+pub struct MsprofArgs {
+    /// The service's parent process id (started with PROFILING_MODE=dynamic).
+    #[arg(long)]
+    pub pid: u32,
+    /// A fresh (absent or empty) output directory for the PROF_* folders.
+    #[arg(long)]
+    pub output: PathBuf,
+    /// The workload, as a shell command, run between start and stop.
+    #[arg(long)]
+    pub workload_cmd: String,
+    #[arg(long, default_value = "msprof")]
+    pub msprof: String,
+    /// Extra capture options (repeat), e.g. --capture-arg=--aicpu=on.
+    #[arg(long = "capture-arg", allow_hyphen_values = true)]
+    pub capture_args: Vec<String>,
+    /// Extra export options (repeat).
+    #[arg(long = "export-arg", allow_hyphen_values = true)]
+    pub export_args: Vec<String>,
+    #[arg(long, default_value_t = 120.0)]
+    pub ready_timeout_s: f64,
+    #[arg(long, default_value_t = 300.0)]
+    pub command_timeout_s: f64,
+    #[arg(long, default_value_t = 3600.0)]
+    pub workload_timeout_s: f64,
+    /// After `quit`, the collector flushes and exits; killed after this.
+    #[arg(long, default_value_t = 600.0)]
+    pub exit_timeout_s: f64,
+    #[arg(long, default_value_t = 3600.0)]
+    pub export_timeout_s: f64,
+    #[arg(long, default_value = "profscope-runs")]
+    pub runs_dir: PathBuf,
+    #[arg(long, default_value = "msprof")]
+    pub tag: String,
 }
 
 #[derive(Args)]
@@ -159,6 +198,31 @@ pub fn run(a: CollectArgs) -> anyhow::Result<ExitCode> {
                 std::time::Duration::from_secs_f64(x.timeout_s),
             );
             (serde_json::to_string_pretty(&r)?, r.status == "ok")
+        }
+        CollectCommand::Msprof(x) => {
+            let secs = std::time::Duration::from_secs_f64;
+            let o = crate::collect::msprof::MsprofOpts {
+                pid: x.pid,
+                output: x.output,
+                msprof: x.msprof,
+                capture_args: x.capture_args,
+                export_args: x.export_args,
+                workload_cmd: x.workload_cmd,
+                ready_timeout: secs(x.ready_timeout_s),
+                command_timeout: secs(x.command_timeout_s),
+                workload_timeout: secs(x.workload_timeout_s),
+                exit_timeout: secs(x.exit_timeout_s),
+                export_timeout: secs(x.export_timeout_s),
+                runs_dir: x.runs_dir.clone(),
+                tag: x.tag,
+            };
+            let m = crate::collect::msprof::run(&o);
+            let path = crate::collect::msprof::write(&m, &x.runs_dir)?;
+            case::progress(
+                "manifest",
+                serde_json::json!({"path": path.display().to_string()}),
+            );
+            (serde_json::to_string_pretty(&m)?, m.status == "ok")
         }
         CollectCommand::Case(c) => {
             let secs = std::time::Duration::from_secs_f64;

@@ -139,15 +139,41 @@ impl Manifest {
     }
 }
 
-/// Reads `path` as a manifest if it is one (a JSON object with this schema's `kind`).
+/// Reads `path` as a `collect case` manifest if it is one.
 pub fn read(path: &std::path::Path) -> Option<Manifest> {
+    let v = json_object(path)?;
+    if v["kind"] != "profscope_collect_manifest" {
+        return None;
+    }
+    serde_json::from_value(v).ok()
+}
+
+/// For a `collect case` or `collect msprof` manifest: (kind, status, the profile it points at).
+pub fn profile_of(path: &std::path::Path) -> Option<(String, String, String)> {
+    let v = json_object(path)?;
+    let status = v["status"].as_str().unwrap_or("").to_string();
+    match v["kind"].as_str()? {
+        "profscope_collect_manifest" => {
+            let m: Manifest = serde_json::from_value(v).ok()?;
+            Some((m.kind.clone(), status, m.profile_root().to_string()))
+        }
+        "profscope_msprof_manifest" => Some((
+            "profscope_msprof_manifest".into(),
+            status,
+            v["output_dir"].as_str()?.to_string(),
+        )),
+        _ => None,
+    }
+}
+
+fn json_object(path: &std::path::Path) -> Option<serde_json::Value> {
     if path.extension().is_none_or(|e| e != "json") {
         return None;
     }
-    let bytes = std::fs::read(path).ok()?;
-    if bytes.len() > 16 << 20 {
+    let meta = std::fs::metadata(path).ok()?;
+    if meta.len() > 16 << 20 {
         return None;
     }
-    let m: Manifest = serde_json::from_slice(&bytes).ok()?;
-    (m.kind == "profscope_collect_manifest").then_some(m)
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
+    v.is_object().then_some(v)
 }

@@ -2,13 +2,15 @@
 //! before anyone analyses it. [`verify`] checks that every rank's analyse() output landed;
 //! [`archive`] copies a verified root so that the copy is itself a valid root; [`analyse`] runs
 //! the per-rank analyse step; [`case`] drives a serving service through one capture and writes
-//! the [`manifest`]. `collect msprof` (xLLM dynamic attach) is not built yet.
+//! the [`manifest`]; [`msprof`] attaches CANN's dynamic collector to a running service (xLLM).
 
 pub mod analyse;
 pub mod archive;
 pub mod case;
 pub mod http;
 pub mod manifest;
+pub mod msprof;
+pub mod sha256;
 pub mod verify;
 
 /// Version of the JSON this module prints (verify / archive results).
