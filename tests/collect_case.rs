@@ -173,6 +173,7 @@ fn opts(url: &str, work: &Path, analyse: &str) -> CaseOpts {
         archive_to: None,
         runs_dir: work.join("runs"),
         tag: "t".into(),
+        knowledge: None,
     }
 }
 
@@ -380,6 +381,37 @@ fn workload_gates() {
     assert_eq!(m.workload_status.as_ref().unwrap().bench_ok, 10);
     assert!(stopped);
     let _ = std::fs::remove_dir_all(&w);
+}
+
+#[test]
+fn known_failures_are_attached_to_a_failed_gate() {
+    let kdir = tmp("knowledge");
+    std::fs::write(
+        kdir.join("serving.json"),
+        r#"[{"id": "profiler-not-enabled", "symptom": "POST /start_profile returned HTTP 500 Internal Server Error", "resolution": "start vLLM with --profiler-config / VLLM_TORCH_PROFILER_DIR", "gates": ["start_profile_failed"]},
+            {"id": "hccl-timeout", "symptom": "HCCL timeout on rank", "resolution": "raise HCCL_EXEC_TIMEOUT", "gates": ["analyse_failed"]}]"#,
+    )
+    .unwrap();
+    std::fs::write(kdir.join("broken.json"), "{not json").unwrap();
+    let b = Behaviour {
+        start_status: 500,
+        ..ok_service()
+    };
+    let (m, _, _, w) = run_case("kn", b, "analyse_ok.sh", |o| {
+        o.knowledge = Some(kdir.clone())
+    });
+    let e = m.error.as_ref().unwrap();
+    // Symptom words: post, start_profile, returned, http, 500, internal, server, error; the
+    // message `POST /start_profile: {}` holds 2 of 8 (0.25), plus 0.5 for the gate.
+    let got: Vec<(&str, f64)> = e
+        .knowledge_matches
+        .iter()
+        .map(|k| (k.id.as_str(), k.score))
+        .collect();
+    assert_eq!(got, [("profiler-not-enabled", 0.75)]);
+    assert!(e.knowledge_matches[0].file.ends_with("serving.json"));
+    let _ = std::fs::remove_dir_all(&w);
+    let _ = std::fs::remove_dir_all(&kdir);
 }
 
 #[test]

@@ -30,6 +30,7 @@ fn opts(work: &std::path::Path, mode: &str, workload: &str) -> MsprofOpts {
         export_timeout: Duration::from_secs(10),
         runs_dir: work.join("runs"),
         tag: "x".into(),
+        knowledge: None,
     }
 }
 

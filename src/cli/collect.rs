@@ -80,6 +80,9 @@ pub struct MsprofArgs {
     pub runs_dir: PathBuf,
     #[arg(long, default_value = "msprof")]
     pub tag: String,
+    /// A folder of known-failure signatures (JSON) matched against a failed gate.
+    #[arg(long)]
+    pub knowledge: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -151,6 +154,9 @@ pub struct CaseArgs {
     pub runs_dir: PathBuf,
     #[arg(long, default_value = "case")]
     pub tag: String,
+    /// A folder of known-failure signatures (JSON) matched against a failed gate.
+    #[arg(long)]
+    pub knowledge: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -215,6 +221,7 @@ pub fn run(a: CollectArgs) -> anyhow::Result<ExitCode> {
                 export_timeout: secs(x.export_timeout_s),
                 runs_dir: x.runs_dir.clone(),
                 tag: x.tag,
+                knowledge: x.knowledge,
             };
             let m = crate::collect::msprof::run(&o);
             let path = crate::collect::msprof::write(&m, &x.runs_dir)?;
@@ -262,6 +269,7 @@ pub fn run(a: CollectArgs) -> anyhow::Result<ExitCode> {
                 archive_to: c.archive_to,
                 runs_dir: c.runs_dir.clone(),
                 tag: c.tag,
+                knowledge: c.knowledge,
             };
             if !matches!(o.workload.request_kind.as_str(), "text" | "vl") {
                 anyhow::bail!("--request-kind is text or vl");

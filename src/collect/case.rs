@@ -42,6 +42,8 @@ pub struct CaseOpts {
     pub archive_to: Option<PathBuf>,
     pub runs_dir: PathBuf,
     pub tag: String,
+    /// Known-failure signatures to match against a failed gate.
+    pub knowledge: Option<PathBuf>,
 }
 
 fn now() -> String {
@@ -248,6 +250,7 @@ fn fail(m: &mut Manifest, stage: &str, gates: &[&str], message: String) {
             stage: stage.into(),
             message,
             gates: gates.iter().map(|g| g.to_string()).collect(),
+            ..Default::default()
         });
     } else if let Some(e) = &mut m.error {
         e.gates.extend(gates.iter().map(|g| g.to_string()));
@@ -295,6 +298,9 @@ pub fn run(o: &CaseOpts) -> Manifest {
     }
     if m.status == "ok" {
         m.completed_at = Some(now());
+    }
+    if let Some(e) = &mut m.error {
+        e.match_knowledge(o.knowledge.as_deref());
     }
     m
 }

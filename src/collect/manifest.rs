@@ -89,6 +89,22 @@ pub struct ManifestError {
     /// `followup_failed`, `stop_profile_failed`, `analyse_failed`, `rank_count_mismatch`,
     /// `rank_not_ok`, ...).
     pub gates: Vec<String>,
+    /// Known-failure signatures that match (`--knowledge`), best first.
+    #[serde(default)]
+    pub knowledge_matches: Vec<super::knowledge::KnowledgeMatch>,
+}
+
+impl ManifestError {
+    /// Attaches the best known-failure matches of `dir` (a no-op without one).
+    pub fn match_knowledge(&mut self, dir: Option<&std::path::Path>) {
+        if let Some(d) = dir {
+            let (entries, errors) = super::knowledge::load(d);
+            for e in errors {
+                super::case::progress("knowledge_unreadable", serde_json::json!({"error": e}));
+            }
+            self.knowledge_matches = super::knowledge::best(&entries, &self.message, &self.gates);
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]

@@ -8,6 +8,7 @@ pub mod analyse;
 pub mod archive;
 pub mod case;
 pub mod http;
+pub mod knowledge;
 pub mod manifest;
 pub mod msprof;
 pub mod sha256;

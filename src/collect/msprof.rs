@@ -37,6 +37,8 @@ pub struct MsprofOpts {
     pub export_timeout: Duration,
     pub runs_dir: PathBuf,
     pub tag: String,
+    /// Known-failure signatures to match against a failed gate.
+    pub knowledge: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -83,6 +85,7 @@ fn fail(m: &mut MsprofManifest, stage: &str, gate: &str, message: String) {
                 stage: stage.into(),
                 message,
                 gates: vec![gate.into()],
+                ..Default::default()
             })
         }
     }
@@ -179,6 +182,14 @@ fn step(m: &mut MsprofManifest, name: &str, c: Call) -> bool {
 }
 
 pub fn run(o: &MsprofOpts) -> MsprofManifest {
+    let mut m = run_steps(o);
+    if let Some(e) = &mut m.error {
+        e.match_knowledge(o.knowledge.as_deref());
+    }
+    m
+}
+
+fn run_steps(o: &MsprofOpts) -> MsprofManifest {
     let started_at = compact_utc(std::time::SystemTime::now());
     let run_dir = o.runs_dir.join(format!("{started_at}_{}", o.tag));
     let output = std::path::absolute(&o.output).unwrap_or_else(|_| o.output.clone());
