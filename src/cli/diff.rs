@@ -50,7 +50,7 @@ fn is_saved_report(path: &Path) -> bool {
         && head.contains("\"tool\": \"profscope\"")
 }
 
-fn load(path: &Path, quiet: bool) -> anyhow::Result<Value> {
+pub(crate) fn load(path: &Path, quiet: bool) -> anyhow::Result<Value> {
     if path.is_file() && is_saved_report(path) {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;

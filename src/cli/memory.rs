@@ -61,7 +61,7 @@ fn roles(v: &[String]) -> anyhow::Result<Vec<(SnapshotRole, PathBuf)>> {
         .collect()
 }
 
-fn one_run(
+pub(crate) fn one_run(
     paths: &[PathBuf],
     explicit: &[(SnapshotRole, PathBuf)],
     par: Parallel,

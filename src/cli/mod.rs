@@ -4,6 +4,7 @@
 mod analyze;
 mod collect;
 mod diff;
+mod mcp;
 mod memory;
 mod synth;
 mod weights;
@@ -37,6 +38,9 @@ enum Command {
     /// What holds HBM on each device (weights, KV cache, graph capture, HCCL, runtime,
     /// activations, residual), from npu-smi, vLLM logs, safetensors and msprof evidence.
     Memory(memory::MemoryArgs),
+    /// A Model Context Protocol server on stdio: analyze, memory, diff, list_ranks, query as
+    /// tools returning the JSON report contract.
+    Mcp(mcp::McpArgs),
     /// Write a deterministic, realistic Ascend serving profiling root with its ground truth.
     Synth(synth::SynthArgs),
 }
@@ -49,6 +53,7 @@ pub fn main() -> ExitCode {
         Command::Collect(a) => collect::run(a),
         Command::Weights(a) => weights::run(a),
         Command::Memory(a) => memory::run(a),
+        Command::Mcp(a) => mcp::run(a),
         Command::Synth(a) => synth::run(a),
     };
     match result {

@@ -1,0 +1,168 @@
+//! `profscope mcp` driven over stdin/stdout with real JSON-RPC 2.0 messages, as an MCP client
+//! does: initialize, notifications/initialized, tools/list, tools/call (analyze on the real
+//! ../shared/samples/ascend-pt/db/level1 root, list_ranks, memory, errors), ping, bad input.
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+struct Session {
+    child: Child,
+    stdin: ChildStdin,
+    out: BufReader<ChildStdout>,
+}
+
+impl Session {
+    fn start() -> Session {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_profscope"))
+            .arg("mcp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let out = BufReader::new(child.stdout.take().unwrap());
+        Session { child, stdin, out }
+    }
+    fn send(&mut self, m: &str) {
+        writeln!(self.stdin, "{m}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+    fn recv(&mut self) -> Value {
+        let mut line = String::new();
+        self.out.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
+    }
+    fn call(&mut self, id: u64, name: &str, args: Value) -> Value {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": args}}).to_string());
+        let r = self.recv();
+        assert_eq!(r["id"], id);
+        r["result"].clone()
+    }
+}
+
+const ROOT: &str = "../shared/samples/ascend-pt/db/level1";
+
+#[test]
+fn a_session_end_to_end() {
+    let mut s = Session::start();
+    s.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"test","version":"0"}}}"#);
+    let r = s.recv();
+    assert_eq!(r["result"]["protocolVersion"], "2025-03-26");
+    assert_eq!(r["result"]["serverInfo"]["name"], "profscope");
+    assert!(r["result"]["capabilities"]["tools"].is_object());
+    s.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    s.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    let r = s.recv();
+    assert_eq!(r["id"], 2, "the notification got no answer");
+    let names: Vec<&str> = r["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["analyze", "memory", "diff", "list_ranks", "query"]);
+    assert!(
+        r["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["inputSchema"]["type"] == "object")
+    );
+
+    // analyze on the real root: the same report contract the CLI prints.
+    let res = s.call(3, "analyze", json!({"paths": [ROOT]}));
+    assert_eq!(res["isError"], false);
+    let b = &res["structuredContent"];
+    assert_eq!(b["truncated"], false);
+    let rep = &b["result"];
+    assert_eq!(rep["schema_version"], profscope::report::SCHEMA_VERSION);
+    let text: Value = serde_json::from_str(res["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(&text, b, "text and structured content agree");
+    let cli = Command::new(env!("CARGO_BIN_EXE_profscope"))
+        .args(["analyze", "--quiet", "--format", "json", ROOT])
+        .output()
+        .unwrap();
+    let mut cli: Value = serde_json::from_slice(&cli.stdout).unwrap();
+    let mut mcp = rep.clone();
+    for v in [&mut cli, &mut mcp] {
+        for k in ["ingest_ms", "analysis_ms", "wall_ms"] {
+            v.as_object_mut().unwrap().remove(k);
+        }
+    }
+    assert_eq!(mcp, cli, "MCP analyze == CLI analyze (timings aside)");
+    // Ranks 0 and 1 (profiler_info_0.json / profiler_info_1.json of the sample).
+    assert_eq!(rep["analyses"]["ranks"]["present"], json!([0, 1]));
+
+    // One analysis only, bounded small: arrays cut, size within the bound.
+    let res = s.call(
+        4,
+        "analyze",
+        json!({"paths": [ROOT], "only": ["top_events"], "max_bytes": 4000}),
+    );
+    let b = &res["structuredContent"];
+    assert_eq!(b["truncated"], true);
+    assert!(b.to_string().len() <= 4000, "{}", b.to_string().len());
+    assert!(b["full_bytes"].as_u64().unwrap() > 4000);
+    assert!(!b["cut"].as_array().unwrap().is_empty());
+
+    // list_ranks: the two dbs with their ranks, without parsing.
+    let res = s.call(5, "list_ranks", json!({"paths": [ROOT]}));
+    let inputs = res["structuredContent"]["result"]["inputs"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let ranks: Vec<i64> = inputs.iter().map(|i| i["rank"].as_i64().unwrap()).collect();
+    assert_eq!(ranks, [0, 1]);
+    assert!(inputs.iter().all(|i| i["format"] == "AscendDb"));
+
+    // memory on a real npu-smi table.
+    let res = s.call(6, "memory", json!({"paths": ["../shared/samples/npu-smi/vllm-ascend-843_a2-910b4_4card-visible_procs_npu-smi-23.0.6.txt"]}));
+    assert_eq!(res["isError"], false);
+    let devs = res["structuredContent"]["result"]["run"]["attribution"]["devices"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(
+        devs.iter()
+            .map(|d| d["device"].as_i64().unwrap())
+            .collect::<Vec<_>>(),
+        [4, 5, 6, 7]
+    );
+
+    // Errors are tool results, and the server keeps serving.
+    let res = s.call(7, "analyze", json!({"paths": ["/nonexistent/profile"]}));
+    assert_eq!(res["isError"], true);
+    assert!(
+        res["structuredContent"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("/nonexistent/profile")
+    );
+    let res = s.call(8, "query", json!({"path": ROOT, "sql": "SELECT 1"}));
+    assert_eq!(res["isError"], true);
+    assert!(
+        res["structuredContent"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("sql")
+    );
+    let res = s.call(9, "analyze", json!({"paths": [ROOT], "only": ["nope"]}));
+    assert!(
+        res["structuredContent"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("unknown analysis `nope`")
+    );
+    s.send(r#"{"jsonrpc":"2.0","id":10,"method":"resources/list"}"#);
+    assert_eq!(s.recv()["error"]["code"], -32601);
+    s.send("{not json");
+    assert_eq!(s.recv()["error"]["code"], -32700);
+    s.send(r#"{"jsonrpc":"2.0","id":11,"method":"ping"}"#);
+    assert_eq!(s.recv()["result"], json!({}));
+    drop(s.stdin);
+    assert!(
+        s.child.wait().unwrap().success(),
+        "EOF ends the server cleanly"
+    );
+}
