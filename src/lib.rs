@@ -25,6 +25,7 @@ pub mod analysis;
 pub mod cli;
 pub mod collect;
 pub mod diag;
+pub mod export;
 pub mod ingest;
 pub mod model;
 pub mod pipeline;

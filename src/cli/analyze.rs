@@ -176,13 +176,13 @@ pub fn report_for(paths: &[PathBuf], opts: &RunOpts, quiet: bool) -> anyhow::Res
     })
 }
 
-type BarHandle = (
+pub(crate) type BarHandle = (
     std::sync::Arc<std::sync::atomic::AtomicBool>,
     std::thread::JoinHandle<()>,
 );
 
 /// A progress bar on stderr that appears only when ingest takes more than a second.
-fn spawn_progress_bar(progress: Progress) -> BarHandle {
+pub(crate) fn spawn_progress_bar(progress: Progress) -> BarHandle {
     use std::sync::atomic::{AtomicBool, Ordering};
     let stop = std::sync::Arc::new(AtomicBool::new(false));
     let stop2 = stop.clone();

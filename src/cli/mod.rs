@@ -4,6 +4,7 @@
 mod analyze;
 mod collect;
 mod diff;
+mod export;
 mod mcp;
 mod memory;
 mod synth;
@@ -38,6 +39,9 @@ enum Command {
     /// What holds HBM on each device (weights, KV cache, graph capture, HCCL, runtime,
     /// activations, residual), from npu-smi, vLLM logs, safetensors and msprof evidence.
     Memory(memory::MemoryArgs),
+    /// Export the tables: --perfetto OUT.json (a windowed Chrome trace with derived tracks for
+    /// the Perfetto UI).
+    Export(export::ExportArgs),
     /// A Model Context Protocol server on stdio: analyze, memory, diff, list_ranks, query as
     /// tools returning the JSON report contract.
     Mcp(mcp::McpArgs),
@@ -54,6 +58,7 @@ pub fn main() -> ExitCode {
         Command::Weights(a) => weights::run(a),
         Command::Memory(a) => memory::run(a),
         Command::Mcp(a) => mcp::run(a),
+        Command::Export(a) => export::run(a),
         Command::Synth(a) => synth::run(a),
     };
     match result {

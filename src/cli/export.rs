@@ -1,0 +1,118 @@
+//! `profscope export PATH... --perfetto OUT.json [--window A..B | --step N] [--ranks 0,3]
+//! [--streams 2,3]`: the tables as a Chrome-trace JSON for the Perfetto UI, windowed, ranks side
+//! by side, with derived tracks (export::perfetto). Prints what was written as JSON; warns above
+//! the UI's ~2 GB limit.
+
+use crate::export::perfetto::{self, PerfettoOpts, UI_LIMIT, Window};
+use clap::Args;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct ExportArgs {
+    /// Files or folders (any input analyze reads).
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Write a Perfetto-loadable Chrome-trace JSON here.
+    #[arg(long)]
+    pub perfetto: PathBuf,
+    /// Keep events overlapping A..B, offsets from each file's first event with a unit
+    /// (ns, us, ms, s), e.g. 1.5s..1.6s.
+    #[arg(long, conflicts_with = "step")]
+    pub window: Option<String>,
+    /// Keep the Nth step of each file (ProfilerStep#N, else the Nth forward scope).
+    #[arg(long)]
+    pub step: Option<u64>,
+    /// Only these ranks (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub ranks: Option<Vec<i32>>,
+    /// Only these device streams (comma-separated ids); host threads are kept.
+    #[arg(long, value_delimiter = ',')]
+    pub streams: Option<Vec<i32>>,
+    /// Smallest device gap drawn on the bubbles track, µs.
+    #[arg(long, default_value_t = 1.0)]
+    pub min_gap_us: f64,
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+fn dur(s: &str) -> anyhow::Result<i64> {
+    let s = s.trim();
+    let (num, mult) = [("ns", 1.0), ("us", 1e3), ("ms", 1e6), ("s", 1e9)]
+        .iter()
+        .find_map(|(u, m)| s.strip_suffix(u).map(|n| (n, *m)))
+        .ok_or_else(|| anyhow::anyhow!("`{s}`: give a unit (ns, us, ms, s)"))?;
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| anyhow::anyhow!("`{s}`: not a number"))?;
+    Ok((v * mult).round() as i64)
+}
+
+pub fn run(a: ExportArgs) -> anyhow::Result<ExitCode> {
+    let window = match (&a.window, a.step) {
+        (Some(w), _) => {
+            let (x, y) = w
+                .split_once("..")
+                .ok_or_else(|| anyhow::anyhow!("--window wants A..B"))?;
+            let (x, y) = (dur(x)?, dur(y)?);
+            anyhow::ensure!(x <= y, "--window: start after end");
+            Window::Offsets(x, y)
+        }
+        (None, Some(n)) => Window::Step(n),
+        (None, None) => Window::All,
+    };
+    let d = crate::ingest::discover(&a.paths)?;
+    anyhow::ensure!(
+        !d.inputs.is_empty(),
+        "no profiling inputs under {:?}",
+        a.paths
+    );
+    let out_abs = std::path::absolute(&a.perfetto)?;
+    if d.inputs
+        .iter()
+        .any(|i| std::path::absolute(&i.path).ok().as_ref() == Some(&out_abs))
+    {
+        anyhow::bail!(
+            "{} is one of the inputs: inputs are never overwritten",
+            a.perfetto.display()
+        );
+    }
+    let o = PerfettoOpts {
+        window,
+        ranks: a.ranks,
+        streams: a.streams,
+        min_gap_ns: (a.min_gap_us * 1e3).round() as i64,
+    };
+    let progress = crate::ingest::Progress::default();
+    let bar = (!a.quiet).then(|| super::analyze::spawn_progress_bar(progress.clone()));
+    let f = std::fs::File::create(&a.perfetto)?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+    let files = perfetto::export(&d.inputs, &o, &mut w, &progress);
+    if let Some((stop, handle)) = bar {
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let _ = handle.join();
+    }
+    let files = files?;
+    w.flush()?;
+    let bytes = std::fs::metadata(&a.perfetto)?.len();
+    let mut warnings = Vec::new();
+    if bytes > UI_LIMIT {
+        warnings.push(format!("{bytes} bytes: above the Perfetto UI's ~2 GB limit for JSON; narrow it with --window / --step / --ranks / --streams, or open it with trace_processor"));
+    }
+    for f in files.iter().filter(|f| f.error.is_some()) {
+        warnings.push(format!("{}: {}", f.path, f.error.as_deref().unwrap_or("")));
+    }
+    for wmsg in &warnings {
+        eprintln!("profscope export: warning: {wmsg}");
+    }
+    let s = perfetto::ExportSummary {
+        out: a.perfetto.display().to_string(),
+        bytes,
+        files,
+        warnings,
+    };
+    crate::cli::write_stdout(&(serde_json::to_string_pretty(&s)? + "\n"))?;
+    Ok(ExitCode::SUCCESS)
+}
