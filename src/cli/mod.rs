@@ -7,6 +7,7 @@ mod diff;
 mod export;
 mod mcp;
 mod memory;
+mod report;
 mod synth;
 mod weights;
 
@@ -42,6 +43,8 @@ enum Command {
     /// Export the tables: --perfetto OUT.json (a windowed Chrome trace with derived tracks for
     /// the Perfetto UI).
     Export(export::ExportArgs),
+    /// The report as one offline HTML page with charts (--html OUT.html).
+    Report(report::ReportArgs),
     /// A Model Context Protocol server on stdio: analyze, memory, diff, list_ranks, query as
     /// tools returning the JSON report contract.
     Mcp(mcp::McpArgs),
@@ -59,6 +62,7 @@ pub fn main() -> ExitCode {
         Command::Memory(a) => memory::run(a),
         Command::Mcp(a) => mcp::run(a),
         Command::Export(a) => export::run(a),
+        Command::Report(a) => report::run(a),
         Command::Synth(a) => synth::run(a),
     };
     match result {

@@ -1,0 +1,58 @@
+//! `profscope report PATH... --html OUT.html [--memory PATH...]`: the analyze report (and,
+//! with --memory, the HBM attribution) as one offline, self-contained HTML page with charts.
+
+use crate::pipeline::{self, RunOpts};
+use crate::report::AnalyzeOpts;
+use clap::Args;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct ReportArgs {
+    /// Profiles (files, folders or a collect manifest).
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Write the page here.
+    #[arg(long)]
+    pub html: PathBuf,
+    /// Memory evidence (npu-smi, vLLM logs, safetensors, msprof module memory) for the HBM section.
+    #[arg(long, num_args = 1..)]
+    pub memory: Vec<PathBuf>,
+    #[arg(long, default_value_t = 1)]
+    pub tp: u64,
+    #[arg(long, default_value_t = 1)]
+    pub dp: u64,
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
+    let opts = RunOpts {
+        analyze: AnalyzeOpts::default(),
+        phase: None,
+        jobs: rayon::current_num_threads(),
+        max_memory: pipeline::default_max_memory(),
+    };
+    let report = super::analyze::report_for(&a.paths, &opts, a.quiet)?;
+    let memory = if a.memory.is_empty() {
+        None
+    } else {
+        let par = crate::report::memory::Parallel {
+            tp: a.tp,
+            dp: a.dp,
+            expert_parallel: false,
+        };
+        Some(crate::report::memory::report(
+            super::memory::one_run(&a.memory, &[], par)?,
+            None,
+        ))
+    };
+    let page = crate::render::html::render(&report, memory.as_ref());
+    std::fs::write(&a.html, &page)?;
+    eprintln!(
+        "profscope report: wrote {} ({} bytes)",
+        a.html.display(),
+        page.len()
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,120 @@
+//! `profscope report --html` on the real ../shared/samples/ascend-pt/db/level1 root (plus the
+//! real 5606 npu-smi table as memory evidence): the page is self-contained (no script, no
+//! external resource), shows the report's numbers and every section, and, when Debian's
+//! `chromium` is installed (.ci/run installs it when it can), renders headless with no console
+//! message and a non-empty screenshot. Without chromium the browser part says SKIPPED.
+
+use serde_json::Value;
+use std::process::Command;
+
+const ROOT: &str = "../shared/samples/ascend-pt/db/level1";
+const SMI: &str =
+    "../shared/samples/npu-smi/vllm-ascend-5606_a2-910b4-1_2card_vllmworker-tp_npu-smi-25.2.2.txt";
+
+#[test]
+fn html_report_is_self_contained_and_renders() {
+    let dir = std::env::temp_dir().join(format!("profscope-html-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let page = dir.join("report.html");
+    let o = Command::new(env!("CARGO_BIN_EXE_profscope"))
+        .args(["report", ROOT, "--quiet", "--html"])
+        .arg(&page)
+        .args(["--memory", SMI, ROOT])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>") && html.trim_end().ends_with("</html>"));
+    assert!(!html.contains("<script"), "no script");
+    for bad in [
+        "src=\"http",
+        "href=\"http",
+        "src='http",
+        "href='http",
+        "@import",
+        "url(",
+    ] {
+        assert!(!html.contains(bad), "external resource: {bad}");
+    }
+    // The numbers of the JSON report for the same root are on the page.
+    let j = Command::new(env!("CARGO_BIN_EXE_profscope"))
+        .args(["analyze", "--quiet", "--format", "json", ROOT])
+        .output()
+        .unwrap();
+    let r: Value = serde_json::from_slice(&j.stdout).unwrap();
+    for d in r["analyses"]["device_time"].as_array().unwrap() {
+        let pct = d["computing_pct_of_window"].as_f64().unwrap();
+        assert!(
+            html.contains(&format!("computing {pct:.1}%")),
+            "computing {pct:.1}% on the page"
+        );
+    }
+    assert_eq!(
+        html.matches("— largest gaps on the timeline").count(),
+        2,
+        "one bubble strip per device"
+    );
+    assert!(
+        html.contains("HBM by component") && html.contains("HBM: device 0 (NPU 0 chip 0, 910B4-1)")
+    );
+    for title in [
+        "Diagnostics",
+        "Per-rank step breakdown",
+        "Compute streams and kernel families",
+        "Communication shares",
+    ] {
+        assert!(html.contains(title), "{title}");
+    }
+    let svgs = html.matches("<svg").count();
+    assert!(svgs >= 12, "{svgs} charts");
+
+    let Some(chromium) = ["chromium", "chromium-browser"].iter().find(|c| {
+        Command::new("sh")
+            .arg("-c")
+            .arg(format!("command -v {c}"))
+            .output()
+            .is_ok_and(|o| o.status.success())
+    }) else {
+        eprintln!("SKIPPED browser check: no chromium on PATH (apt-get install chromium)");
+        return;
+    };
+    let shot = dir.join("shot.png");
+    let url = format!("file://{}", std::path::absolute(&page).unwrap().display());
+    let o = Command::new(chromium)
+        .args([
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--window-size=1280,3000",
+        ])
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(&url)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let console: Vec<&str> = err.lines().filter(|l| l.contains("CONSOLE")).collect();
+    assert!(console.is_empty(), "console messages: {console:?}");
+    let png = std::fs::read(&shot).unwrap();
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 50_000,
+        "screenshot {} bytes",
+        png.len()
+    );
+    // The browser parsed every chart.
+    let dom = Command::new(chromium)
+        .args([
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--dump-dom",
+        ])
+        .arg(&url)
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    assert_eq!(dom.matches("<svg").count(), svgs);
+    let _ = std::fs::remove_dir_all(&dir);
+}
