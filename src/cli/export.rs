@@ -1,6 +1,7 @@
-//! `profscope export PATH... --perfetto OUT.json [--window A..B | --step N] [--ranks 0,3]
-//! [--streams 2,3]`: the tables as a Chrome-trace JSON for the Perfetto UI, windowed, ranks side
-//! by side, with derived tracks (export::perfetto). Prints what was written as JSON; warns above
+//! `profscope export PATH... [--perfetto OUT.json [--window A..B | --step N] [--ranks 0,3]
+//! [--streams 2,3]] [--parquet DIR [--run TAG]]`: the tables as a Chrome-trace JSON for the
+//! Perfetto UI, windowed, ranks side by side, with derived tracks (export::perfetto), and / or as
+//! Hive-partitioned Parquet (export::parquet). Prints what was written as JSON; warns above
 //! the UI's ~2 GB limit.
 
 use crate::export::perfetto::{self, PerfettoOpts, UI_LIMIT, Window};
@@ -15,8 +16,14 @@ pub struct ExportArgs {
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
     /// Write a Perfetto-loadable Chrome-trace JSON here.
+    #[arg(long, required_unless_present = "parquet")]
+    pub perfetto: Option<PathBuf>,
+    /// Write the events as Parquet under DIR/run=<tag>/rank=<n>/ (Hive partitions).
     #[arg(long)]
-    pub perfetto: PathBuf,
+    pub parquet: Option<PathBuf>,
+    /// The run tag of the Parquet partition (default: the first input's folder name).
+    #[arg(long)]
+    pub run: Option<String>,
     /// Keep events overlapping A..B, offsets from each file's first event with a unit
     /// (ns, us, ms, s), e.g. 1.5s..1.6s.
     #[arg(long, conflicts_with = "step")]
@@ -69,14 +76,41 @@ pub fn run(a: ExportArgs) -> anyhow::Result<ExitCode> {
         "no profiling inputs under {:?}",
         a.paths
     );
-    let out_abs = std::path::absolute(&a.perfetto)?;
+    if let Some(dir) = &a.parquet {
+        let tag = a.run.clone().unwrap_or_else(|| {
+            std::path::absolute(&a.paths[0])
+                .ok()
+                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().to_string()))
+                .unwrap_or_else(|| "run".into())
+        });
+        let files = crate::export::parquet::export(
+            &d.inputs,
+            dir,
+            &tag,
+            &crate::ingest::Progress::default(),
+        );
+        for f in files.iter().filter(|f| f.error.is_some()) {
+            eprintln!(
+                "profscope export: warning: {}: {}",
+                f.input,
+                f.error.as_deref().unwrap_or("")
+            );
+        }
+        let v =
+            serde_json::json!({"parquet": dir.display().to_string(), "run": tag, "files": files});
+        crate::cli::write_stdout(&(serde_json::to_string_pretty(&v)? + "\n"))?;
+    }
+    let Some(perfetto) = a.perfetto.clone() else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    let out_abs = std::path::absolute(&perfetto)?;
     if d.inputs
         .iter()
         .any(|i| std::path::absolute(&i.path).ok().as_ref() == Some(&out_abs))
     {
         anyhow::bail!(
             "{} is one of the inputs: inputs are never overwritten",
-            a.perfetto.display()
+            perfetto.display()
         );
     }
     let o = PerfettoOpts {
@@ -87,7 +121,7 @@ pub fn run(a: ExportArgs) -> anyhow::Result<ExitCode> {
     };
     let progress = crate::ingest::Progress::default();
     let bar = (!a.quiet).then(|| super::analyze::spawn_progress_bar(progress.clone()));
-    let f = std::fs::File::create(&a.perfetto)?;
+    let f = std::fs::File::create(&perfetto)?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
     let files = perfetto::export(&d.inputs, &o, &mut w, &progress);
     if let Some((stop, handle)) = bar {
@@ -96,7 +130,7 @@ pub fn run(a: ExportArgs) -> anyhow::Result<ExitCode> {
     }
     let files = files?;
     w.flush()?;
-    let bytes = std::fs::metadata(&a.perfetto)?.len();
+    let bytes = std::fs::metadata(&perfetto)?.len();
     let mut warnings = Vec::new();
     if bytes > UI_LIMIT {
         warnings.push(format!("{bytes} bytes: above the Perfetto UI's ~2 GB limit for JSON; narrow it with --window / --step / --ranks / --streams, or open it with trace_processor"));
@@ -108,7 +142,7 @@ pub fn run(a: ExportArgs) -> anyhow::Result<ExitCode> {
         eprintln!("profscope export: warning: {wmsg}");
     }
     let s = perfetto::ExportSummary {
-        out: a.perfetto.display().to_string(),
+        out: perfetto.display().to_string(),
         bytes,
         files,
         warnings,

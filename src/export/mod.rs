@@ -1,4 +1,6 @@
 //! Exports of the normalized tables for other tools: [`perfetto`] (a Chrome-trace JSON the
-//! Perfetto UI opens, windowed, with profscope's derived tracks).
+//! Perfetto UI opens, windowed, with profscope's derived tracks) and [`parquet`] (the events
+//! table, Hive-partitioned by run and rank, for DuckDB / Spark / DataFusion).
 
+pub mod parquet;
 pub mod perfetto;
