@@ -464,16 +464,8 @@ fn rank_and_output_gates() {
             .all(|d| d.analysis_status == "timeout")
     );
     // The whole process group died: no `sh analyse_hang.sh` is left behind.
-    let left = std::process::Command::new("pgrep")
-        .arg("-f")
-        .arg(w.join("prof").display().to_string())
-        .output()
-        .unwrap();
-    assert!(
-        left.stdout.is_empty(),
-        "orphans: {}",
-        String::from_utf8_lossy(&left.stdout)
-    );
+    let left = procs_mentioning(&w.join("prof").display().to_string());
+    assert!(left.is_empty(), "orphans: {left:?}");
     let _ = std::fs::remove_dir_all(&w);
 }
 
@@ -639,4 +631,24 @@ fn the_schema_checker_rejects_a_bad_manifest() {
             .unwrap_err()
             .contains("rank_count")
     );
+}
+
+/// Command lines of running processes that mention `s` (from /proc, no external tool).
+fn procs_mentioning(s: &str) -> Vec<String> {
+    let me = std::process::id().to_string();
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+                && e.file_name().to_string_lossy() != me.as_str()
+        })
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(s))
+        .collect()
 }

@@ -112,16 +112,8 @@ fn every_gate() {
         assert_eq!(m.status, "failed", "{mode}");
         assert_eq!(gates(&m)[0], gate, "{mode}: {:?}", m.error);
         // Whatever happened, no collector of this test is left running.
-        let left = std::process::Command::new("pgrep")
-            .arg("-f")
-            .arg(w.join("out").display().to_string())
-            .output()
-            .unwrap();
-        assert!(
-            left.stdout.is_empty(),
-            "{mode}: collector left: {}",
-            String::from_utf8_lossy(&left.stdout)
-        );
+        let left = procs_mentioning(&w.join("out").display().to_string());
+        assert!(left.is_empty(), "{mode}: collector left: {left:?}");
         let _ = std::fs::remove_dir_all(&w);
     }
     // A non-empty output directory is refused before attaching.
@@ -131,4 +123,24 @@ fn every_gate() {
     assert_eq!(gates(&m), ["output_not_fresh"]);
     assert!(m.steps.is_empty());
     let _ = std::fs::remove_dir_all(&w);
+}
+
+/// Command lines of running processes that mention `s` (from /proc, no external tool).
+fn procs_mentioning(s: &str) -> Vec<String> {
+    let me = std::process::id().to_string();
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+                && e.file_name().to_string_lossy() != me.as_str()
+        })
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(s))
+        .collect()
 }
