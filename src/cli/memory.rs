@@ -118,17 +118,7 @@ pub fn run(a: MemoryArgs) -> anyhow::Result<ExitCode> {
     let r = memory::report(run, compare);
     let text = match a.format {
         Format::Json => serde_json::to_string_pretty(&r)? + "\n",
-        f => {
-            let mut out = String::new();
-            for s in crate::render::memory::sections(&r) {
-                if f == Format::Md {
-                    crate::render::markdown::render_section(&s, &mut out);
-                } else {
-                    crate::render::table::render_section(&s, &mut out);
-                }
-            }
-            out
-        }
+        f => crate::render::render_sections(&crate::render::memory::sections(&r), f),
     };
     crate::cli::write_stdout(&text)?;
     Ok(if a.require_complete && incomplete {

@@ -104,13 +104,7 @@ pub fn run(a: WeightsArgs) -> anyhow::Result<ExitCode> {
                 ));
             }
             s.notes.push(w.estimate_note.into());
-            let mut out = String::new();
-            if f == Format::Md {
-                crate::render::markdown::render_section(&s, &mut out);
-            } else {
-                crate::render::table::render_section(&s, &mut out);
-            }
-            out
+            crate::render::render_sections(&[s], f)
         }
     };
     crate::cli::write_stdout(&text)?;

@@ -590,9 +590,5 @@ fn post_process(o: &CaseOpts, m: &mut Manifest) {
 
 /// Writes the manifest to `<runs dir>/<UTC time>_<tag>/manifest.json`; returns the path.
 pub fn write(m: &Manifest, runs_dir: &Path) -> std::io::Result<PathBuf> {
-    let dir = runs_dir.join(format!("{}_{}", m.started_at, m.tag));
-    std::fs::create_dir_all(&dir)?;
-    let p = dir.join("manifest.json");
-    std::fs::write(&p, serde_json::to_string_pretty(m)? + "\n")?;
-    Ok(p)
+    super::manifest::write_to(m, runs_dir, &m.started_at, &m.tag)
 }

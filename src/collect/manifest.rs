@@ -193,3 +193,17 @@ fn json_object(path: &std::path::Path) -> Option<serde_json::Value> {
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
     v.is_object().then_some(v)
 }
+
+/// Writes a manifest as `<runs dir>/<started_at>_<tag>/manifest.json`; returns the path.
+pub fn write_to(
+    m: &impl Serialize,
+    runs_dir: &std::path::Path,
+    started_at: &str,
+    tag: &str,
+) -> std::io::Result<std::path::PathBuf> {
+    let dir = runs_dir.join(format!("{started_at}_{tag}"));
+    std::fs::create_dir_all(&dir)?;
+    let p = dir.join("manifest.json");
+    std::fs::write(&p, serde_json::to_string_pretty(m)? + "\n")?;
+    Ok(p)
+}

@@ -4,7 +4,7 @@
 //! (file, rank, process, thread, category, op type beside the event's own columns); the columns
 //! go from the model's vectors straight into Arrow arrays. Files are read one at a time.
 
-use crate::ingest::{Progress, TablesBuilder, detect::Input, ingest_input};
+use crate::ingest::{Progress, detect::Input, ingest_one};
 use crate::model::Tables;
 use crate::model::events::NO_ROW;
 use ::parquet::arrow::ArrowWriter;
@@ -128,19 +128,20 @@ pub fn export(inputs: &[Input], dir: &Path, tag: &str, progress: &Progress) -> V
     let mut out = Vec::new();
     let mut per_rank: std::collections::HashMap<i32, u32> = Default::default();
     for input in inputs {
-        let mut b = TablesBuilder::new();
-        if let Err(e) = ingest_input(input, &mut b, progress) {
-            out.push(ParquetFile {
-                input: input.path.clone(),
-                rank: -1,
-                path: None,
-                rows: 0,
-                bytes: 0,
-                error: Some(e.to_string()),
-            });
-            continue;
-        }
-        let t = b.finish();
+        let t = match ingest_one(input, progress) {
+            Ok(t) => t,
+            Err(e) => {
+                out.push(ParquetFile {
+                    input: input.path.clone(),
+                    rank: -1,
+                    path: None,
+                    rows: 0,
+                    bytes: 0,
+                    error: Some(e.to_string()),
+                });
+                continue;
+            }
+        };
         let rank = t.files.rank.first().copied().unwrap_or(-1);
         let k = per_rank.entry(rank).or_insert(0);
         let target: PathBuf = dir

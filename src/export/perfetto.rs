@@ -10,7 +10,7 @@
 //! labels (`t0 = <ns>`) and in the summary.
 
 use crate::analysis::{bubbles, devices};
-use crate::ingest::{Progress, TablesBuilder, detect::Input, ingest_input};
+use crate::ingest::{Progress, detect::Input, ingest_one};
 use crate::model::{EventKind, Tables};
 use serde_json::json;
 use std::io::Write;
@@ -193,22 +193,23 @@ pub fn export(
     let mut files = Vec::new();
     let mut global_origin: Option<i64> = None;
     for (fi, input) in inputs.iter().enumerate() {
-        let mut b = TablesBuilder::new();
-        if let Err(e) = ingest_input(input, &mut b, progress) {
-            files.push(FileExport {
-                path: input.path.clone(),
-                rank: -1,
-                events_in: 0,
-                events_written: 0,
-                bubbles: 0,
-                steps: 0,
-                window_ns: None,
-                origin_ns: 0,
-                error: Some(e.to_string()),
-            });
-            continue;
-        }
-        let t = b.finish();
+        let t = match ingest_one(input, progress) {
+            Ok(t) => t,
+            Err(e) => {
+                files.push(FileExport {
+                    path: input.path.clone(),
+                    rank: -1,
+                    events_in: 0,
+                    events_written: 0,
+                    bubbles: 0,
+                    steps: 0,
+                    window_ns: None,
+                    origin_ns: 0,
+                    error: Some(e.to_string()),
+                });
+                continue;
+            }
+        };
         let rank = t.files.rank.first().copied().unwrap_or(-1);
         if o.ranks.as_ref().is_some_and(|r| !r.contains(&rank)) {
             continue;

@@ -62,6 +62,13 @@ pub fn discover(paths: &[std::path::PathBuf]) -> Result<Discovered, IngestError>
     Ok(Discovered { inputs, skipped })
 }
 
+/// One input into its own finished tables (what `analyze` and the exports do per file).
+pub fn ingest_one(input: &detect::Input, progress: &Progress) -> Result<Tables, IngestError> {
+    let mut b = TablesBuilder::new();
+    ingest_input(input, &mut b, progress)?;
+    Ok(b.finish())
+}
+
 /// Reads one input into `b` with the reader of its format.
 pub fn ingest_input(
     input: &detect::Input,

@@ -19,7 +19,7 @@ use crate::analysis::ranks::FileFacts;
 use crate::analysis::summary::{self, Summary};
 use crate::diag::{Diagnostics, Severity};
 use crate::ingest::detect::{Input, InputFormat};
-use crate::ingest::{IngestError, Progress, TablesBuilder, discover, ingest_input};
+use crate::ingest::{IngestError, Progress, discover, ingest_one};
 use crate::report::analyses::{self, Analyses, AnalyzeOpts, Part};
 
 #[derive(Debug, Clone)]
@@ -91,12 +91,10 @@ struct FilePart {
 
 fn one_file(input: &Input, o: &RunOpts, progress: &Progress) -> FilePart {
     let t0 = std::time::Instant::now();
-    let mut b = TablesBuilder::new();
-    match ingest_input(input, &mut b, progress) {
-        Ok(()) => {}
+    let tables = match ingest_one(input, progress) {
+        Ok(t) => t,
         Err(e) => return failed(input, &e),
-    }
-    let tables = b.finish();
+    };
     let ingest_ms = t0.elapsed().as_secs_f64() * 1e3;
     let t1 = std::time::Instant::now();
     let (tables, slice) = match o.phase {

@@ -54,3 +54,16 @@ pub fn human_bytes(b: u64) -> String {
         format!("{b} B")
     }
 }
+
+/// Sections as terminal tables or Markdown (`Format::Json` is the caller's own serialization).
+pub fn render_sections(sections: &[sections::Section], format: Format) -> String {
+    let mut out = String::new();
+    for s in sections {
+        if format == Format::Md {
+            markdown::render_section(s, &mut out);
+        } else {
+            table::render_section(s, &mut out);
+        }
+    }
+    out
+}

@@ -12,12 +12,13 @@ use crate::model::FileId;
 
 const MB: f64 = 1024.0 * 1024.0;
 
-struct Csv {
-    header: Vec<String>,
-    rd: csv::Reader<std::fs::File>,
+/// A headed CSV (flexible rows, trimmed header names), shared with `module_mem`.
+pub(super) struct Csv {
+    pub(super) header: Vec<String>,
+    pub(super) rd: csv::Reader<std::fs::File>,
 }
 
-fn open(path: &str) -> Result<Csv, IngestError> {
+pub(super) fn open(path: &str) -> Result<Csv, IngestError> {
     let bad = |what: String| IngestError::Csv {
         path: path.to_string(),
         what,
@@ -36,7 +37,7 @@ fn open(path: &str) -> Result<Csv, IngestError> {
 }
 
 impl Csv {
-    fn col(&self, n: &str) -> Option<usize> {
+    pub(super) fn col(&self, n: &str) -> Option<usize> {
         self.header.iter().position(|h| h == n)
     }
     fn need(&self, path: &str, n: &str) -> Result<usize, IngestError> {

@@ -16,17 +16,9 @@ pub fn ingest(path: &str, file: FileId, b: &mut TablesBuilder) -> Result<u64, In
         path: path.to_string(),
         what,
     };
-    let mut rd = csv::ReaderBuilder::new()
-        .flexible(true)
-        .from_path(path)
-        .map_err(|e| bad(e.to_string()))?;
-    let header: Vec<String> = rd
-        .headers()
-        .map_err(|e| bad(e.to_string()))?
-        .iter()
-        .map(|h| h.trim().to_string())
-        .collect();
-    let col = |n: &str| header.iter().position(|h| h == n);
+    let mut c = super::memory_rows::open(path)?;
+    let header = &c.header;
+    let col = |n: &str| c.col(n);
     let (component, ts) = match (col("Component"), col("Timestamp(us)")) {
         (Some(c), Some(t)) => (c, t),
         _ => {
@@ -50,7 +42,7 @@ pub fn ingest(path: &str, file: FileId, b: &mut TablesBuilder) -> Result<u64, In
     let device_text = col("Device");
     let source = b.intern("npu_module_mem.csv");
     let (mut rows, mut skipped) = (0u64, 0u64);
-    for rec in rd.records() {
+    for rec in c.rd.records() {
         let Ok(r) = rec else {
             skipped += 1;
             continue;
