@@ -15,6 +15,8 @@
 //! * [`analysis`] computes results from tables; it never reads files.
 //! * [`report`] assembles results into a [`report::Report`]; [`render`] prints it.
 //! * [`pipeline`] runs ingest and analysis file by file (bounded parallel) and combines the parts.
+//! * [`export`] writes the tables for other tools (Perfetto, Parquet); [`query`] runs SQL over
+//!   them (the engine only with the cargo feature `sql`).
 //! * [`cli`] parses arguments, wires the layers together and picks exit codes.
 //! * [`synth`] writes deterministic, realistic profiling roots with a ground truth (tests, benches, demo).
 //!
@@ -29,6 +31,7 @@ pub mod export;
 pub mod ingest;
 pub mod model;
 pub mod pipeline;
+pub mod query;
 pub mod render;
 pub mod report;
 pub mod synth;

@@ -139,14 +139,42 @@ fn a_session_end_to_end() {
             .unwrap()
             .contains("/nonexistent/profile")
     );
-    let res = s.call(8, "query", json!({"path": ROOT, "sql": "SELECT 1"}));
-    assert_eq!(res["isError"], true);
-    assert!(
-        res["structuredContent"]["error"]
-            .as_str()
-            .unwrap()
-            .contains("sql")
+    // query: a named query, row-capped. Expected values: tests/sql/stream_composition.slt
+    // (level1: 2 devices x 2 streams; rank 0 stream 2 has 8,897,971 ns of compute).
+    let res = s.call(
+        8,
+        "query",
+        json!({"paths": [ROOT], "query": "stream_composition", "limit": 2}),
     );
+    if cfg!(feature = "sql") {
+        assert_eq!(res["isError"], false, "{res}");
+        let r = &res["structuredContent"]["result"];
+        assert_eq!(r["total_rows"], 4);
+        assert_eq!(r["truncated"], true);
+        assert_eq!(r["rows"].as_array().unwrap().len(), 2);
+        assert_eq!(r["rows"][0][5], 8897971);
+        assert_eq!(r["run"], "level1");
+        let bad = s.call(
+            12,
+            "query",
+            json!({"paths": [ROOT], "sql": "SELECT nope FROM events"}),
+        );
+        assert_eq!(bad["isError"], true);
+        assert!(
+            bad["structuredContent"]["error"]
+                .as_str()
+                .unwrap()
+                .contains("nope")
+        );
+    } else {
+        assert_eq!(res["isError"], true);
+        assert!(
+            res["structuredContent"]["error"]
+                .as_str()
+                .unwrap()
+                .contains("--features sql")
+        );
+    }
     let res = s.call(9, "analyze", json!({"paths": [ROOT], "only": ["nope"]}));
     assert!(
         res["structuredContent"]["error"]

@@ -77,12 +77,10 @@ pub fn run(a: ExportArgs) -> anyhow::Result<ExitCode> {
         a.paths
     );
     if let Some(dir) = &a.parquet {
-        let tag = a.run.clone().unwrap_or_else(|| {
-            std::path::absolute(&a.paths[0])
-                .ok()
-                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().to_string()))
-                .unwrap_or_else(|| "run".into())
-        });
+        let tag = a
+            .run
+            .clone()
+            .unwrap_or_else(|| crate::cli::default_run_tag(&a.paths[0]));
         let files = crate::export::parquet::export(
             &d.inputs,
             dir,

@@ -32,9 +32,52 @@ fn tools() -> Value {
          "inputSchema": {"type": "object", "properties": {"base": {"type": "string"}, "new": {"type": "string"}, "fail_on": {"type": "string"}, "max_bytes": max}, "required": ["base", "new"]}},
         {"name": "list_ranks", "description": "The profiling inputs under paths, one per rank capture, with format, size and rank (no parsing).",
          "inputSchema": {"type": "object", "properties": {"paths": paths, "max_bytes": max}, "required": ["paths"]}},
-        {"name": "query", "description": "Read-only SQL over the normalized tables (needs a build with --features sql).",
-         "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}, "sql": {"type": "string"}, "limit": {"type": "integer"}}, "required": ["path", "sql"]}},
+        {"name": "query", "description": format!("Read-only SQL over the normalized tables: `events` (one row per event, denormalized) and `steps` (docs/query.md). Give `sql`, or `query`: one of {}. Rows are capped at `limit` (default {QUERY_DEFAULT_ROWS}, at most {QUERY_MAX_ROWS}); total_rows says how many there were. Needs a build with the cargo feature `sql`.", crate::query::named::NAMED.iter().map(|n| n.name).collect::<Vec<_>>().join(", ")),
+         "inputSchema": {"type": "object", "properties": {"paths": paths, "sql": {"type": "string"}, "query": {"type": "string", "enum": crate::query::named::NAMED.iter().map(|n| n.name).collect::<Vec<_>>()}, "limit": {"type": "integer"}, "run": {"type": "string"}, "max_bytes": max}, "required": ["paths"]}},
     ])
+}
+
+/// Rows the `query` tool returns unless `limit` says otherwise, and its hard cap.
+const QUERY_DEFAULT_ROWS: usize = 200;
+const QUERY_MAX_ROWS: usize = 10_000;
+
+#[cfg(not(feature = "sql"))]
+fn query_tool(_: &Value) -> anyhow::Result<Value> {
+    anyhow::bail!("{}", crate::query::NO_SQL_HINT)
+}
+
+#[cfg(feature = "sql")]
+fn query_tool(args: &Value) -> anyhow::Result<Value> {
+    let paths = strings(&args["paths"]);
+    anyhow::ensure!(!paths.is_empty(), "`paths` is required");
+    let (name, sql) = match (args["sql"].as_str(), args["query"].as_str()) {
+        (Some(sql), None) => ("adhoc", sql),
+        (None, Some(q)) => {
+            let n = crate::query::named::find(q)
+                .ok_or_else(|| anyhow::anyhow!("`{q}` is not a named query"))?;
+            (n.name, n.sql)
+        }
+        _ => anyhow::bail!("give exactly one of `sql` and `query`"),
+    };
+    let limit = args["limit"]
+        .as_u64()
+        .map_or(QUERY_DEFAULT_ROWS, |l| l as usize)
+        .min(QUERY_MAX_ROWS);
+    let run = args["run"]
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| crate::cli::default_run_tag(&paths[0]));
+    let d = crate::ingest::discover(&paths)?;
+    let r = crate::query::session::execute(
+        &d.inputs,
+        &crate::query::session::QueryRequest {
+            name,
+            sql,
+            run: &run,
+            limit: Some(limit),
+        },
+    )?;
+    Ok(serde_json::to_value(&r)?)
 }
 
 /// Cuts arrays longer than `n` to `n` items, recording the paths cut.
@@ -169,9 +212,7 @@ fn call_tool(name: &str, args: &Value) -> anyhow::Result<Value> {
             let skipped: Vec<Value> = d.skipped.iter().map(|s| json!(format!("{s:?}"))).collect();
             Ok(json!({"inputs": inputs, "skipped": skipped}))
         }
-        "query" => anyhow::bail!(
-            "`query` needs profscope built with the `sql` feature (cargo install --features sql); this build has no SQL engine"
-        ),
+        "query" => query_tool(args),
         other => anyhow::bail!("unknown tool `{other}`"),
     }
 }

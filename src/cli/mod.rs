@@ -7,6 +7,7 @@ mod diff;
 mod export;
 mod mcp;
 mod memory;
+mod query;
 mod report;
 mod synth;
 mod weights;
@@ -43,6 +44,9 @@ enum Command {
     /// Export the tables: --perfetto OUT.json (a windowed Chrome trace with derived tracks for
     /// the Perfetto UI).
     Export(export::ExportArgs),
+    /// SQL over the normalized tables of any input (--sql, --query NAME, FILE.sql; --list).
+    /// Needs a build with the cargo feature `sql`.
+    Query(query::QueryArgs),
     /// The report as one offline HTML page with charts (--html OUT.html).
     Report(report::ReportArgs),
     /// A Model Context Protocol server on stdio: analyze, memory, diff, list_ranks, query as
@@ -63,6 +67,7 @@ pub fn main() -> ExitCode {
         Command::Mcp(a) => mcp::run(a),
         Command::Export(a) => export::run(a),
         Command::Report(a) => report::run(a),
+        Command::Query(a) => query::run(a),
         Command::Synth(a) => synth::run(a),
     };
     match result {
@@ -91,4 +96,12 @@ pub(crate) fn write_stdout(s: &str) -> anyhow::Result<()> {
     out.write_all(s.as_bytes())?;
     out.flush()?;
     Ok(())
+}
+
+/// The run tag when none is given: the first input's folder (or file) name, else `run`.
+pub(crate) fn default_run_tag(first: &std::path::Path) -> String {
+    std::path::absolute(first)
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().to_string()))
+        .unwrap_or_else(|| "run".into())
 }

@@ -4,9 +4,9 @@
 //! (file, rank, process, thread, category, op type beside the event's own columns); the columns
 //! go from the model's vectors straight into Arrow arrays. Files are read one at a time.
 
+use super::event_view::{COLUMNS, EventView, Kind, Values};
 use crate::ingest::{Progress, detect::Input, ingest_one};
 use crate::model::Tables;
-use crate::model::events::NO_ROW;
 use ::parquet::arrow::ArrowWriter;
 use ::parquet::basic::Compression;
 use ::parquet::file::properties::WriterProperties;
@@ -25,89 +25,37 @@ pub struct ParquetFile {
     pub error: Option<String>,
 }
 
-/// The events schema (documented in docs/tables.md, "Parquet export").
+/// The events schema (documented in docs/export.md, "Parquet columns").
 pub fn schema() -> Arc<Schema> {
-    let s = |n: &str| Field::new(n, DataType::Utf8, false);
-    let i64_ = |n: &str| Field::new(n, DataType::Int64, false);
-    let i32_ = |n: &str| Field::new(n, DataType::Int32, false);
-    Arc::new(Schema::new(vec![
-        s("file"),
-        i32_("file_rank"),
-        s("process"),
-        s("process_role"),
-        i32_("device_id"),
-        s("thread"),
-        i64_("pid"),
-        i64_("tid"),
-        s("name"),
-        s("cat"),
-        s("category"),
-        s("kind"),
-        i64_("ts_ns"),
-        i64_("dur_ns"),
-        i32_("stream"),
-        s("task_type"),
-        s("op_type"),
-        s("kernel_task_type"),
-        i64_("connection_id"),
-        i64_("correlation_id"),
-    ]))
+    Arc::new(Schema::new(
+        COLUMNS
+            .iter()
+            .map(|&(name, kind)| {
+                let ty = match kind {
+                    Kind::Str => DataType::Utf8,
+                    Kind::I32 => DataType::Int32,
+                    Kind::I64 => DataType::Int64,
+                };
+                Field::new(name, ty, false)
+            })
+            .collect::<Vec<_>>(),
+    ))
 }
 
 fn batch(t: &Tables) -> Result<RecordBatch, arrow_schema::ArrowError> {
-    let ev = &t.events;
-    let n = ev.len();
-    let proc_of = |i: usize| t.threads.process[ev.thread[i].idx()].idx();
-    let thread_labels: Vec<String> = (0..t.threads.tid.len())
-        .map(|k| t.thread_label(crate::model::ThreadId(k as u32)))
+    let view = EventView::new(t);
+    let n = view.rows();
+    let cols: Vec<ArrayRef> = view
+        .columns()
+        .into_iter()
+        .map(|v| -> ArrayRef {
+            match v {
+                Values::Str(f) => Arc::new((0..n).map(|i| Some(f(i))).collect::<StringArray>()),
+                Values::I32(f) => Arc::new(Int32Array::from_iter_values((0..n).map(f))),
+                Values::I64(f) => Arc::new(Int64Array::from_iter_values((0..n).map(f))),
+            }
+        })
         .collect();
-    let process_labels: Vec<String> = (0..t.processes.pid.len())
-        .map(|k| t.process_label(crate::model::ProcessId(k as u32)))
-        .collect();
-    fn col<'a>(n: usize, f: impl Fn(usize) -> &'a str) -> ArrayRef {
-        Arc::new((0..n).map(|i| Some(f(i))).collect::<StringArray>())
-    }
-    let cols: Vec<ArrayRef> = vec![
-        col(n, |i| {
-            t.files.path[t.processes.file[proc_of(i)].0 as usize].as_str()
-        }),
-        Arc::new(Int32Array::from_iter_values(
-            (0..n).map(|i| t.files.rank[t.processes.file[proc_of(i)].0 as usize]),
-        )),
-        col(n, |i| process_labels[proc_of(i)].as_str()),
-        col(n, |i| t.processes.role[proc_of(i)].as_str()),
-        Arc::new(Int32Array::from_iter_values(
-            (0..n).map(|i| t.processes.device_id[proc_of(i)]),
-        )),
-        col(n, |i| thread_labels[ev.thread[i].idx()].as_str()),
-        Arc::new(Int64Array::from_iter_values(
-            (0..n).map(|i| t.processes.pid[proc_of(i)]),
-        )),
-        Arc::new(Int64Array::from_iter_values(
-            (0..n).map(|i| t.threads.tid[ev.thread[i].idx()]),
-        )),
-        col(n, |i| t.str(ev.name[i])),
-        col(n, |i| t.str(ev.cat[i])),
-        col(n, |i| ev.category[i].as_str()),
-        col(n, |i| match ev.kind[i] {
-            crate::model::EventKind::Complete => "complete",
-            crate::model::EventKind::Instant => "instant",
-        }),
-        Arc::new(Int64Array::from(ev.ts_ns.clone())),
-        Arc::new(Int64Array::from(ev.dur_ns.clone())),
-        Arc::new(Int32Array::from(ev.stream.clone())),
-        col(n, |i| t.str(ev.task_type[i])),
-        col(n, |i| match ev.kernel[i] {
-            NO_ROW => "",
-            k => t.str(t.kernels.op_type[k as usize]),
-        }),
-        col(n, |i| match ev.kernel[i] {
-            NO_ROW => "",
-            k => t.str(t.kernels.task_type[k as usize]),
-        }),
-        Arc::new(Int64Array::from(ev.connection_id.clone())),
-        Arc::new(Int64Array::from(ev.correlation_id.clone())),
-    ];
     RecordBatch::try_new(schema(), cols)
 }
 

@@ -6,6 +6,7 @@ pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod memory;
+pub mod query;
 pub mod sections;
 pub mod table;
 

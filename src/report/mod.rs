@@ -4,6 +4,7 @@
 pub mod analyses;
 pub mod diff;
 pub mod memory;
+pub mod query;
 
 pub use analyses::{Analyses, AnalyzeOpts};
 

@@ -1,0 +1,67 @@
+//! One `profscope query` run (feature `sql`): read each input into tables, add its frames, drop
+//! the tables, run the SQL, and wrap the rows in the [`QueryResult`] contract. A file that cannot
+//! be read, or that lost data while being read, becomes a caveat; the query runs over the rest.
+
+use super::engine::{self, Frames, QueryError};
+use crate::diag::Severity;
+use crate::ingest::{Progress, detect::Input, ingest_one};
+use crate::report::query::QueryResult;
+
+pub struct QueryRequest<'a> {
+    /// `adhoc`, a named query or a .sql file.
+    pub name: &'a str,
+    pub sql: &'a str,
+    pub run: &'a str,
+    pub limit: Option<usize>,
+}
+
+pub fn execute(inputs: &[Input], q: &QueryRequest<'_>) -> Result<QueryResult, QueryError> {
+    let started = std::time::Instant::now();
+    let mut frames = Frames::default();
+    let mut caveats = Vec::new();
+    let mut read = 0;
+    for input in inputs {
+        match ingest_one(input, &Progress::default()) {
+            Ok(t) => {
+                for d in t
+                    .diagnostics
+                    .iter()
+                    .filter(|d| d.severity >= Severity::DataLoss)
+                {
+                    caveats.push(format!(
+                        "{}: {} ({}×){}",
+                        input.path,
+                        d.code,
+                        d.count,
+                        d.examples
+                            .first()
+                            .map(|e| format!(": {e}"))
+                            .unwrap_or_default()
+                    ));
+                }
+                frames.add(&t, q.run)?;
+                read += 1;
+            }
+            Err(e) => caveats.push(format!("{}: not read: {e}", input.path)),
+        }
+    }
+    if read == 0 {
+        return Err(QueryError::NoInput);
+    }
+    let out = engine::run(&frames, q.sql, q.limit)?;
+    Ok(QueryResult {
+        schema_version: crate::report::SCHEMA_VERSION,
+        query: q.name.to_string(),
+        sql: q.sql.to_string(),
+        inputs: inputs.iter().map(|i| i.path.clone()).collect(),
+        run: q.run.to_string(),
+        tables: frames.tables(),
+        truncated: (out.rows.len() as u64) < out.total_rows,
+        columns: out.columns,
+        rows: out.rows,
+        total_rows: out.total_rows,
+        limit: q.limit,
+        caveats,
+        elapsed_ms: started.elapsed().as_millis() as u64,
+    })
+}
