@@ -504,6 +504,9 @@ fn query_tables_limits_files_and_errors() {
     assert_eq!(v["rows"].as_array().unwrap().len(), 5);
     assert_eq!(v["truncated"], true);
     assert_eq!(v["tables"][0]["rows"], 8425);
+    // Only the columns a query names are built; COUNT(*) still counts every row.
+    let v = query_json(&[level1, "--sql", "SELECT COUNT(*) AS n FROM events"]);
+    assert_eq!(v["rows"], serde_json::json!([[8425]]));
     let v = query_json(&[
         level1,
         "--sql",
