@@ -8,6 +8,9 @@ use crate::ingest::{Progress, detect::Input, ingest_one};
 use crate::report::query::QueryResult;
 use rayon::prelude::*;
 
+/// One file's frames and its data-loss caveats.
+type FilePart = (FileFrames, Vec<String>);
+
 pub struct QueryRequest<'a> {
     /// `adhoc`, a named query or a .sql file.
     pub name: &'a str,
@@ -21,7 +24,7 @@ pub fn execute(inputs: &[Input], q: &QueryRequest<'_>) -> Result<QueryResult, Qu
     let wanted = Wanted::from_sql(q.sql);
     // Files are read in parallel (rayon's pool: one file per core at a time); each file's tables
     // are dropped once its frames are built.
-    let parts: Vec<(String, Result<(FileFrames, Vec<String>), String>)> = inputs
+    let parts: Vec<(String, Result<FilePart, String>)> = inputs
         .par_iter()
         .map(|input| {
             let part = match ingest_one(input, &Progress::default()) {
