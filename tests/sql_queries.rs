@@ -1,5 +1,6 @@
 //! The named queries of `queries/` against their expected rows (tests/sql/<query>.slt, one block
-//! per fixture: the real db/level1 and text/level1 roots, and the generated demo root).
+//! per fixture: the real db/level0, db/level1, db/level2 and text/level1 roots, and the generated
+//! demo root).
 //!
 //! The expected rows were produced by DuckDB (an engine independent of profscope) over
 //! `profscope export --parquet` of each fixture (tests/tools/bless_sql_expected.py). Here they are
@@ -17,7 +18,9 @@ use std::path::Path;
 use std::process::Command;
 
 const FIXTURES: &[(&str, &str)] = &[
+    ("level0", "../shared/samples/ascend-pt/db/level0"),
     ("level1", "../shared/samples/ascend-pt/db/level1"),
+    ("level2", "../shared/samples/ascend-pt/db/level2"),
     ("text-level1", "../shared/samples/ascend-pt/text/level1"),
     ("demo", "fixtures/demo"),
 ];

@@ -5,7 +5,8 @@ The rows come from DuckDB (PyPI `duckdb`), an engine independent of profscope's,
 against `profscope query` (polars) and against the numbers of `profscope analyze`.
 
 usage: python bless_sql_expected.py PROFSCOPE_BIN
-Fixtures (name = run tag): level1 (real db root), text-level1 (real text root), demo (generated).
+Fixtures (name = run tag): level0, level1, level2 (real db roots), text-level1 (real text root),
+demo (generated).
 """
 import json
 import os
@@ -16,7 +17,9 @@ import tempfile
 import duckdb
 
 FIXTURES = {
+    "level0": "../shared/samples/ascend-pt/db/level0",
     "level1": "../shared/samples/ascend-pt/db/level1",
+    "level2": "../shared/samples/ascend-pt/db/level2",
     "text-level1": "../shared/samples/ascend-pt/text/level1",
     "demo": "fixtures/demo",
 }
