@@ -63,20 +63,8 @@ fn query_tool(args: &Value) -> anyhow::Result<Value> {
         .as_u64()
         .map_or(QUERY_DEFAULT_ROWS, |l| l as usize)
         .min(QUERY_MAX_ROWS);
-    let run = args["run"]
-        .as_str()
-        .map(str::to_string)
-        .unwrap_or_else(|| crate::cli::default_run_tag(&paths[0]));
-    let d = crate::ingest::discover(&paths)?;
-    let r = crate::query::session::execute(
-        &d.inputs,
-        &crate::query::session::QueryRequest {
-            name,
-            sql,
-            run: &run,
-            limit: Some(limit),
-        },
-    )?;
+    let run = args["run"].as_str().map(str::to_string);
+    let r = super::query::query_paths(&paths, name, sql, run, Some(limit))?;
     Ok(serde_json::to_value(&r)?)
 }
 
