@@ -7,6 +7,9 @@
 //! outputs). The service process we "start" is `sleep 300`, and `--serve-stop` touches a marker,
 //! so each test can check that the service was stopped.
 
+mod common;
+use common::procs_mentioning;
+
 use profscope::collect::case::{self, CaseOpts};
 use profscope::collect::manifest::{Manifest, Workload};
 use profscope::collect::verify::Export;
@@ -631,24 +634,4 @@ fn the_schema_checker_rejects_a_bad_manifest() {
             .unwrap_err()
             .contains("rank_count")
     );
-}
-
-/// Command lines of running processes that mention `s` (from /proc, no external tool).
-fn procs_mentioning(s: &str) -> Vec<String> {
-    let me = std::process::id().to_string();
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .bytes()
-                .all(|b| b.is_ascii_digit())
-                && e.file_name().to_string_lossy() != me.as_str()
-        })
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.contains(s))
-        .collect()
 }

@@ -3,6 +3,9 @@
 //! Expected values: the fake writes one PROF_* folder with device_0 / rank_id 3 and one
 //! 150-byte msprof_20260101000000.json (`wc -c`) whose SHA-256 was computed with `sha256sum`.
 
+mod common;
+use common::procs_mentioning;
+
 use profscope::collect::msprof::{self, MsprofOpts};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -123,24 +126,4 @@ fn every_gate() {
     assert_eq!(gates(&m), ["output_not_fresh"]);
     assert!(m.steps.is_empty());
     let _ = std::fs::remove_dir_all(&w);
-}
-
-/// Command lines of running processes that mention `s` (from /proc, no external tool).
-fn procs_mentioning(s: &str) -> Vec<String> {
-    let me = std::process::id().to_string();
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .bytes()
-                .all(|b| b.is_ascii_digit())
-                && e.file_name().to_string_lossy() != me.as_str()
-        })
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.contains(s))
-        .collect()
 }

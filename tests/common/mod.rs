@@ -112,3 +112,23 @@ pub fn generated_with(tag: &str, opts: profscope::synth::SynthOpts) -> Generated
     let truth = profscope::synth::generate(&dir, &opts).unwrap();
     Generated { dir, truth }
 }
+
+/// Command lines of running processes that mention `s` (from /proc, no external tool).
+pub fn procs_mentioning(s: &str) -> Vec<String> {
+    let me = std::process::id().to_string();
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+                && e.file_name().to_string_lossy() != me.as_str()
+        })
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(s))
+        .collect()
+}
