@@ -155,6 +155,52 @@ fn every_db_root_matches_the_vendor_analysis_db_exactly() {
     }
 }
 
+/// `analyze` reads OVERLAP_ANALYSIS as per-device sums, not events. The real level1 rank 0 db has
+/// 382 rows; by sqlite3, `SELECT deviceId, type, count(*), sum(endNs - startNs) FROM
+/// OVERLAP_ANALYSIS GROUP BY 1, 2`: 0|0|187|8903431, 0|1|4|102108100, 0|2|101|98071947,
+/// 0|3|90|25258144. Both readings give the same vendor comparison and the same analyses.
+#[test]
+fn overlap_rows_as_sums_equal_overlap_events() {
+    use profscope::ingest::ascend_db::{DbOpts, ingest_file_with};
+    let db = db_root(1, 0).join("ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db");
+    let read = |overlap_events: bool| {
+        let mut b = profscope::ingest::TablesBuilder::new();
+        let o = DbOpts {
+            overlap_events,
+            ..Default::default()
+        };
+        ingest_file_with(db.to_str().unwrap(), &mut b, o).unwrap();
+        b.finish()
+    };
+    let (events, sums) = (read(true), read(false));
+    let v = &sums.vendor_overlap;
+    let rows: Vec<(i32, u8, u64, i64)> = (0..v.len())
+        .map(|r| (v.device_id[r], v.kind[r], v.rows[r], v.dur_ns[r]))
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            (0, 0, 187, 8_903_431),
+            (0, 1, 4, 102_108_100),
+            (0, 2, 101, 98_071_947),
+            (0, 3, 90, 25_258_144),
+        ]
+    );
+    assert!(events.vendor_overlap.is_empty());
+    assert_eq!(events.events.len(), sums.events.len() + 382);
+    assert_eq!(sums.diagnostics.count("vendor_overlap_as_sums"), 382);
+    let vendor = |t: &profscope::model::Tables| {
+        let d = &device_time::compute(t, &devices::devices(t))[0];
+        serde_json::to_value(&d.vendor).unwrap()
+    };
+    assert_eq!(vendor(&sums)["free_ns"], 25_258_144);
+    assert_eq!(vendor(&sums), vendor(&events));
+    let all = |t: &profscope::model::Tables| {
+        serde_json::to_value(profscope::report::analyses::run_all(t, &Default::default())).unwrap()
+    };
+    assert_eq!(all(&sums), all(&events));
+}
+
 /// Inputs are read-only: ingesting leaves the folder byte-for-byte as it was (no journal, WAL or
 /// lock files created, nothing modified).
 #[test]
@@ -210,7 +256,15 @@ fn direct_btree_reads_equal_sqlite_on_every_db() {
     for db in dbs {
         let read = |direct: bool| {
             let mut b = profscope::ingest::TablesBuilder::new();
-            ingest_file_with(db.to_str().unwrap(), &mut b, DbOpts { direct }).unwrap();
+            ingest_file_with(
+                db.to_str().unwrap(),
+                &mut b,
+                DbOpts {
+                    direct,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
             b.finish()
         };
         let (a, s) = (read(true), read(false));

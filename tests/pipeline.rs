@@ -32,8 +32,10 @@ fn comparable(summary: &summary::Summary, analyses: Value, diags: Value) -> Valu
     json!({ "summary": s, "analyses": analyses, "diagnostics": diags })
 }
 
+/// All files in one set of tables, read as `analyze` reads them (the vendor's overlap rows summed).
 fn joint(paths: &[PathBuf], phase: Option<Phase>) -> Value {
-    let t = profscope::ingest::ingest_paths(paths, &Default::default()).unwrap();
+    let analysis = profscope::ingest::IngestOpts::ANALYSIS;
+    let t = profscope::ingest::ingest_paths_with(paths, analysis, &Default::default()).unwrap();
     let t = match phase {
         Some(p) => profscope::analysis::phases::slice(&t, p).0,
         None => t,

@@ -20,12 +20,33 @@ fn two_rank_db_root_with_expected_four() {
     assert_eq!(r.missing, vec![2, 3]);
     assert_eq!(r.expected_source, "--expected-ranks");
     assert!(r.cpu_only.is_empty() && r.disjoint.is_empty());
-    // Device events per rank = TASK rows + COMMUNICATION_TASK_INFO plane rows + OVERLAP_ANALYSIS
-    // rows (rank 0 only) + COMMUNICATION_OP rows, by sqlite3:
-    //   rank0: 552 TASK + 296 + 382 + 4 = 1234; rank1: 552 + 296 + 0 + 4 = 852
-    //   ("select count(*) from TASK" etc. on each ascend_pytorch_profiler_<r>.db)
-    let dev: Vec<u64> = r.rows.iter().map(|x| x.device_events).collect();
-    assert_eq!(dev, vec![1234, 852]);
+    // Device events per rank = TASK rows + COMMUNICATION_TASK_INFO plane rows + COMMUNICATION_OP
+    // rows; the vendor's OVERLAP_ANALYSIS rows (rank 0 only) are counted apart. By sqlite3
+    // ("select count(*) from TASK" etc. on each ascend_pytorch_profiler_<r>.db):
+    //   rank0: 552 TASK + 296 + 4 = 852, 382 overlap rows; rank1: 552 + 296 + 4 = 852, 0.
+    let dev: Vec<(u64, u64)> = r
+        .rows
+        .iter()
+        .map(|x| (x.device_events, x.vendor_overlap_rows))
+        .collect();
+    assert_eq!(dev, vec![(852, 382), (852, 0)]);
+    // Read as `analyze` reads it (the overlap rows summed, not events): the same picture.
+    let o = profscope::pipeline::RunOpts {
+        analyze: Default::default(),
+        phase: None,
+        jobs: 1,
+        max_memory: u64::MAX,
+    };
+    let a = profscope::pipeline::run(&[samples("ascend-pt/db/level1")], &o, &Default::default())
+        .unwrap();
+    let dev_a: Vec<(u64, u64)> = a
+        .analyses
+        .ranks
+        .rows
+        .iter()
+        .map(|x| (x.device_events, x.vendor_overlap_rows))
+        .collect();
+    assert_eq!(dev_a, dev);
     let none = ranks::compute(&t, None);
     assert_eq!((none.expected, none.missing.len()), (None, 0));
 }

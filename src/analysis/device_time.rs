@@ -14,6 +14,7 @@
 use super::devices::{AsyncCopy, Device, DeviceRef, iv};
 use super::intervals::{self, Iv};
 use super::stats::pct;
+use crate::model::vendor_overlap::OVERLAP_KINDS;
 use crate::model::{Category, ProcessRole, Tables};
 use serde::Serialize;
 
@@ -125,25 +126,35 @@ fn one(t: &Tables, d: &Device) -> Option<DeviceTime> {
 }
 
 /// Sums of the vendor's Overlap Analysis rows (Computing, Communication, Communication(Not
-/// Overlapped), Free) in the device's file, if that process exists.
+/// Overlapped), Free) in the device's file, if it has any: its `Overlap Analysis` events, or the
+/// vendor_overlap sums when the reader summed the rows instead.
 fn vendor(t: &Tables, d: &Device) -> Option<(i64, i64, i64, i64)> {
     let mut sums = [0i64; 4];
     let mut seen = false;
-    for i in 0..t.events.len() {
-        let p = t.event_process(i);
-        if t.processes.role[p.idx()] != ProcessRole::OverlapAnalysis || t.process_file(p) != d.file
-        {
-            continue;
-        }
-        let k = match t.str(t.threads.name[t.events.thread[i].idx()]) {
-            "Computing" => 0,
-            "Communication" => 1,
-            "Communication(Not Overlapped)" => 2,
-            "Free" => 3,
-            _ => continue,
-        };
-        sums[k] += t.events.dur_ns[i];
+    let v = &t.vendor_overlap;
+    for r in (0..v.len()).filter(|&r| v.file[r] == d.file) {
+        sums[v.kind[r] as usize] += v.dur_ns[r];
         seen = true;
+    }
+    let kind_of_thread: Vec<Option<usize>> = (0..t.threads.len())
+        .map(|th| {
+            let p = t.threads.process[th];
+            if t.processes.role[p.idx()] != ProcessRole::OverlapAnalysis
+                || t.process_file(p) != d.file
+            {
+                return None;
+            }
+            let name = t.str(t.threads.name[th]);
+            OVERLAP_KINDS.iter().position(|k| *k == name)
+        })
+        .collect();
+    if kind_of_thread.iter().any(Option::is_some) {
+        for i in 0..t.events.len() {
+            if let Some(k) = kind_of_thread[t.events.thread[i].idx()] {
+                sums[k] += t.events.dur_ns[i];
+                seen = true;
+            }
+        }
     }
     seen.then_some((sums[0], sums[1], sums[2], sums[3]))
 }

@@ -8,7 +8,7 @@
 //! Two steps, so a root can be reduced file by file: [`facts`] per set of tables (one row per
 //! file), [`combine`] over the facts of every file.
 
-use crate::model::Tables;
+use crate::model::{ProcessRole, Tables};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -42,6 +42,8 @@ pub struct FileFacts {
     pub format: &'static str,
     pub device_events: u64,
     pub host_events: u64,
+    /// The vendor's Overlap Analysis rows (events or summed rows): derived, neither side.
+    pub vendor_overlap_rows: u64,
     pub window: Option<(i64, i64)>,
     pub truncated: bool,
     /// Set when the file could not be read at all (then it has no events).
@@ -54,8 +56,13 @@ pub struct RankRow {
     pub files: Vec<String>,
     /// Bytes on disk of the rank's files.
     pub size_bytes: u64,
+    /// Events of device processes (hardware streams, HCCL planes and groups), without the
+    /// vendor's Overlap Analysis rows.
     pub device_events: u64,
     pub host_events: u64,
+    /// The vendor's OVERLAP_ANALYSIS / `Overlap Analysis` rows, whether read as events or as
+    /// sums (derived by the vendor from the device events; not in the window).
+    pub vendor_overlap_rows: u64,
     /// First start and last end of the rank's events in files of `window_format`, ns; None
     /// without events.
     pub window_start_ns: Option<i64>,
@@ -113,6 +120,7 @@ pub fn facts(t: &Tables) -> Vec<FileFacts> {
             format: t.files.format[f].map_or("unknown", |x| x.as_str()),
             device_events: 0,
             host_events: 0,
+            vendor_overlap_rows: 0,
             window: None,
             truncated: t.files.truncated[f],
             error: None,
@@ -122,16 +130,23 @@ pub fn facts(t: &Tables) -> Vec<FileFacts> {
     let file_of: Vec<usize> = (0..t.threads.len())
         .map(|th| t.process_file(t.threads.process[th]).idx())
         .collect();
-    let device_side: Vec<bool> = (0..t.threads.len())
-        .map(|th| t.processes.role[t.threads.process[th].idx()].is_device())
+    let role: Vec<ProcessRole> = (0..t.threads.len())
+        .map(|th| t.processes.role[t.threads.process[th].idx()])
         .collect();
+    let v = &t.vendor_overlap;
+    for r in 0..v.len() {
+        out[v.file[r].idx()].vendor_overlap_rows += v.rows[r];
+    }
     for i in 0..t.events.len() {
         let th = t.events.thread[i].idx();
         let row = &mut out[file_of[th]];
-        if device_side[th] {
-            row.device_events += 1;
-        } else {
-            row.host_events += 1;
+        match role[th] {
+            ProcessRole::OverlapAnalysis => {
+                row.vendor_overlap_rows += 1;
+                continue;
+            }
+            r if r.is_device() => row.device_events += 1,
+            _ => row.host_events += 1,
         }
         let (s, e) = (t.events.ts_ns[i], t.events.end_ns(i));
         row.window = Some(row.window.map_or((s, e), |(a, b)| (a.min(s), b.max(e))));
@@ -167,6 +182,7 @@ pub fn combine(files: &[FileFacts], expected: Option<u32>) -> Ranks {
             size_bytes: 0,
             device_events: 0,
             host_events: 0,
+            vendor_overlap_rows: 0,
             window_start_ns: None,
             window_end_ns: None,
             window_clock: None,
@@ -175,6 +191,7 @@ pub fn combine(files: &[FileFacts], expected: Option<u32>) -> Ranks {
         row.size_bytes += f.size_bytes;
         row.device_events += f.device_events;
         row.host_events += f.host_events;
+        row.vendor_overlap_rows += f.vendor_overlap_rows;
         let Some((s, e)) = f.window else {
             continue;
         };

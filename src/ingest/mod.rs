@@ -62,22 +62,68 @@ pub fn discover(paths: &[std::path::PathBuf]) -> Result<Discovered, IngestError>
     Ok(Discovered { inputs, skipped })
 }
 
-/// One input into its own finished tables (what `analyze` and the exports do per file).
+/// What a consumer reads of an input. The default is everything; the analyses need less.
+#[derive(Debug, Clone, Copy)]
+pub struct IngestOpts {
+    /// A db's OVERLAP_ANALYSIS rows as events (else as per-device sums in vendor_overlap).
+    pub vendor_overlap_events: bool,
+}
+
+impl Default for IngestOpts {
+    fn default() -> Self {
+        IngestOpts {
+            vendor_overlap_events: true,
+        }
+    }
+}
+
+impl IngestOpts {
+    /// What `analyze` reads: the vendor's overlap rows as sums (they only feed a comparison).
+    pub const ANALYSIS: IngestOpts = IngestOpts {
+        vendor_overlap_events: false,
+    };
+}
+
+/// One input into its own finished tables, everything read (what the exports do per file).
 pub fn ingest_one(input: &detect::Input, progress: &Progress) -> Result<Tables, IngestError> {
+    ingest_one_with(input, IngestOpts::default(), progress)
+}
+
+/// [`ingest_one`] reading what `opts` asks for (`analyze` per file: [`IngestOpts::ANALYSIS`]).
+pub fn ingest_one_with(
+    input: &detect::Input,
+    opts: IngestOpts,
+    progress: &Progress,
+) -> Result<Tables, IngestError> {
     let mut b = TablesBuilder::new();
-    ingest_input(input, &mut b, progress)?;
+    ingest_input_with(input, opts, &mut b, progress)?;
     Ok(b.finish())
 }
 
-/// Reads one input into `b` with the reader of its format.
+/// Reads one input into `b` with the reader of its format, everything read.
 pub fn ingest_input(
     input: &detect::Input,
     b: &mut TablesBuilder,
     progress: &Progress,
 ) -> Result<(), IngestError> {
+    ingest_input_with(input, IngestOpts::default(), b, progress)
+}
+
+fn ingest_input_with(
+    input: &detect::Input,
+    opts: IngestOpts,
+    b: &mut TablesBuilder,
+    progress: &Progress,
+) -> Result<(), IngestError> {
     match input.format {
         detect::InputFormat::ChromeJson => chrome_json::ingest_file(&input.path, b, progress)?,
-        detect::InputFormat::AscendDb => return ascend_db::ingest_file(&input.path, b),
+        detect::InputFormat::AscendDb => {
+            let db = ascend_db::DbOpts {
+                overlap_events: opts.vendor_overlap_events,
+                ..Default::default()
+            };
+            return ascend_db::ingest_file_with(&input.path, b, db);
+        }
         detect::InputFormat::KernelCsv => msprof_csv::ingest_file(&input.path, b)?,
     }
     // The db carries its memory tables; a text export has them as CSVs beside it.
@@ -91,6 +137,15 @@ pub fn ingest_paths(
     paths: &[std::path::PathBuf],
     progress: &Progress,
 ) -> Result<Tables, IngestError> {
+    ingest_paths_with(paths, IngestOpts::default(), progress)
+}
+
+/// [`ingest_paths`] reading what `opts` asks for.
+pub fn ingest_paths_with(
+    paths: &[std::path::PathBuf],
+    opts: IngestOpts,
+    progress: &Progress,
+) -> Result<Tables, IngestError> {
     let found = discover(paths)?;
     for i in &found.inputs {
         progress.add_total(i.size_bytes);
@@ -98,7 +153,7 @@ pub fn ingest_paths(
     let mut b = TablesBuilder::new();
     b.diag().merge(found.skipped_diagnostics());
     for input in &found.inputs {
-        ingest_input(input, &mut b, progress)?;
+        ingest_input_with(input, opts, &mut b, progress)?;
     }
     Ok(b.finish())
 }

@@ -21,6 +21,7 @@ pub mod steps;
 pub mod strings;
 pub mod tables;
 pub mod tracks;
+pub mod vendor_overlap;
 
 pub use category::{Category, ProcessRole};
 pub use events::{EventKind, EventTable};

@@ -305,6 +305,25 @@ pub const TABLES: &[TableSchema] = &[
         ],
     },
     TableSchema {
+        name: "vendor_overlap",
+        doc: "The db's OVERLAP_ANALYSIS rows as per-device sums, when the reader was asked for sums (analyze: device_time's vendor comparison needs nothing else); empty when the rows became `Overlap Analysis` events (exports, SQL, trace_view.json).",
+        columns: cols![
+            ("file", "FileId", "Row of files."),
+            ("device_id", "i32", "OVERLAP_ANALYSIS.deviceId."),
+            (
+                "kind",
+                "u8",
+                "0 Computing, 1 Communication, 2 Communication(Not Overlapped), 3 Free (OVERLAP_ANALYSIS.type)."
+            ),
+            ("rows", "u64", "Rows of that device and kind."),
+            (
+                "dur_ns",
+                "i64 ns",
+                "Sum of endNs - startNs over those rows."
+            ),
+        ],
+    },
+    TableSchema {
         name: "reference",
         doc: "Vendor-derived values kept for comparison only, one row per cell: analysis.db (StepTraceTime, CommAnalyzerTime, CommAnalyzerBandwidth, CommAnalyzerMatrix) and the text export's step_trace_time.csv, op_statistic.csv, task_time.csv, communication.json, communication_matrix.json (msprof-analyze cluster_* files when read directly). JSON records: the keys above a record are text columns (step, kind, op, link; cluster: group, step, op, rank), nested keys joined with /.",
         columns: cols![

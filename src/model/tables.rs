@@ -15,6 +15,7 @@ use super::reference::ReferenceTable;
 use super::steps::StepTable;
 use super::strings::{Interner, StrId};
 use super::tracks::{ProcessTable, ThreadTable};
+use super::vendor_overlap::VendorOverlapTable;
 use crate::diag::Diagnostics;
 
 #[derive(Debug, Clone, Default)]
@@ -33,6 +34,7 @@ pub struct Tables {
     pub op_memory: OpMemoryTable,
     pub meta: MetaTable,
     pub reference: ReferenceTable,
+    pub vendor_overlap: VendorOverlapTable,
     pub diagnostics: Diagnostics,
 }
 

@@ -19,7 +19,7 @@ use crate::analysis::ranks::FileFacts;
 use crate::analysis::summary::{self, Summary};
 use crate::diag::{Diagnostics, Severity};
 use crate::ingest::detect::{Input, InputFormat};
-use crate::ingest::{IngestError, Progress, discover, ingest_one};
+use crate::ingest::{IngestError, IngestOpts, Progress, discover, ingest_one_with};
 use crate::report::analyses::{self, Analyses, AnalyzeOpts, Part};
 
 #[derive(Debug, Clone)]
@@ -91,7 +91,7 @@ struct FilePart {
 
 fn one_file(input: &Input, o: &RunOpts, progress: &Progress) -> FilePart {
     let t0 = std::time::Instant::now();
-    let tables = match ingest_one(input, progress) {
+    let tables = match ingest_one_with(input, IngestOpts::ANALYSIS, progress) {
         Ok(t) => t,
         Err(e) => return failed(input, &e),
     };
@@ -133,6 +133,7 @@ fn failed(input: &Input, e: &IngestError) -> FilePart {
             format: "unknown",
             device_events: 0,
             host_events: 0,
+            vendor_overlap_rows: 0,
             window: None,
             truncated: false,
             error: Some(e.to_string()),

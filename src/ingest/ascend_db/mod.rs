@@ -72,6 +72,8 @@ struct Ctx<'a> {
     last_thread: Option<((i64, i64), ThreadId)>,
     /// The direct b-tree reader, unless the file needs SQLite.
     btree: Option<std::sync::Arc<btree::BTreeFile>>,
+    /// OVERLAP_ANALYSIS rows as events (else per-device sums: [`DbOpts::overlap_events`]).
+    overlap_events: bool,
 }
 
 impl<'a> Ctx<'a> {
@@ -94,6 +96,7 @@ impl<'a> Ctx<'a> {
             threads: FxHashMap::default(),
             last_thread: None,
             btree: None,
+            overlap_events: true,
         }
     }
 
@@ -103,6 +106,9 @@ impl<'a> Ctx<'a> {
     fn reserve_events(&mut self) {
         let mut total = 0i64;
         for table in EVENT_TABLES {
+            if table == "OVERLAP_ANALYSIS" && !self.overlap_events {
+                continue;
+            }
             if self.schema.has(table) {
                 let (lo, hi) = scan::rowid_span(self.c, table);
                 total += (hi - lo + 1).max(0);
@@ -156,13 +162,18 @@ impl<'a> Ctx<'a> {
 pub struct DbOpts {
     /// Decode the big tables' b-trees directly (else everything through SQLite).
     pub direct: bool,
+    /// OVERLAP_ANALYSIS rows become `Overlap Analysis` events (what exports and SQL show);
+    /// `false` reads them as per-device sums into the vendor_overlap table, all the analyses
+    /// need (on big dbs the table has more rows than TASK).
+    pub overlap_events: bool,
 }
 
 impl Default for DbOpts {
-    /// Direct decoding, unless `PROFSCOPE_DB_SQLITE_ONLY` is set.
+    /// Direct decoding, unless `PROFSCOPE_DB_SQLITE_ONLY` is set; overlap rows as events.
     fn default() -> Self {
         DbOpts {
             direct: std::env::var_os("PROFSCOPE_DB_SQLITE_ONLY").is_none(),
+            overlap_events: true,
         }
     }
 }
@@ -218,6 +229,7 @@ pub fn ingest_file_with(
         StringIds::default()
     };
     let mut cx = Ctx::new(&c, path, &schema, &strings, builder, file);
+    cx.overlap_events = opts.overlap_events;
     if opts.direct {
         match btree::BTreeFile::open(path) {
             Ok(b) => cx.btree = Some(std::sync::Arc::new(b)),

@@ -1,34 +1,35 @@
 //! Vendor-derived data: OVERLAP_ANALYSIS (newest msprof, or added by MindStudio Insight) as the
-//! `Overlap Analysis` process trace_view.json carries, and the `analysis.db` beside a torch_npu
-//! db (StepTraceTime, CommAnalyzerTime, CommAnalyzerBandwidth, CommAnalyzerMatrix) into the
-//! reference table. Both are for comparison only; no analysis derives from them.
+//! `Overlap Analysis` process trace_view.json carries (or, when the consumer asked for sums, into
+//! the vendor_overlap table: one row per device and kind), and the `analysis.db` beside a
+//! torch_npu db (StepTraceTime, CommAnalyzerTime, CommAnalyzerBandwidth, CommAnalyzerMatrix) into
+//! the reference table. Both are for comparison only; no analysis derives from them.
 
 use super::Ctx;
 use super::open::{err, open};
 use super::rows;
 use super::scan::{Spec, for_each_rows};
+use crate::diag::Severity;
 use crate::ingest::builder::NewEvent;
 use crate::ingest::error::IngestError;
+use crate::model::hash::FxHashMap;
+use crate::model::vendor_overlap::OVERLAP_KINDS as OVERLAP_ROWS;
 use rusqlite::types::ValueRef;
-
-/// ENUM_OVERLAP_ANALYSIS_TYPE → the thread (row) names trace_view.json uses.
-const OVERLAP_ROWS: [&str; 4] = [
-    "Computing",
-    "Communication",
-    "Communication(Not Overlapped)",
-    "Free",
-];
 
 pub(super) fn overlap_analysis(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
     if !cx.schema.has("OVERLAP_ANALYSIS") {
         return Ok(());
     }
+    if !cx.overlap_events {
+        return overlap_sums(cx);
+    }
     let names = OVERLAP_ROWS.map(|n| cx.b.intern(n));
     let cols: [Spec; 4] = [&["deviceId"], &["startNs"], &["endNs"], &["type"]];
+    let mut unknown = 0u64;
     for_each_rows(cx, "OVERLAP_ANALYSIS", &cols, |cx, rows| {
         for r in rows.chunks_exact(4) {
             let (device, ty) = (r[0], r[3]);
             let Some(&name) = usize::try_from(ty).ok().and_then(|t| names.get(t)) else {
+                unknown += 1;
                 continue;
             };
             let thread = cx.thread(
@@ -39,7 +40,67 @@ pub(super) fn overlap_analysis(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
             );
             cx.b.push_event(NewEvent::span(thread, r[1], r[2], name, -1));
         }
-    })
+    })?;
+    unknown_types(cx, unknown);
+    Ok(())
+}
+
+fn unknown_types(cx: &mut Ctx<'_>, n: u64) {
+    let path = cx.path;
+    cx.b.diag().add_n("vendor_overlap_unknown_type", Severity::DataLoss, n, || {
+        format!("{path}: OVERLAP_ANALYSIS rows of a type outside ENUM_OVERLAP_ANALYSIS_TYPE's four are not read")
+    });
+}
+
+/// OVERLAP_ANALYSIS as per-(device, kind) sums in the vendor_overlap table: one scan, no events.
+fn overlap_sums(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
+    let cols: [Spec; 4] = [&["deviceId"], &["startNs"], &["endNs"], &["type"]];
+    let mut sums: FxHashMap<(i64, i64), (u64, i64)> = FxHashMap::default();
+    let mut last: Option<((i64, i64), (u64, i64))> = None;
+    for_each_rows(cx, "OVERLAP_ANALYSIS", &cols, |_, rows| {
+        for r in rows.chunks_exact(4) {
+            let key = (r[0], r[3]);
+            match &mut last {
+                Some((k, s)) if *k == key => {
+                    s.0 += 1;
+                    s.1 += r[2] - r[1];
+                }
+                _ => {
+                    if let Some((k, s)) = last.take() {
+                        let e = sums.entry(k).or_default();
+                        e.0 += s.0;
+                        e.1 += s.1;
+                    }
+                    last = Some((key, (1, r[2] - r[1])));
+                }
+            }
+        }
+    })?;
+    if let Some((k, s)) = last {
+        let e = sums.entry(k).or_default();
+        e.0 += s.0;
+        e.1 += s.1;
+    }
+    let mut keys: Vec<_> = sums.into_iter().collect();
+    keys.sort_unstable();
+    let (mut rows, mut unknown) = (0u64, 0u64);
+    for ((device, ty), (n, dur)) in keys {
+        if !(0..OVERLAP_ROWS.len() as i64).contains(&ty) {
+            unknown += n;
+            continue;
+        }
+        rows += n;
+        let device = device.clamp(-1, i32::MAX as i64) as i32;
+        cx.b.t
+            .vendor_overlap
+            .push(cx.file, device, ty as u8, n, dur);
+    }
+    let path = cx.path;
+    cx.b.diag().add_n("vendor_overlap_as_sums", Severity::Info, rows, || {
+        format!("{path}: OVERLAP_ANALYSIS rows read as per-device sums (device_time's vendor comparison), not as events; `export` and `query` read them as events")
+    });
+    unknown_types(cx, unknown);
+    Ok(())
 }
 
 const ANALYSIS_TABLES: [&str; 4] = [
