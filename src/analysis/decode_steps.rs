@@ -72,7 +72,12 @@ fn burst_end(t: &Tables, m: &[(u32, Mark)], stop_at: &[Mark]) -> (Option<i64>, u
     (end, stop)
 }
 
-pub fn segment(t: &Tables, d: &Device) -> Vec<DecodeStep> {
+/// The device's decode steps (segmented once per device, then shared).
+pub fn segment<'d>(t: &Tables, d: &'d Device) -> &'d [DecodeStep] {
+    d.decode_steps.get_or_init(|| segment_now(t, d))
+}
+
+fn segment_now(t: &Tables, d: &Device) -> Vec<DecodeStep> {
     let m = marks(t, d);
     let mut steps = Vec::new();
     for (k, &(n, mark)) in m.iter().enumerate() {

@@ -58,8 +58,12 @@ pub struct DeviceTime {
     pub vendor: Option<VendorBreakdown>,
 }
 
-/// Compute-kernel and communication unions of a device.
-pub fn busy_unions(t: &Tables, d: &Device) -> (Vec<Iv>, Vec<Iv>) {
+/// Compute-kernel and communication unions of a device (computed once per device).
+pub fn busy_unions<'d>(t: &Tables, d: &'d Device) -> &'d (Vec<Iv>, Vec<Iv>) {
+    d.busy.get_or_init(|| unions(t, d))
+}
+
+fn unions(t: &Tables, d: &Device) -> (Vec<Iv>, Vec<Iv>) {
     let compute = d
         .events
         .iter()

@@ -3,9 +3,12 @@
 //! collective ops that count as its communication (HCCL group ops of the same file when present,
 //! else the device's own communication kernels).
 
+use super::decode_steps::DecodeStep;
+use super::intervals::Iv;
 use crate::model::category::WaitKind;
 use crate::model::{Category, FileId, ProcessId, ProcessRole, Tables};
 use serde::Serialize;
+use std::sync::OnceLock;
 
 /// Where a device's numbers come from (every result carries it as evidence).
 #[derive(Debug, Clone, Serialize)]
@@ -28,6 +31,9 @@ pub struct Device {
     pub comm_ops: Vec<u32>,
     /// `hccl_group_ops` or `device_comm_kernels`.
     pub comm_source: &'static str,
+    /// Derived once on first use, shared by the analyses that need them (they run in parallel).
+    pub(super) busy: OnceLock<(Vec<Iv>, Vec<Iv>)>,
+    pub(super) decode_steps: OnceLock<Vec<DecodeStep>>,
 }
 
 /// Every device with at least one device event.
@@ -95,6 +101,8 @@ pub fn devices(t: &Tables) -> Vec<Device> {
             events,
             comm_ops,
             comm_source,
+            busy: OnceLock::new(),
+            decode_steps: OnceLock::new(),
         });
     }
     out

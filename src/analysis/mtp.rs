@@ -48,7 +48,7 @@ pub fn compute(t: &Tables, devices: &[Device]) -> Vec<Mtp> {
             }
             let mut heads_per_step: BTreeMap<usize, u64> = BTreeMap::new();
             let mut by_head: BTreeMap<usize, (u64, i64, i64, i64)> = BTreeMap::new();
-            for s in &steps {
+            for s in steps {
                 *heads_per_step.entry(s.heads.len()).or_default() += 1;
                 for (k, h) in s.heads.iter().enumerate() {
                     let e = by_head.entry(k + 1).or_default();
