@@ -153,27 +153,52 @@ impl BTreeFile {
     ) -> Result<(), Unsupported> {
         let leaves = self.leaves(root)?;
         let tasks = rayon::current_num_threads().max(1) * 4;
-        // Buffers are reused wave after wave: fresh ones would be fresh pages to fault in.
-        let mut bufs: Vec<Vec<i64>> = vec![Vec::new(); tasks];
-        for w in leaves.chunks(LEAVES_PER_TASK * tasks) {
-            let results: Vec<Result<(), Unsupported>> = w
-                .par_chunks(LEAVES_PER_TASK)
-                .zip(bufs.par_iter_mut())
-                .map(|(chunk, out)| {
-                    out.clear();
-                    for &n in chunk {
-                        self.decode_leaf(n, cols, out)?;
-                    }
-                    Ok(())
-                })
-                .collect();
-            for (r, buf) in results.into_iter().zip(bufs.iter_mut()) {
-                r?;
-                f(buf);
-            }
+        // Two sets of buffers, reused wave after wave (fresh ones would be fresh pages to fault
+        // in): the pool decodes the next wave into one while this thread hands the other to `f`.
+        let mut ready: Vec<Vec<i64>> = vec![Vec::new(); tasks];
+        let mut next: Vec<Vec<i64>> = vec![Vec::new(); tasks];
+        let waves: Vec<&[u32]> = leaves.chunks(LEAVES_PER_TASK * tasks).collect();
+        let Some(first) = waves.first() else {
+            return Ok(());
+        };
+        self.decode_wave(first, cols, &mut ready)?;
+        for (k, w) in waves.iter().enumerate() {
+            let upcoming = waves.get(k + 1);
+            let mut decoded = Ok(());
+            rayon::in_place_scope(|s| {
+                if let Some(u) = upcoming {
+                    let (next, decoded) = (&mut next, &mut decoded);
+                    s.spawn(move |_| *decoded = self.decode_wave(u, cols, next));
+                }
+                for buf in &ready {
+                    f(buf);
+                }
+            });
+            decoded?;
             self.release(w);
+            std::mem::swap(&mut ready, &mut next);
         }
         Ok(())
+    }
+
+    /// Decodes one wave of leaves in parallel, `LEAVES_PER_TASK` per buffer, in order.
+    fn decode_wave(
+        &self,
+        wave: &[u32],
+        cols: &[Col],
+        bufs: &mut [Vec<i64>],
+    ) -> Result<(), Unsupported> {
+        for b in bufs.iter_mut() {
+            b.clear();
+        }
+        wave.par_chunks(LEAVES_PER_TASK)
+            .zip(bufs.par_iter_mut())
+            .try_for_each(|(chunk, out)| {
+                for &n in chunk {
+                    self.decode_leaf(n, cols, out)?;
+                }
+                Ok(())
+            })
     }
 
     fn decode_leaf(&self, n: u32, cols: &[Col], out: &mut Vec<i64>) -> Result<(), Unsupported> {
