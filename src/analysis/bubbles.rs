@@ -157,7 +157,7 @@ fn neighbour(t: &Tables, i: u32) -> Neighbour {
 
 fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
     let (compute, comm) = busy_unions(t, d);
-    let busy = intervals::union(compute.iter().chain(comm.iter()).copied().collect());
+    let busy = intervals::union_of(compute, comm);
     let window: Iv = (busy.first()?.0, busy.last()?.1);
     let gaps: Vec<Iv> = intervals::gaps(&busy, window)
         .into_iter()
@@ -348,13 +348,23 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
 }
 
 fn stream_idle(t: &Tables, d: &Device, o: &BubbleOpts) -> Vec<StreamIdle> {
-    let mut by_stream: BTreeMap<i32, Vec<Iv>> = BTreeMap::new();
+    // Streams are few: a short list, looked up from the previous event's stream first.
+    let mut by_stream: Vec<(i32, Vec<Iv>)> = Vec::new();
+    let mut last = usize::MAX;
     for &i in &d.events {
-        by_stream
-            .entry(t.events.stream[i as usize])
-            .or_default()
-            .push(iv(t, i));
+        let s = t.events.stream[i as usize];
+        if by_stream.get(last).is_none_or(|x| x.0 != s) {
+            last = match by_stream.iter().position(|x| x.0 == s) {
+                Some(k) => k,
+                None => {
+                    by_stream.push((s, Vec::new()));
+                    by_stream.len() - 1
+                }
+            };
+        }
+        by_stream[last].1.push(iv(t, i));
     }
+    by_stream.sort_unstable_by_key(|x| x.0);
     by_stream
         .into_iter()
         .map(|(stream, v)| {

@@ -232,7 +232,7 @@ fn one(
         let computing = intervals::total(&c);
         let communication = intervals::total(&m);
         let overlapped = intervals::intersect_total(&c, &m);
-        let busy = intervals::union(c.into_iter().chain(m).collect());
+        let busy = intervals::union_of(&c, &m);
         let (Some(first), Some(last)) = (busy.first(), busy.last()) else {
             continue;
         };

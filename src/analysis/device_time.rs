@@ -80,7 +80,7 @@ pub fn compute(t: &Tables, devices: &[Device]) -> Vec<DeviceTime> {
 
 fn one(t: &Tables, d: &Device) -> Option<DeviceTime> {
     let (compute, comm) = busy_unions(t, d);
-    let busy = intervals::union(compute.iter().chain(comm.iter()).copied().collect());
+    let busy = intervals::union_of(compute, comm);
     let (start, end) = (busy.first()?.0, busy.last()?.1);
     let computing = intervals::total(&compute);
     let communication = intervals::total(&comm);

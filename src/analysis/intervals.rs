@@ -19,6 +19,26 @@ pub fn union(mut v: Vec<Iv>) -> Vec<Iv> {
     out
 }
 
+/// The union of two unions, by one merge pass (no sort).
+pub fn union_of(a: &[Iv], b: &[Iv]) -> Vec<Iv> {
+    let mut out: Vec<Iv> = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        let next = if j == b.len() || (i < a.len() && a[i] <= b[j]) {
+            i += 1;
+            a[i - 1]
+        } else {
+            j += 1;
+            b[j - 1]
+        };
+        match out.last_mut() {
+            Some(last) if next.0 <= last.1 => last.1 = last.1.max(next.1),
+            _ => out.push(next),
+        }
+    }
+    out
+}
+
 pub fn total(u: &[Iv]) -> i64 {
     u.iter().map(|&(a, b)| b - a).sum()
 }
@@ -122,6 +142,10 @@ mod tests {
             assert!(a.windows(2).all(|w| w[0].1 < w[1].0), "merged and sorted");
             let both = ba.iter().zip(&bb).filter(|(x, y)| **x && **y).count() as i64;
             assert_eq!(intersect_total(&a, &b), both);
+            let either: Vec<bool> = ba.iter().zip(&bb).map(|(x, y)| *x || *y).collect();
+            let ab = union_of(&a, &b);
+            assert_eq!(bits(&ab), either);
+            assert_eq!(ab, union(ra.iter().chain(&rb).copied().collect()));
             let diff: Vec<bool> = ba.iter().zip(&bb).map(|(x, y)| *x && !*y).collect();
             assert_eq!(bits(&subtract(&a, &b)), diff);
             let w = (rnd(50), 150 + rnd(50));

@@ -173,40 +173,89 @@ pub fn slice(t: &Tables, phase: Phase) -> (Tables, SliceInfo) {
 /// event was launched from (Ascend `connection_id` = the CANN API's, Kineto `correlation` = the
 /// runtime launch's). The earliest host event of an id wins.
 pub struct Launches {
-    by_conn: FxHashMap<(u32, i64), i64>,
-    by_corr: FxHashMap<(u32, i64), i64>,
+    /// Per file: connection ids, correlation ids.
+    by_file: Vec<(IdStarts, IdStarts)>,
+}
+
+/// Earliest start per id of one file: a vector indexed by `id - base` when the ids are compact
+/// (they count up from a small base in every profiler seen), else a hash map.
+#[derive(Default)]
+struct IdStarts {
+    base: i64,
+    dense: Vec<i64>,
+    sparse: FxHashMap<i64, i64>,
+}
+
+const NO_START: i64 = i64::MAX;
+
+impl IdStarts {
+    fn build(mut pairs: Vec<(i64, i64)>) -> IdStarts {
+        let (Some(lo), Some(hi)) = (
+            pairs.iter().map(|p| p.0).min(),
+            pairs.iter().map(|p| p.0).max(),
+        ) else {
+            return IdStarts::default();
+        };
+        let mut s = IdStarts {
+            base: lo,
+            ..Default::default()
+        };
+        if ((hi - lo) as u64) < 4 * pairs.len() as u64 + 4096 {
+            s.dense = vec![NO_START; (hi - lo + 1) as usize];
+            for (id, ts) in pairs {
+                let x = &mut s.dense[(id - lo) as usize];
+                *x = (*x).min(ts);
+            }
+        } else {
+            for (id, ts) in pairs.drain(..) {
+                let x = s.sparse.entry(id).or_insert(ts);
+                *x = (*x).min(ts);
+            }
+        }
+        s
+    }
+
+    fn get(&self, id: i64) -> Option<i64> {
+        if id < 0 {
+            return None;
+        }
+        if self.dense.is_empty() {
+            return self.sparse.get(&id).copied();
+        }
+        let k = usize::try_from(id - self.base).ok()?;
+        self.dense.get(k).copied().filter(|&ts| ts != NO_START)
+    }
 }
 
 impl Launches {
     pub fn build(t: &Tables) -> Launches {
-        let mut by_conn: FxHashMap<(u32, i64), i64> = FxHashMap::default();
-        let mut by_corr: FxHashMap<(u32, i64), i64> = FxHashMap::default();
+        let mut pairs: Vec<(Vec<(i64, i64)>, Vec<(i64, i64)>)> =
+            (0..t.files.len()).map(|_| Default::default()).collect();
         for i in 0..t.events.len() {
             let (conn, corr) = (t.events.connection_id[i], t.events.correlation_id[i]);
             if (conn < 0 && corr < 0) || t.event_is_device_side(i) {
                 continue;
             }
-            let f = t.event_file(i).0;
+            let p = &mut pairs[t.event_file(i).idx()];
             let ts = t.events.ts_ns[i];
-            for (map, id) in [(&mut by_conn, conn), (&mut by_corr, corr)] {
-                if id >= 0 {
-                    map.entry((f, id))
-                        .and_modify(|x| *x = (*x).min(ts))
-                        .or_insert(ts);
-                }
+            if conn >= 0 {
+                p.0.push((conn, ts));
+            }
+            if corr >= 0 {
+                p.1.push((corr, ts));
             }
         }
-        Launches { by_conn, by_corr }
+        let by_file = pairs
+            .into_iter()
+            .map(|(conn, corr)| (IdStarts::build(conn), IdStarts::build(corr)))
+            .collect();
+        Launches { by_file }
     }
 
     /// The launch time of device event `i`, if it links to a host event.
     pub fn of(&self, t: &Tables, i: usize) -> Option<i64> {
-        let f = t.event_file(i).0;
-        let (conn, corr) = (t.events.connection_id[i], t.events.correlation_id[i]);
-        (conn >= 0)
-            .then(|| self.by_conn.get(&(f, conn)))
-            .flatten()
-            .or_else(|| (corr >= 0).then(|| self.by_corr.get(&(f, corr))).flatten())
-            .copied()
+        let (conn, corr) = &self.by_file[t.event_file(i).idx()];
+        conn.get(t.events.connection_id[i])
+            .or_else(|| corr.get(t.events.correlation_id[i]))
     }
 }
