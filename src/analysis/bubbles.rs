@@ -217,27 +217,35 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
         after: Option<u32>,
     }
     let mut all: Vec<RawGap> = Vec::with_capacity(gaps.len());
+    // Gaps are sorted: the first kernel starting at or after a gap's end only moves forward.
+    let mut k = 0;
     for &(a, b) in &gaps {
-        let inside = |k: WaitKind| {
-            let first = waits.partition_point(|w| w.0.1 <= a);
-            waits[first..]
-                .iter()
-                .take_while(|w| w.0.0 < b)
-                .find(|w| w.1 == k)
-                .map(|w| w.2)
-        };
-        let (cause, ev) = if let Some(w) = inside(WaitKind::Notify) {
+        // The first wait of each kind inside the gap (one search, one scan).
+        let first = waits.partition_point(|w| w.0.1 <= a);
+        let (mut notify, mut event, mut mem) = (None, None, None);
+        for w in waits[first..].iter().take_while(|w| w.0.0 < b) {
+            let slot = match w.1 {
+                WaitKind::Notify => &mut notify,
+                WaitKind::Event => &mut event,
+                WaitKind::MemWait => &mut mem,
+                _ => continue,
+            };
+            slot.get_or_insert(w.2);
+        }
+        let (cause, ev) = if let Some(w) = notify {
             (Cause::UpdateStepContextSync, Some(w))
-        } else if let Some(w) = inside(WaitKind::Event) {
+        } else if let Some(w) = event {
             (Cause::WaitingForCollective, Some(w))
-        } else if let Some(w) = inside(WaitKind::MemWait) {
+        } else if let Some(w) = mem {
             (Cause::MtpWait, Some(w))
         } else if in_replay((a, b)).is_some_and(|k| per_replay[&k] >= DISPATCH_MIN_GAPS) {
             (Cause::HostDispatch, None)
         } else {
             (Cause::Unknown, None)
         };
-        let k = kernels.partition_point(|&i| t.events.ts_ns[i as usize] < b);
+        while k < kernels.len() && t.events.ts_ns[kernels[k] as usize] < b {
+            k += 1;
+        }
         let before = kernels[..k]
             .iter()
             .rev()
@@ -286,8 +294,12 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
     }
     let gap_count = all.len() as u64;
     let mut largest = all;
-    largest.sort_by_key(|g| (std::cmp::Reverse(g.dur_ns), g.start_ns));
-    largest.truncate(o.top_n);
+    let key = |g: &RawGap| (std::cmp::Reverse(g.dur_ns), g.start_ns);
+    if o.top_n < largest.len() {
+        largest.select_nth_unstable_by_key(o.top_n, key);
+        largest.truncate(o.top_n);
+    }
+    largest.sort_by_key(key);
     let largest: Vec<Gap> = largest
         .into_iter()
         .map(|g| Gap {
@@ -348,40 +360,68 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
 }
 
 fn stream_idle(t: &Tables, d: &Device, o: &BubbleOpts) -> Vec<StreamIdle> {
-    // Streams are few: a short list, looked up from the previous event's stream first.
-    let mut by_stream: Vec<(i32, Vec<Iv>)> = Vec::new();
+    /// One stream's union, built as its tasks arrive in start order: the open merged interval
+    /// and the totals so far.
+    struct Acc {
+        out: StreamIdle,
+        open: Option<Iv>,
+    }
+    impl Acc {
+        fn add(&mut self, (a, b): Iv, min_gap_ns: i64) {
+            self.out.tasks += 1;
+            if b <= a {
+                return;
+            }
+            match &mut self.open {
+                Some(cur) if a <= cur.1 => cur.1 = cur.1.max(b),
+                Some(cur) => {
+                    self.out.busy_ns += cur.1 - cur.0;
+                    let gap = a - cur.1;
+                    if gap >= min_gap_ns {
+                        self.out.idle_ns += gap;
+                        self.out.gaps += 1;
+                    }
+                    *cur = (a, b);
+                }
+                None => self.open = Some((a, b)),
+            }
+        }
+    }
+    // Streams are few: a short list, looked up from the previous event's stream first. Device
+    // events are sorted by start, so each stream's tasks arrive in start order.
+    let mut by_stream: Vec<Acc> = Vec::new();
     let mut last = usize::MAX;
     for &i in &d.events {
         let s = t.events.stream[i as usize];
-        if by_stream.get(last).is_none_or(|x| x.0 != s) {
-            last = match by_stream.iter().position(|x| x.0 == s) {
+        if by_stream.get(last).is_none_or(|x| x.out.stream != s) {
+            last = match by_stream.iter().position(|x| x.out.stream == s) {
                 Some(k) => k,
                 None => {
-                    by_stream.push((s, Vec::new()));
+                    by_stream.push(Acc {
+                        out: StreamIdle {
+                            stream: s,
+                            tasks: 0,
+                            busy_ns: 0,
+                            idle_ns: 0,
+                            gaps: 0,
+                        },
+                        open: None,
+                    });
                     by_stream.len() - 1
                 }
             };
         }
-        by_stream[last].1.push(iv(t, i));
+        by_stream[last].add(iv(t, i), o.min_gap_ns);
     }
-    by_stream.sort_unstable_by_key(|x| x.0);
-    by_stream
+    let mut out: Vec<StreamIdle> = by_stream
         .into_iter()
-        .map(|(stream, v)| {
-            let tasks = v.len() as u64;
-            let u = intervals::union(v);
-            let w = (u.first().map_or(0, |x| x.0), u.last().map_or(0, |x| x.1));
-            let g: Vec<Iv> = intervals::gaps(&u, w)
-                .into_iter()
-                .filter(|&(a, b)| b - a >= o.min_gap_ns)
-                .collect();
-            StreamIdle {
-                stream,
-                tasks,
-                busy_ns: intervals::total(&u),
-                idle_ns: intervals::total(&g),
-                gaps: g.len() as u64,
+        .map(|mut x| {
+            if let Some((a, b)) = x.open {
+                x.out.busy_ns += b - a;
             }
+            x.out
         })
-        .collect()
+        .collect();
+    out.sort_unstable_by_key(|x| x.stream);
+    out
 }
