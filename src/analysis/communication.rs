@@ -99,8 +99,8 @@ fn one(t: &Tables, d: &Device) -> Communication {
         .map(|&i| (i, kind(i)))
         .collect();
     let (compute_u, comm_u) = busy_unions(t, d);
-    let overlapped = intervals::intersect_total(&compute_u, &comm_u);
-    let comm_total = intervals::total(&comm_u);
+    let overlapped = intervals::intersect_total(compute_u, comm_u);
+    let comm_total = intervals::total(comm_u);
     Communication {
         device: d.evidence.clone(),
         comm_kernels_source: source,

@@ -82,9 +82,9 @@ fn one(t: &Tables, d: &Device) -> Option<DeviceTime> {
     let (compute, comm) = busy_unions(t, d);
     let busy = intervals::union_of(compute, comm);
     let (start, end) = (busy.first()?.0, busy.last()?.1);
-    let computing = intervals::total(&compute);
-    let communication = intervals::total(&comm);
-    let overlapped = intervals::intersect_total(&compute, &comm);
+    let computing = intervals::total(compute);
+    let communication = intervals::total(comm);
+    let overlapped = intervals::intersect_total(compute, comm);
     let not_overlapped = communication - overlapped;
     let window = end - start;
     let free = window - intervals::total(&busy);

@@ -229,8 +229,9 @@ impl IdStarts {
 
 impl Launches {
     pub fn build(t: &Tables) -> Launches {
-        let mut pairs: Vec<(Vec<(i64, i64)>, Vec<(i64, i64)>)> =
-            (0..t.files.len()).map(|_| Default::default()).collect();
+        // Per file: (id, host start) of connection ids, then of correlation ids.
+        type IdTs = Vec<(i64, i64)>;
+        let mut pairs: Vec<(IdTs, IdTs)> = (0..t.files.len()).map(|_| Default::default()).collect();
         for i in 0..t.events.len() {
             let (conn, corr) = (t.events.connection_id[i], t.events.correlation_id[i]);
             if (conn < 0 && corr < 0) || t.event_is_device_side(i) {

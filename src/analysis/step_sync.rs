@@ -54,7 +54,7 @@ pub fn compute(t: &Tables, devices: &[Device]) -> Vec<StepSyncSummary> {
 
 fn one(t: &Tables, d: &Device) -> Option<StepSyncSummary> {
     let steps: Vec<StepSync> = decode_steps::segment(t, d)
-        .into_iter()
+        .iter()
         .enumerate()
         .map(|(k, st)| {
             let replay = st.replay_end_ns - st.replay_start_ns;
