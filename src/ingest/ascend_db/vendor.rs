@@ -11,9 +11,11 @@ use super::scan::{Spec, for_each_rows};
 use crate::diag::Severity;
 use crate::ingest::builder::NewEvent;
 use crate::ingest::error::IngestError;
-use crate::model::hash::FxHashMap;
 use crate::model::vendor_overlap::OVERLAP_KINDS as OVERLAP_ROWS;
 use rusqlite::types::ValueRef;
+
+/// Read as rows of (device, start, end, type) by both readings below.
+const OVERLAP_COLS: [Spec; 4] = [&["deviceId"], &["startNs"], &["endNs"], &["type"]];
 
 pub(super) fn overlap_analysis(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
     if !cx.schema.has("OVERLAP_ANALYSIS") {
@@ -23,9 +25,8 @@ pub(super) fn overlap_analysis(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
         return overlap_sums(cx);
     }
     let names = OVERLAP_ROWS.map(|n| cx.b.intern(n));
-    let cols: [Spec; 4] = [&["deviceId"], &["startNs"], &["endNs"], &["type"]];
     let mut unknown = 0u64;
-    for_each_rows(cx, "OVERLAP_ANALYSIS", &cols, |cx, rows| {
+    for_each_rows(cx, "OVERLAP_ANALYSIS", &OVERLAP_COLS, |cx, rows| {
         for r in rows.chunks_exact(4) {
             let (device, ty) = (r[0], r[3]);
             let Some(&name) = usize::try_from(ty).ok().and_then(|t| names.get(t)) else {
@@ -54,46 +55,39 @@ fn unknown_types(cx: &mut Ctx<'_>, n: u64) {
 
 /// OVERLAP_ANALYSIS as per-(device, kind) sums in the vendor_overlap table: one scan, no events.
 fn overlap_sums(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
-    let cols: [Spec; 4] = [&["deviceId"], &["startNs"], &["endNs"], &["type"]];
-    let mut sums: FxHashMap<(i64, i64), (u64, i64)> = FxHashMap::default();
-    let mut last: Option<((i64, i64), (u64, i64))> = None;
-    for_each_rows(cx, "OVERLAP_ANALYSIS", &cols, |_, rows| {
+    // Per device (few; rows of one device come in runs): (rows, Σ dur) per kind.
+    let mut sums: Vec<(i64, [(u64, i64); 4])> = Vec::new();
+    let (mut last, mut unknown) = (usize::MAX, 0u64);
+    for_each_rows(cx, "OVERLAP_ANALYSIS", &OVERLAP_COLS, |_, rows| {
         for r in rows.chunks_exact(4) {
-            let key = (r[0], r[3]);
-            match &mut last {
-                Some((k, s)) if *k == key => {
-                    s.0 += 1;
-                    s.1 += r[2] - r[1];
-                }
-                _ => {
-                    if let Some((k, s)) = last.take() {
-                        let e = sums.entry(k).or_default();
-                        e.0 += s.0;
-                        e.1 += s.1;
-                    }
-                    last = Some((key, (1, r[2] - r[1])));
-                }
+            let Some(kind) = usize::try_from(r[3])
+                .ok()
+                .filter(|&k| k < OVERLAP_ROWS.len())
+            else {
+                unknown += 1;
+                continue;
+            };
+            if sums.get(last).is_none_or(|s| s.0 != r[0]) {
+                last = sums.iter().position(|s| s.0 == r[0]).unwrap_or_else(|| {
+                    sums.push((r[0], [(0, 0); 4]));
+                    sums.len() - 1
+                });
             }
+            let s = &mut sums[last].1[kind];
+            s.0 += 1;
+            s.1 += r[2] - r[1];
         }
     })?;
-    if let Some((k, s)) = last {
-        let e = sums.entry(k).or_default();
-        e.0 += s.0;
-        e.1 += s.1;
-    }
-    let mut keys: Vec<_> = sums.into_iter().collect();
-    keys.sort_unstable();
-    let (mut rows, mut unknown) = (0u64, 0u64);
-    for ((device, ty), (n, dur)) in keys {
-        if !(0..OVERLAP_ROWS.len() as i64).contains(&ty) {
-            unknown += n;
-            continue;
-        }
-        rows += n;
+    sums.sort_unstable_by_key(|s| s.0);
+    let mut rows = 0u64;
+    for (device, kinds) in sums {
         let device = device.clamp(-1, i32::MAX as i64) as i32;
-        cx.b.t
-            .vendor_overlap
-            .push(cx.file, device, ty as u8, n, dur);
+        for (kind, (n, dur)) in kinds.into_iter().enumerate().filter(|k| k.1.0 > 0) {
+            rows += n;
+            cx.b.t
+                .vendor_overlap
+                .push(cx.file, device, kind as u8, n, dur);
+        }
     }
     let path = cx.path;
     cx.b.diag().add_n("vendor_overlap_as_sums", Severity::Info, rows, || {
