@@ -360,68 +360,31 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
 }
 
 fn stream_idle(t: &Tables, d: &Device, o: &BubbleOpts) -> Vec<StreamIdle> {
-    /// One stream's union, built as its tasks arrive in start order: the open merged interval
-    /// and the totals so far.
-    struct Acc {
-        out: StreamIdle,
-        open: Option<Iv>,
-    }
-    impl Acc {
-        fn add(&mut self, (a, b): Iv, min_gap_ns: i64) {
-            self.out.tasks += 1;
-            if b <= a {
-                return;
-            }
-            match &mut self.open {
-                Some(cur) if a <= cur.1 => cur.1 = cur.1.max(b),
-                Some(cur) => {
-                    self.out.busy_ns += cur.1 - cur.0;
-                    let gap = a - cur.1;
-                    if gap >= min_gap_ns {
-                        self.out.idle_ns += gap;
-                        self.out.gaps += 1;
-                    }
-                    *cur = (a, b);
-                }
-                None => self.open = Some((a, b)),
-            }
-        }
-    }
     // Streams are few: a short list, looked up from the previous event's stream first. Device
     // events are sorted by start, so each stream's tasks arrive in start order.
-    let mut by_stream: Vec<Acc> = Vec::new();
+    let mut by_stream: Vec<(i32, u64, intervals::RunningUnion)> = Vec::new();
     let mut last = usize::MAX;
     for &i in &d.events {
         let s = t.events.stream[i as usize];
-        if by_stream.get(last).is_none_or(|x| x.out.stream != s) {
-            last = match by_stream.iter().position(|x| x.out.stream == s) {
-                Some(k) => k,
-                None => {
-                    by_stream.push(Acc {
-                        out: StreamIdle {
-                            stream: s,
-                            tasks: 0,
-                            busy_ns: 0,
-                            idle_ns: 0,
-                            gaps: 0,
-                        },
-                        open: None,
-                    });
-                    by_stream.len() - 1
-                }
-            };
+        if by_stream.get(last).is_none_or(|x| x.0 != s) {
+            last = by_stream.iter().position(|x| x.0 == s).unwrap_or_else(|| {
+                by_stream.push((s, 0, intervals::RunningUnion::new(o.min_gap_ns)));
+                by_stream.len() - 1
+            });
         }
-        by_stream[last].add(iv(t, i), o.min_gap_ns);
+        let x = &mut by_stream[last];
+        x.1 += 1;
+        x.2.add(iv(t, i));
     }
-    let mut out: Vec<StreamIdle> = by_stream
+    by_stream.sort_unstable_by_key(|x| x.0);
+    by_stream
         .into_iter()
-        .map(|mut x| {
-            if let Some((a, b)) = x.open {
-                x.out.busy_ns += b - a;
-            }
-            x.out
+        .map(|(stream, tasks, u)| StreamIdle {
+            stream,
+            tasks,
+            busy_ns: u.busy_ns(),
+            idle_ns: u.idle_ns,
+            gaps: u.gaps,
         })
-        .collect();
-    out.sort_unstable_by_key(|x| x.stream);
-    out
+        .collect()
 }

@@ -39,6 +39,52 @@ pub fn union_of(a: &[Iv], b: &[Iv]) -> Vec<Iv> {
     out
 }
 
+/// A union built as intervals arrive in start order, without storing it: its total length and
+/// the gaps of at least `min_gap` between its merged intervals (what `total(&union(v))` and
+/// `gaps(&union(v), window)` filtered by length give, for `v` sorted by start).
+#[derive(Debug, Clone, Default)]
+pub struct RunningUnion {
+    min_gap: i64,
+    open: Option<Iv>,
+    closed_ns: i64,
+    pub idle_ns: i64,
+    pub gaps: u64,
+}
+
+impl RunningUnion {
+    pub fn new(min_gap: i64) -> RunningUnion {
+        RunningUnion {
+            min_gap,
+            ..Default::default()
+        }
+    }
+
+    /// Adds `[a, b)`; `a` must not be before the previous interval's start. Empty ones are
+    /// ignored, touching ones merge.
+    pub fn add(&mut self, (a, b): Iv) {
+        if b <= a {
+            return;
+        }
+        match &mut self.open {
+            Some(cur) if a <= cur.1 => cur.1 = cur.1.max(b),
+            Some(cur) => {
+                self.closed_ns += cur.1 - cur.0;
+                if a - cur.1 >= self.min_gap {
+                    self.idle_ns += a - cur.1;
+                    self.gaps += 1;
+                }
+                *cur = (a, b);
+            }
+            None => self.open = Some((a, b)),
+        }
+    }
+
+    /// Total length of the union so far.
+    pub fn busy_ns(&self) -> i64 {
+        self.closed_ns + self.open.map_or(0, |(a, b)| b - a)
+    }
+}
+
 pub fn total(u: &[Iv]) -> i64 {
     u.iter().map(|&(a, b)| b - a).sum()
 }
@@ -146,6 +192,18 @@ mod tests {
             let ab = union_of(&a, &b);
             assert_eq!(bits(&ab), either);
             assert_eq!(ab, union(ra.iter().chain(&rb).copied().collect()));
+            let mut sorted = ra.clone();
+            sorted.sort_by_key(|x| x.0);
+            let min_gap = rnd(6);
+            let mut run = RunningUnion::new(min_gap);
+            sorted.iter().for_each(|&x| run.add(x));
+            let w = (a.first().map_or(0, |x| x.0), a.last().map_or(0, |x| x.1));
+            let g: Vec<Iv> = gaps(&a, w)
+                .into_iter()
+                .filter(|&(s, e)| e - s >= min_gap)
+                .collect();
+            assert_eq!(run.busy_ns(), total(&a));
+            assert_eq!((run.idle_ns, run.gaps), (total(&g), g.len() as u64));
             let diff: Vec<bool> = ba.iter().zip(&bb).map(|(x, y)| *x && !*y).collect();
             assert_eq!(bits(&subtract(&a, &b)), diff);
             let w = (rnd(50), 150 + rnd(50));
