@@ -10,7 +10,7 @@
 //! launch's), because device work runs after its scope, often past it; a device event with no
 //! launch link falls back to its own start. Events before the first scope belong to no phase.
 
-use crate::model::hash::FxHashMap;
+use crate::model::id_map::IdMap;
 use crate::model::{Category, EventKind, Tables};
 use serde::Serialize;
 
@@ -173,64 +173,14 @@ pub fn slice(t: &Tables, phase: Phase) -> (Tables, SliceInfo) {
 /// event was launched from (Ascend `connection_id` = the CANN API's, Kineto `correlation` = the
 /// runtime launch's). The earliest host event of an id wins.
 pub struct Launches {
-    /// Per file: connection ids, correlation ids.
-    by_file: Vec<(IdStarts, IdStarts)>,
-}
-
-/// Earliest start per id of one file: a vector indexed by `id - base` when the ids are compact
-/// (they count up from a small base in every profiler seen), else a hash map.
-#[derive(Default)]
-struct IdStarts {
-    base: i64,
-    dense: Vec<i64>,
-    sparse: FxHashMap<i64, i64>,
-}
-
-const NO_START: i64 = i64::MAX;
-
-impl IdStarts {
-    fn build(mut pairs: Vec<(i64, i64)>) -> IdStarts {
-        let (Some(lo), Some(hi)) = (
-            pairs.iter().map(|p| p.0).min(),
-            pairs.iter().map(|p| p.0).max(),
-        ) else {
-            return IdStarts::default();
-        };
-        let mut s = IdStarts {
-            base: lo,
-            ..Default::default()
-        };
-        if ((hi - lo) as u64) < 4 * pairs.len() as u64 + 4096 {
-            s.dense = vec![NO_START; (hi - lo + 1) as usize];
-            for (id, ts) in pairs {
-                let x = &mut s.dense[(id - lo) as usize];
-                *x = (*x).min(ts);
-            }
-        } else {
-            for (id, ts) in pairs.drain(..) {
-                let x = s.sparse.entry(id).or_insert(ts);
-                *x = (*x).min(ts);
-            }
-        }
-        s
-    }
-
-    fn get(&self, id: i64) -> Option<i64> {
-        if id < 0 {
-            return None;
-        }
-        if self.dense.is_empty() {
-            return self.sparse.get(&id).copied();
-        }
-        let k = usize::try_from(id - self.base).ok()?;
-        self.dense.get(k).copied().filter(|&ts| ts != NO_START)
-    }
+    /// Per file: earliest host start by connection id, then by correlation id.
+    by_file: Vec<(IdMap<i64>, IdMap<i64>)>,
 }
 
 impl Launches {
     pub fn build(t: &Tables) -> Launches {
-        // Per file: (id, host start) of connection ids, then of correlation ids.
-        type IdTs = Vec<(i64, i64)>;
+        // Per file: ids and host starts, of connection ids then of correlation ids.
+        type IdTs = (Vec<i64>, Vec<i64>);
         let mut pairs: Vec<(IdTs, IdTs)> = (0..t.files.len()).map(|_| Default::default()).collect();
         for i in 0..t.events.len() {
             let (conn, corr) = (t.events.connection_id[i], t.events.correlation_id[i]);
@@ -239,16 +189,17 @@ impl Launches {
             }
             let p = &mut pairs[t.event_file(i).idx()];
             let ts = t.events.ts_ns[i];
-            if conn >= 0 {
-                p.0.push((conn, ts));
-            }
-            if corr >= 0 {
-                p.1.push((corr, ts));
+            for (id, list) in [(conn, &mut p.0), (corr, &mut p.1)] {
+                if id >= 0 {
+                    list.0.push(id);
+                    list.1.push(ts);
+                }
             }
         }
+        let earliest = |(ids, ts): IdTs| IdMap::build(&ids, |k| ts[k], i64::min, i64::MAX);
         let by_file = pairs
             .into_iter()
-            .map(|(conn, corr)| (IdStarts::build(conn), IdStarts::build(corr)))
+            .map(|(conn, corr)| (earliest(conn), earliest(corr)))
             .collect();
         Launches { by_file }
     }

@@ -10,6 +10,7 @@ pub mod events;
 pub mod files;
 pub mod flows;
 pub mod hash;
+pub mod id_map;
 pub mod ids;
 pub mod kernels;
 pub mod memory;

@@ -19,6 +19,7 @@ use crate::ingest::error::IngestError;
 use crate::model::StrId;
 use crate::model::events::NO_ROW;
 use crate::model::hash::FxHashMap;
+use crate::model::id_map::IdMap;
 
 /// The `cat` given to kernel-type TASK rows that have no kernel info (classified `other`).
 pub const TASK_WITHOUT_KERNEL_INFO: &str = "task_without_kernel_info";
@@ -38,43 +39,11 @@ fn is_kernel_task_type(tt: &str) -> bool {
     .any(|p| tt.starts_with(p))
 }
 
-/// globalTaskId → row of a per-task table: a dense vector when ids are dense, else a map.
-#[derive(Default)]
-struct GidIndex {
-    dense: Vec<u32>,
-    sparse: FxHashMap<i64, u32>,
-}
+/// globalTaskId → row of a per-task table (the row of its last occurrence).
+type GidIndex = IdMap<u32>;
 
-impl GidIndex {
-    fn build(ids: &[i64]) -> GidIndex {
-        let max = ids.iter().copied().max().unwrap_or(-1);
-        let min = ids.iter().copied().min().unwrap_or(0);
-        let mut g = GidIndex::default();
-        if min >= 0 && max < 2 * ids.len() as i64 + 4096 {
-            g.dense = vec![NO_ROW; (max + 1) as usize];
-            for (row, &id) in ids.iter().enumerate() {
-                g.dense[id as usize] = row as u32;
-            }
-        } else {
-            g.sparse = ids
-                .iter()
-                .enumerate()
-                .map(|(row, &id)| (id, row as u32))
-                .collect();
-        }
-        g
-    }
-    fn get(&self, id: i64) -> Option<u32> {
-        let r = if self.dense.is_empty() {
-            self.sparse.get(&id).copied().unwrap_or(NO_ROW)
-        } else {
-            usize::try_from(id)
-                .ok()
-                .and_then(|i| self.dense.get(i).copied())
-                .unwrap_or(NO_ROW)
-        };
-        (r != NO_ROW).then_some(r)
-    }
+fn gid_index(ids: &[i64]) -> GidIndex {
+    IdMap::build(ids, |row| row as u32, |_, later| later, NO_ROW)
 }
 
 /// Names and detail rows by globalTaskId.
@@ -256,7 +225,7 @@ pub(super) fn load_infos(cx: &mut Ctx<'_>) -> Result<Infos, IngestError> {
                 inf.compute_rows.push((s.get(r[1]), row));
             }
         })?;
-        inf.compute = GidIndex::build(&ids);
+        inf.compute = gid_index(&ids);
     } else {
         cx.missing("COMPUTE_TASK_INFO", "kernel names fall back to task types");
     }
@@ -272,7 +241,7 @@ pub(super) fn load_infos(cx: &mut Ctx<'_>) -> Result<Infos, IngestError> {
             }
         },
     )?;
-    inf.sched = GidIndex::build(&ids);
+    inf.sched = gid_index(&ids);
     if cx.schema.has("COMMUNICATION_TASK_INFO") {
         load_comm_tasks(cx, &mut inf)?;
     }
@@ -327,6 +296,6 @@ fn load_comm_tasks(cx: &mut Ctx<'_>, inf: &mut Infos) -> Result<(), IngestError>
         c.notify_id.push(rows::int(r, 12));
         inf.comm_rows.push((s(2), plane, row));
     }
-    inf.comm = GidIndex::build(&ids);
+    inf.comm = gid_index(&ids);
     Ok(())
 }
