@@ -19,6 +19,20 @@ pub enum Severity {
 
 /// How many examples each diagnostic keeps.
 pub const MAX_EXAMPLES: usize = 5;
+/// The longest example kept, in bytes (a 10 MB CSV header or event name is not echoed whole).
+pub const MAX_EXAMPLE_BYTES: usize = 1000;
+
+/// `s` cut to at most `max` bytes at a character boundary, with a marker saying how long it was.
+pub fn cap_text(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if s.len() <= max {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    std::borrow::Cow::Owned(format!("{}… [cut: {} bytes in all]", &s[..end], s.len()))
+}
 
 /// One kind of anomaly, aggregated.
 #[derive(Debug, Clone, Serialize)]
@@ -66,7 +80,11 @@ impl Diagnostics {
         d.count += n;
         d.severity = d.severity.max(severity);
         if d.examples.len() < MAX_EXAMPLES {
-            d.examples.push(example());
+            let e = example();
+            d.examples.push(match cap_text(&e, MAX_EXAMPLE_BYTES) {
+                std::borrow::Cow::Borrowed(_) => e,
+                std::borrow::Cow::Owned(c) => c,
+            });
         }
     }
 

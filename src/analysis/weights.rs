@@ -114,7 +114,7 @@ pub fn compute(c: &Checkpoint, tp: u64, dp: u64, expert_parallel: bool) -> Weigh
         let key = classify(&t.name, expert_parallel);
         let e = rows.entry(key).or_insert((0, Some(0)));
         e.0 += 1;
-        e.1 = e.1.zip(t.bytes).map(|(a, b)| a + b);
+        e.1 = e.1.zip(t.bytes).and_then(|(a, b)| a.checked_add(b));
         if let Some(i) = t
             .name
             .split(".experts.")
@@ -143,7 +143,9 @@ pub fn compute(c: &Checkpoint, tp: u64, dp: u64, expert_parallel: bool) -> Weigh
             }
         })
         .collect();
-    let bytes = classes.iter().try_fold(0u64, |a, r| r.bytes.map(|b| a + b));
+    let bytes = classes
+        .iter()
+        .try_fold(0u64, |a, r| r.bytes.and_then(|b| a.checked_add(b)));
     let per_device_bytes = classes
         .iter()
         .try_fold(0f64, |a, r| r.per_device_bytes.map(|b| a + b));

@@ -24,13 +24,13 @@ pub struct AnalyzeArgs {
     #[arg(long)]
     pub quiet: bool,
     /// Smallest idle gap counted as a bubble, µs.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true, value_parser = parse_gap_us)]
     pub min_gap_us: f64,
     /// Rows in top-N lists (top events, kernels, largest bubbles).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, allow_negative_numbers = true)]
     pub top: usize,
     /// Batch size the fixed-batch decode audit requires (default: all qualified replays must agree).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub batch: Option<i64>,
     /// Run only these analyses (comma-separated): device_time, kernel_types, bubbles, step_sync, mtp,
     /// top_events, op_types, composition, communication, phases, batch_audit, ranks.
@@ -42,10 +42,10 @@ pub struct AnalyzeArgs {
     pub phase: Option<crate::analysis::phases::Phase>,
     /// How many ranks the run should have; missing ones are reported (default: the world size a
     /// file states, if any).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=crate::cli::MAX_RANKS))]
     pub expected_ranks: Option<u32>,
     /// Files analysed at once (default: the number of CPUs).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub jobs: Option<usize>,
     /// Memory budget for files in flight, e.g. 4G, 512M (default: 3/4 of available memory).
     /// A file is reduced to its results before the next is loaded when the budget is reached.
@@ -54,6 +54,14 @@ pub struct AnalyzeArgs {
     /// Also write the JSON report to this file (a baseline for `profscope diff`).
     #[arg(long)]
     pub save: Option<PathBuf>,
+}
+
+/// A bubble threshold in µs: a finite number, zero or more.
+fn parse_gap_us(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("`{s}` is not a finite number of µs, 0 or more")),
+    }
 }
 
 /// `4G`, `512M`, `100K`, `12345` → bytes (binary units).
@@ -139,6 +147,9 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         jobs: args.jobs.unwrap_or_else(rayon::current_num_threads).max(1),
         max_memory: args.max_memory.unwrap_or_else(pipeline::default_max_memory),
     };
+    if let Some(save) = &args.save {
+        crate::cli::refuse_overwriting_inputs(save, &paths)?;
+    }
     let report = report_for(&paths, &opts, args.quiet)?;
     if let Some(path) = &args.save {
         std::fs::write(path, render(&report, Format::Json))

@@ -164,7 +164,7 @@ pub struct VerifyArgs {
     /// The profiler directory holding the `*_ascend_pt` rank folders.
     pub root: PathBuf,
     /// Rank folders the run must have (tp x dp); a different count fails the gate.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=crate::cli::MAX_RANKS))]
     pub expected_ranks: Option<u32>,
     /// What analyse() was asked to export.
     #[arg(long, value_enum, default_value_t = verify::Export::Db)]

@@ -39,7 +39,7 @@ pub struct DiffArgs {
 /// and that names the tool), not a trace.
 fn is_saved_report(path: &Path) -> bool {
     use std::io::Read;
-    let Ok(mut f) = std::fs::File::open(path) else {
+    let Ok(mut f) = crate::ingest::source::open_regular(path, u64::MAX) else {
         return false;
     };
     let mut head = vec![0u8; 4096];
@@ -69,8 +69,10 @@ pub(crate) fn load(path: &Path, quiet: bool) -> anyhow::Result<Value> {
 
 /// `{"name": "+3%"}` (JSON) or `name = "+3%"` lines (TOML) as `name>+3%` thresholds.
 fn thresholds_file(path: &Path) -> anyhow::Result<Vec<Threshold>> {
+    let bytes = crate::ingest::source::read_regular(path, 16 << 20)
+        .with_context(|| format!("reading {}", path.display()))?;
     let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        String::from_utf8(bytes).with_context(|| format!("{}: not UTF-8 text", path.display()))?;
     let pairs: Vec<(String, String)> = if text.trim_start().starts_with('{') {
         let v: serde_json::Map<String, Value> = serde_json::from_str(&text)
             .with_context(|| format!("{}: expected a JSON object", path.display()))?;
@@ -115,6 +117,13 @@ pub fn run(a: DiffArgs) -> anyhow::Result<ExitCode> {
     }
     let base = load(&a.base, a.quiet)?;
     let new = load(&a.new, a.quiet)?;
+    for (label, v) in [(&a.base, &base), (&a.new, &new)] {
+        anyhow::ensure!(
+            !diff::metrics(v).is_empty(),
+            "{}: no metric to compare: not a profscope report, nor a profile with device or step events",
+            label.display()
+        );
+    }
     for (label, v) in [(&a.base, &base), (&a.new, &new)] {
         let version = v["schema_version"].as_str().unwrap_or("?");
         if version != crate::report::SCHEMA_VERSION {

@@ -77,6 +77,12 @@ pub fn run(a: ExportArgs) -> anyhow::Result<ExitCode> {
         a.paths
     );
     if let Some(dir) = &a.parquet {
+        anyhow::ensure!(
+            !dir.exists() || dir.is_dir(),
+            "--parquet {}: exists and is not a folder (the Parquet export writes a folder)",
+            dir.display()
+        );
+        crate::cli::refuse_overwriting_inputs(dir, &a.paths)?;
         let tag = a
             .run
             .clone()

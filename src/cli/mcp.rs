@@ -249,7 +249,7 @@ pub fn handle(msg: &Value) -> Option<Value> {
                     )
                 }
                 Err(e) => {
-                    let b = json!({"schema_version": crate::report::SCHEMA_VERSION, "tool": name, "error": format!("{e:#}")});
+                    let b = json!({"schema_version": crate::report::SCHEMA_VERSION, "tool": name, "error": super::error_text(&e)});
                     ok(
                         json!({"content": [{"type": "text", "text": b.to_string()}], "structuredContent": b, "isError": true}),
                     )

@@ -76,10 +76,68 @@ pub fn main() -> ExitCode {
             if is_broken_pipe(&e) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("profscope: error: {e:#}");
+            eprintln!("profscope: error: {}", error_text(&e));
             ExitCode::from(2)
         }
     }
+}
+
+/// The most ranks `--expected-ranks` may name (far above any real job; bounds what a typo can
+/// make the rank table allocate).
+pub(crate) const MAX_RANKS: i64 = 1 << 17;
+
+/// Refuses an output path that is one of the inputs under `inputs` (or one of the given paths, or
+/// a folder holding them): inputs are never overwritten.
+pub(crate) fn refuse_overwriting_inputs(
+    out: &std::path::Path,
+    inputs: &[std::path::PathBuf],
+) -> anyhow::Result<()> {
+    let real = |p: &std::path::Path| std::fs::canonicalize(p).or_else(|_| std::path::absolute(p));
+    let Ok(out_real) = real(out) else {
+        return Ok(());
+    };
+    let mut taken: Vec<std::path::PathBuf> = inputs.iter().filter_map(|p| real(p).ok()).collect();
+    if let Ok(d) = crate::ingest::discover(inputs) {
+        taken.extend(
+            d.inputs
+                .iter()
+                .filter_map(|i| real(std::path::Path::new(&i.path)).ok()),
+        );
+        taken.extend(
+            d.skipped
+                .iter()
+                .filter_map(|s| real(std::path::Path::new(&s.path)).ok()),
+        );
+    }
+    if let Some(t) = taken
+        .iter()
+        .find(|t| **t == out_real || t.starts_with(&out_real))
+    {
+        anyhow::bail!(
+            "{} is (or holds) the input {}: inputs are never overwritten; choose another output path",
+            out.display(),
+            t.display()
+        );
+    }
+    Ok(())
+}
+
+/// The error and its causes, each said once: layer errors already include their cause's text
+/// (`path: Not a directory (os error 20)`), so a cause repeated verbatim is left out.
+pub(crate) fn error_text(e: &anyhow::Error) -> String {
+    let mut msg = String::new();
+    for c in e.chain() {
+        // No cause echoes megabytes of a hostile file.
+        let t = crate::diag::cap_text(&c.to_string(), 4000).into_owned();
+        if msg.contains(&t) {
+            continue;
+        }
+        if !msg.is_empty() {
+            msg.push_str(": ");
+        }
+        msg.push_str(&t);
+    }
+    msg
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {

@@ -91,6 +91,9 @@ pub fn archive(
     expected: Option<u32>,
     export: Export,
 ) -> Result<Archive, CollectError> {
+    if !super::valid_tag(tag) {
+        return Err(CollectError::BadTag(tag.to_string()));
+    }
     let v = verify(root, expected, export)?;
     let status = v.status;
     let mut ranks: Vec<ArchivedRank> = v

@@ -186,11 +186,8 @@ fn json_object(path: &std::path::Path) -> Option<serde_json::Value> {
     if path.extension().is_none_or(|e| e != "json") {
         return None;
     }
-    let meta = std::fs::metadata(path).ok()?;
-    if meta.len() > 16 << 20 {
-        return None;
-    }
-    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
+    let bytes = crate::ingest::source::read_regular(path, 16 << 20).ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
     v.is_object().then_some(v)
 }
 

@@ -27,4 +27,19 @@ pub enum CollectError {
     },
     #[error("{0}: no `*_ascend_pt` rank folder found")]
     NoRanks(String),
+    #[error(
+        "--tag {0:?}: a tag is one folder-name part (letters, digits, `.`, `_`, `-`; not `.` or `..`)"
+    )]
+    BadTag(String),
+}
+
+/// True for a tag that names one folder inside the archive directory, never a path out of it.
+pub fn valid_tag(tag: &str) -> bool {
+    !tag.is_empty()
+        && tag.len() <= 200
+        && tag != "."
+        && tag != ".."
+        && tag
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-+=@".contains(&b))
 }

@@ -50,7 +50,8 @@ pub struct Verify {
     pub expected_ranks: Option<u32>,
     pub rank_count: u32,
     pub ranks: Vec<RankCheck>,
-    /// Failed gates: `rank_count_mismatch`, `rank_not_ok`.
+    /// Failed gates: `rank_count_mismatch`, `rank_not_ok`, `duplicate_rank` (two rank folders
+    /// claim one rank).
     pub gates_failed: Vec<&'static str>,
     /// `ok` or `failed`.
     pub status: &'static str,
@@ -58,7 +59,16 @@ pub struct Verify {
 
 /// Every `*_ascend_pt` folder under `root` (not looking inside rank folders), sorted.
 pub fn rank_dirs(root: &Path) -> Result<Vec<PathBuf>, CollectError> {
-    fn walk(d: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    /// Follows links, but walks a folder once (link loops) and at most 32 deep.
+    fn walk(
+        d: &Path,
+        out: &mut Vec<PathBuf>,
+        seen: &mut std::collections::HashSet<PathBuf>,
+        depth: usize,
+    ) -> std::io::Result<()> {
+        if depth > 32 || !seen.insert(std::fs::canonicalize(d)?) {
+            return Ok(());
+        }
         for e in std::fs::read_dir(d)? {
             let p = e?.path();
             if !p.is_dir() {
@@ -70,11 +80,13 @@ pub fn rank_dirs(root: &Path) -> Result<Vec<PathBuf>, CollectError> {
             {
                 out.push(p);
             } else {
-                walk(&p, out)?;
+                walk(&p, out, seen, depth + 1)?;
             }
         }
         Ok(())
     }
+    let walk =
+        |d: &Path, out: &mut Vec<PathBuf>| walk(d, out, &mut std::collections::HashSet::new(), 0);
     let mut out = Vec::new();
     if root
         .file_name()
@@ -121,22 +133,43 @@ fn newest_db(out: &Path) -> Option<PathBuf> {
     dbs.pop().map(|(_, p)| p)
 }
 
-/// Opens the db the way the reader does (read-only, immutable: never writes or locks) and looks
-/// for the TASK table.
-fn db_has_task(p: &Path) -> Result<(), String> {
-    let c = crate::ingest::ascend_db::open(&p.to_string_lossy()).map_err(|e| e.to_string())?;
-    let n: i64 = c
-        .query_row(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'TASK'",
-            [],
-            |r| r.get(0),
-        )
-        .map_err(|e| e.to_string())?;
-    if n == 1 {
-        Ok(())
-    } else {
-        Err("no TASK table".into())
+/// Reads the output with the reader `analyze` uses (read-only, bounded) and says what would make
+/// its analysis wrong: it cannot be read, it holds no event, or rows were lost (a truncated or
+/// damaged file). A db must also have a TASK table.
+fn readable(p: &Path, format: crate::ingest::detect::InputFormat) -> Result<(), String> {
+    use crate::ingest::detect::{Input, InputFormat};
+    if format == InputFormat::AscendDb {
+        let c = crate::ingest::ascend_db::open(&p.to_string_lossy()).map_err(|e| e.to_string())?;
+        let n: i64 = c
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'TASK'",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| e.to_string())?;
+        if n != 1 {
+            return Err("no TASK table".into());
+        }
     }
+    let input = Input {
+        path: p.to_string_lossy().into_owned(),
+        format,
+        size_bytes: std::fs::metadata(p).map_or(0, |m| m.len()),
+        alternates: Vec::new(),
+    };
+    let t = crate::ingest::ingest_one(&input, &Default::default()).map_err(|e| e.to_string())?;
+    if t.events.is_empty() {
+        return Err("no events".into());
+    }
+    for code in ["truncated", "table_unreadable", "changed_while_read"] {
+        if let Some(d) = t.diagnostics.get(code) {
+            return Err(format!(
+                "{code}: {}",
+                d.examples.first().map_or("", String::as_str)
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn check_rank(dir: &Path, export: Export) -> RankCheck {
@@ -150,7 +183,7 @@ fn check_rank(dir: &Path, export: Export) -> RankCheck {
             Some(db) if non_empty(&db).is_none() => {
                 problems.push(format!("{} is empty", db.display()))
             }
-            Some(db) => match db_has_task(&db) {
+            Some(db) => match readable(&db, crate::ingest::detect::InputFormat::AscendDb) {
                 Ok(()) => outputs.push(db.display().to_string()),
                 Err(e) => problems.push(format!("{}: {e}", db.display())),
             },
@@ -160,7 +193,16 @@ fn check_rank(dir: &Path, export: Export) -> RankCheck {
         for f in ["trace_view.json", "kernel_details.csv"] {
             let p = out.join(f);
             if non_empty(&p).is_some() {
-                outputs.push(p.display().to_string());
+                let read = match f {
+                    "trace_view.json" => {
+                        readable(&p, crate::ingest::detect::InputFormat::ChromeJson)
+                    }
+                    _ => Ok(()),
+                };
+                match read {
+                    Ok(()) => outputs.push(p.display().to_string()),
+                    Err(e) => problems.push(format!("{}: {e}", p.display())),
+                }
             } else {
                 missing_kd |= f == "kernel_details.csv";
                 problems.push(format!("no non-empty ASCEND_PROFILER_OUTPUT/{f}"));
@@ -195,6 +237,11 @@ pub fn verify(root: &Path, expected: Option<u32>, export: Export) -> Result<Veri
     }
     if ranks.iter().any(|r| r.status != RankStatus::Ok) {
         gates_failed.push("rank_not_ok");
+    }
+    let mut claimed: Vec<i32> = ranks.iter().map(|r| r.rank).filter(|&r| r >= 0).collect();
+    claimed.sort_unstable();
+    if claimed.windows(2).any(|w| w[0] == w[1]) {
+        gates_failed.push("duplicate_rank");
     }
     Ok(Verify {
         schema_version: super::SCHEMA_VERSION,

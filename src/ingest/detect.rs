@@ -45,6 +45,9 @@ pub struct Input {
     pub path: String,
     pub format: InputFormat,
     pub size_bytes: u64,
+    /// Other exports of the same capture, best first, read instead if this one cannot be read
+    /// at all (a damaged db beside a readable trace_view.json).
+    pub alternates: Vec<Input>,
 }
 
 fn is_json_name(name: &str) -> bool {
@@ -52,11 +55,10 @@ fn is_json_name(name: &str) -> bool {
 }
 
 /// True if the start of the file looks like a Chrome trace (array, or object naming traceEvents
-/// in its first 64 KiB, which is where every writer puts it or the small header before it).
-pub fn looks_like_chrome_trace(path: &Path) -> bool {
-    let Ok(file) = std::fs::File::open(path) else {
-        return false;
-    };
+/// in its first 64 KiB, which is where every writer puts it or the small header before it); an
+/// error if the file cannot be opened.
+pub fn looks_like_chrome_trace(path: &Path) -> std::io::Result<bool> {
+    let file = super::source::open_regular(path, u64::MAX)?;
     let mut head = Vec::with_capacity(65536);
     let name = path.to_string_lossy();
     let read = if name.ends_with(".gz") {
@@ -66,29 +68,46 @@ pub fn looks_like_chrome_trace(path: &Path) -> bool {
     } else {
         file.take(65536).read_to_end(&mut head)
     };
-    if read.is_err() && head.is_empty() {
-        return false;
+    if let Err(e) = read
+        && head.is_empty()
+    {
+        return if name.ends_with(".gz") {
+            Ok(false)
+        } else {
+            Err(e)
+        };
     }
     let first = head
         .iter()
         .copied()
         .find(|c| !c.is_ascii_whitespace() && *c != 0xEF && *c != 0xBB && *c != 0xBF);
-    match first {
+    Ok(match first {
         Some(b'[') => true,
         Some(b'{') => memchr::memmem::find(&head, b"\"traceEvents\"").is_some(),
         _ => false,
-    }
+    })
 }
 
-/// Every input under `path` (a file is taken as given; a folder is walked, sorted by path).
-pub fn find_inputs(path: &Path) -> Result<Vec<Input>, IngestError> {
+/// Every input under `path` (a file is taken as given; a folder is walked, sorted by path), and
+/// what the walk could not look into (unreadable folders, dangling links, names that are not
+/// UTF-8), each as `path: why`.
+pub fn find_inputs(path: &Path) -> Result<(Vec<Input>, Vec<String>), IngestError> {
     let io = |e: std::io::Error| IngestError::Io {
         path: path.display().to_string(),
         source: e,
     };
     let meta = std::fs::metadata(path).map_err(io)?;
+    if !meta.is_file() && !meta.is_dir() {
+        return Err(IngestError::NotRegular {
+            path: path.display().to_string(),
+        });
+    }
     if meta.is_file() {
-        let name = path.to_string_lossy().to_string();
+        let Some(name) = path.to_str().map(str::to_string) else {
+            return Err(IngestError::NotUtf8 {
+                path: path.display().to_string(),
+            });
+        };
         let file = path.file_name().and_then(|f| f.to_str()).unwrap_or("");
         let format = if is_profiler_db(&name) {
             InputFormat::AscendDb
@@ -99,16 +118,20 @@ pub fn find_inputs(path: &Path) -> Result<Vec<Input>, IngestError> {
         } else {
             return Err(IngestError::Unsupported { path: name });
         };
-        return Ok(vec![Input {
-            path: name,
-            format,
-            size_bytes: meta.len(),
-        }]);
+        return Ok((
+            vec![Input {
+                path: name,
+                format,
+                size_bytes: meta.len(),
+                alternates: Vec::new(),
+            }],
+            Vec::new(),
+        ));
     }
-    let mut out = Vec::new();
-    walk(path, &mut out).map_err(io)?;
-    out.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(out)
+    let mut w = Walk::default();
+    w.dir(path, 0).map_err(io)?;
+    w.out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok((w.out, w.problems))
 }
 
 /// An input left out because the same rank has a better export of the same capture.
@@ -289,70 +312,136 @@ fn best(inputs: Vec<(Input, Folder)>) -> (Vec<Input>, Vec<Skipped>) {
                 .unwrap_or_default(),
         })
         .collect();
+    // Fallbacks: when a folder keeps one input, the single-file levels it skipped, best first.
+    let mut alternates: BTreeMap<&std::path::PathBuf, Vec<(u8, Input)>> = BTreeMap::new();
+    for ((i, f), &k) in inputs.iter().zip(&keep) {
+        if let (Some(f), false) = (f, k) {
+            let p = pref(i);
+            let same_level = inputs
+                .iter()
+                .filter(|(j, g)| g.as_ref() == Some(f) && pref(j) == p)
+                .count();
+            if same_level == 1 && kept_in.get(f).is_some_and(|v| v.len() == 1) {
+                alternates.entry(f).or_default().push((p, i.clone()));
+            }
+        }
+    }
     let kept = inputs
-        .into_iter()
+        .iter()
         .zip(keep)
-        .filter_map(|((i, _), k)| k.then_some(i))
+        .filter(|(_, k)| *k)
+        .map(|((i, f), _)| {
+            let mut i = i.clone();
+            if let Some(alt) = f.as_ref().and_then(|f| alternates.get(f)) {
+                let mut alt = alt.clone();
+                alt.sort_by_key(|a| a.0);
+                i.alternates = alt.into_iter().map(|a| a.1).collect();
+            }
+            i
+        })
         .collect();
     (kept, skipped)
 }
 
-/// Walks `dir`, following symbolic links (archives often link rank folders or files); a folder
-/// reached twice (a link loop) is walked once, a dangling link is passed over.
-fn walk(dir: &Path, out: &mut Vec<Input>) -> std::io::Result<()> {
-    let mut seen = std::collections::HashSet::new();
-    walk_in(dir, out, &mut seen)
+/// Folders nested deeper than this are not walked (a bound for link farms).
+const MAX_DEPTH: usize = 64;
+
+/// A walk of a folder, following symbolic links (archives often link rank folders or files): a
+/// folder reached twice (a link loop) is walked once; what cannot be looked into is noted.
+#[derive(Default)]
+struct Walk {
+    out: Vec<Input>,
+    problems: Vec<String>,
+    seen: std::collections::HashSet<std::path::PathBuf>,
 }
 
-fn walk_in(
-    dir: &Path,
-    out: &mut Vec<Input>,
-    seen: &mut std::collections::HashSet<std::path::PathBuf>,
-) -> std::io::Result<()> {
-    if !seen.insert(std::fs::canonicalize(dir)?) {
-        return Ok(());
-    }
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let p = entry.path();
-        let meta = if entry.file_type()?.is_symlink() {
-            match std::fs::metadata(&p) {
+impl Walk {
+    /// Walks `dir`; only the top folder's own failure is an error, deeper ones are problems.
+    fn dir(&mut self, dir: &Path, depth: usize) -> std::io::Result<()> {
+        if !self.seen.insert(std::fs::canonicalize(dir)?) {
+            return Ok(());
+        }
+        if depth > MAX_DEPTH {
+            self.problems.push(format!(
+                "{}: nested more than {MAX_DEPTH} folders deep: not walked",
+                dir.display()
+            ));
+            return Ok(());
+        }
+        for entry in std::fs::read_dir(dir)? {
+            let entry = match entry {
+                Ok(e) => e,
+                Err(e) => {
+                    self.problems.push(format!("{}: {e}", dir.display()));
+                    continue;
+                }
+            };
+            let p = entry.path();
+            let meta = match std::fs::metadata(&p) {
                 Ok(m) => m,
-                Err(_) => continue,
-            }
-        } else {
-            entry.metadata()?
-        };
-        if meta.is_dir() {
-            walk_in(&p, out, seen)?;
-        } else if meta.is_file() {
-            let name = p.to_string_lossy().to_string();
-            if is_profiler_db(&name) {
-                out.push(Input {
-                    path: name,
-                    format: InputFormat::AscendDb,
-                    size_bytes: meta.len(),
-                });
-            } else if is_json_name(&name) && looks_like_chrome_trace(&p) {
-                out.push(Input {
-                    path: name,
-                    format: InputFormat::ChromeJson,
-                    size_bytes: meta.len(),
-                });
-            } else if p
-                .file_name()
-                .and_then(|f| f.to_str())
-                .is_some_and(super::msprof_csv::is_kernel_csv)
-            {
-                out.push(Input {
-                    path: name,
-                    format: InputFormat::KernelCsv,
-                    size_bytes: meta.len(),
-                });
+                Err(e) => {
+                    let what = if entry.file_type().is_ok_and(|t| t.is_symlink()) {
+                        format!("dangling symbolic link ({e})")
+                    } else {
+                        e.to_string()
+                    };
+                    self.problems.push(format!("{}: {what}", p.display()));
+                    continue;
+                }
+            };
+            if meta.is_dir() {
+                if let Err(e) = self.dir(&p, depth + 1) {
+                    self.problems
+                        .push(format!("{}: folder not walked: {e}", p.display()));
+                }
+            } else if meta.is_file() {
+                self.file(&p, &meta);
             }
         }
+        Ok(())
     }
-    Ok(())
+
+    fn file(&mut self, p: &Path, meta: &std::fs::Metadata) {
+        let Some(name) = p.to_str().map(str::to_string) else {
+            let looks = p.file_name().map(|f| f.to_string_lossy()).is_some_and(|f| {
+                f.ends_with(".db")
+                    || f.ends_with(".json")
+                    || f.ends_with(".json.gz")
+                    || f.ends_with(".csv")
+            });
+            if looks {
+                self.problems.push(format!(
+                    "{}: the path is not valid UTF-8: not read (rename the folder or file)",
+                    p.display()
+                ));
+            }
+            return;
+        };
+        let file = p.file_name().and_then(|f| f.to_str()).unwrap_or("");
+        let format = if is_profiler_db(&name) {
+            InputFormat::AscendDb
+        } else if is_json_name(&name) {
+            match looks_like_chrome_trace(p) {
+                Ok(true) => InputFormat::ChromeJson,
+                Ok(false) => return,
+                Err(e) => {
+                    self.problems
+                        .push(format!("{}: cannot be read: {e}", p.display()));
+                    return;
+                }
+            }
+        } else if super::msprof_csv::is_kernel_csv(file) {
+            InputFormat::KernelCsv
+        } else {
+            return;
+        };
+        self.out.push(Input {
+            path: name,
+            format,
+            size_bytes: meta.len(),
+            alternates: Vec::new(),
+        });
+    }
 }
 
 #[cfg(test)]
@@ -368,6 +457,7 @@ mod rank_folder_tests {
             path: p.display().to_string(),
             format: InputFormat::ChromeJson,
             size_bytes: 2,
+            alternates: Vec::new(),
         }
     }
 

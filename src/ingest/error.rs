@@ -26,4 +26,8 @@ pub enum IngestError {
     Csv { path: String, what: String },
     #[error("{path}: no profiling inputs found")]
     NothingFound { path: String },
+    #[error("{path}: not a regular file or folder (a FIFO, socket or device): not read")]
+    NotRegular { path: String },
+    #[error("{path}: the path is not valid UTF-8: not read (rename the file or folder)")]
+    NotUtf8 { path: String },
 }

@@ -9,6 +9,7 @@ pub mod chrome_json;
 pub mod detect;
 pub mod error;
 pub mod evidence;
+pub mod mapping;
 pub mod msprof_csv;
 mod postpass;
 pub mod progress;
@@ -19,12 +20,15 @@ pub use builder::TablesBuilder;
 pub use error::IngestError;
 pub use progress::Progress;
 
+use crate::diag::Severity;
 use crate::model::Tables;
 
 /// The inputs found under `paths` (files or folders), best export per rank, and what was left out.
 pub struct Discovered {
     pub inputs: Vec<detect::Input>,
     pub skipped: Vec<detect::Skipped>,
+    /// What the walk could not look into (`path: why`).
+    pub unreadable: Vec<String>,
 }
 
 impl Discovered {
@@ -40,6 +44,11 @@ impl Discovered {
                 )
             });
         }
+        for u in &self.unreadable {
+            d.add("input_unreadable", crate::diag::Severity::DataLoss, || {
+                u.clone()
+            });
+        }
         d
     }
 }
@@ -48,8 +57,10 @@ impl Discovered {
 pub fn discover(paths: &[std::path::PathBuf]) -> Result<Discovered, IngestError> {
     let mut inputs = Vec::new();
     let mut skipped = Vec::new();
+    let mut unreadable = Vec::new();
     for p in paths {
-        let found = detect::find_inputs(p)?;
+        let (found, problems) = detect::find_inputs(p)?;
+        unreadable.extend(problems);
         if found.is_empty() {
             return Err(IngestError::NothingFound {
                 path: p.display().to_string(),
@@ -59,7 +70,11 @@ pub fn discover(paths: &[std::path::PathBuf]) -> Result<Discovered, IngestError>
         inputs.extend(kept);
         skipped.extend(left);
     }
-    Ok(Discovered { inputs, skipped })
+    Ok(Discovered {
+        inputs,
+        skipped,
+        unreadable,
+    })
 }
 
 /// What a consumer reads of an input. The default is everything; the analyses need less.
@@ -95,8 +110,24 @@ pub fn ingest_one_with(
     opts: IngestOpts,
     progress: &Progress,
 ) -> Result<Tables, IngestError> {
+    let size = std::fs::metadata(&input.path).map_or(0, |m| m.len());
     let mut b = TablesBuilder::new();
-    ingest_input_with(input, opts, &mut b, progress)?;
+    let r = ingest_input_with(input, opts, &mut b, progress);
+    if !mapping::shrank(&input.path, size) {
+        r?;
+        return Ok(b.finish());
+    }
+    // The file shrank while it was read (pages past its new end read as zeros): read it once
+    // more as it is now, and say so.
+    let now = std::fs::metadata(&input.path).map_or(0, |m| m.len());
+    let mut b = TablesBuilder::new();
+    let r = ingest_input_with(input, opts, &mut b, progress);
+    let path = &input.path;
+    b.note_truncated(path);
+    b.diag().add("changed_while_read", Severity::DataLoss, || {
+        format!("{path}: the file shrank from {size} to {now} bytes while it was read (still being written, or replaced); read again as it is now")
+    });
+    r?;
     Ok(b.finish())
 }
 

@@ -52,10 +52,10 @@ pub fn prof_rank(prof: &Path) -> Option<i32> {
             continue;
         };
         let info = dev.path().join(format!("info.json.{n}"));
-        let Ok(text) = std::fs::read_to_string(&info) else {
+        let Ok(text) = super::source::read_regular(&info, 16 << 20) else {
             continue;
         };
-        let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+        let v: serde_json::Value = serde_json::from_slice(&text).ok()?;
         let r = v["rank_id"]
             .as_i64()
             .or_else(|| v["rank_id"].as_str()?.trim().parse().ok())?;

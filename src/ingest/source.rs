@@ -20,7 +20,7 @@ pub struct Source {
 /// True if the file starts with the gzip magic bytes.
 pub fn is_gzip(path: &str) -> std::io::Result<bool> {
     let mut magic = [0u8; 2];
-    let mut f = File::open(path)?;
+    let mut f = open_regular(std::path::Path::new(path), u64::MAX)?;
     let n = f.read(&mut magic)?;
     Ok(n == 2 && magic == [0x1f, 0x8b])
 }
@@ -31,7 +31,7 @@ impl Source {
             path: path.to_string(),
             source: e,
         };
-        let file = File::open(path).map_err(io)?;
+        let file = open_regular(std::path::Path::new(path), u64::MAX).map_err(io)?;
         let size_on_disk = file.metadata().map_err(io)?.len();
         if size_on_disk == 0 {
             return Ok(Source {
@@ -39,10 +39,7 @@ impl Source {
                 size_on_disk,
             });
         }
-        // SAFETY: read-only private mapping; profscope never writes to it. If another process
-        // truncates the file while we read, the OS may signal; profiling outputs are not rewritten
-        // in place by their producers once closed.
-        let map = unsafe { Mmap::map(&file) }.map_err(io)?;
+        let map = super::mapping::map(&file).map_err(io)?;
         #[cfg(unix)]
         let _ = map.advise(memmap2::Advice::Sequential);
         Ok(Source {
@@ -78,3 +75,73 @@ impl Source {
         let _ = (start, end);
     }
 }
+
+/// Why a file was not opened: it is not a regular file, or larger than its kind may be.
+#[derive(Debug, thiserror::Error)]
+pub enum NotOpened {
+    #[error("not a regular file ({0}): not read")]
+    NotRegular(&'static str),
+    #[error("{size} bytes, more than the {max} bytes this kind of file may have: not read")]
+    TooLarge { size: u64, max: u64 },
+}
+
+fn kind_of(ft: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if ft.is_fifo() {
+            return "a FIFO";
+        }
+        if ft.is_socket() {
+            return "a socket";
+        }
+        if ft.is_char_device() || ft.is_block_device() {
+            return "a device";
+        }
+    }
+    if ft.is_dir() {
+        "a folder"
+    } else {
+        "a special file"
+    }
+}
+
+/// Opens `path` for reading only if it is a regular file of at most `max` bytes (following
+/// links). A FIFO is opened without blocking and refused, so a FIFO named like an input never
+/// hangs a run; `/dev/zero` behind a link is refused as a device.
+pub fn open_regular(path: &std::path::Path, max: u64) -> std::io::Result<File> {
+    let mut o = std::fs::OpenOptions::new();
+    o.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.custom_flags(libc::O_NONBLOCK);
+    }
+    let f = o.open(path)?;
+    let m = f.metadata()?;
+    if !m.is_file() {
+        return Err(std::io::Error::other(NotOpened::NotRegular(kind_of(
+            m.file_type(),
+        ))));
+    }
+    if m.len() > max {
+        return Err(std::io::Error::other(NotOpened::TooLarge {
+            size: m.len(),
+            max,
+        }));
+    }
+    Ok(f)
+}
+
+/// The whole of a regular file of at most `max` bytes ([`open_regular`]).
+pub fn read_regular(path: &std::path::Path, max: u64) -> std::io::Result<Vec<u8>> {
+    let f = open_regular(path, max)?;
+    let mut out = Vec::new();
+    // `take`: a file that grows while read still stops at the cap.
+    f.take(max).read_to_end(&mut out)?;
+    Ok(out)
+}
+
+/// The largest companion or evidence file read whole (CSV and JSON summaries, logs, npu-smi
+/// text, safetensors headers): far above any real one, far below the machine's memory.
+pub const MAX_COMPANION_BYTES: u64 = 2 << 30;

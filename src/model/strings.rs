@@ -33,8 +33,14 @@ impl Default for Interner {
     }
 }
 
+/// The longest name kept whole, in bytes; a longer one (a 200 MB event name in a hostile file)
+/// is kept as its first bytes and a marker with its length, so reports stay small.
+pub const MAX_NAME_BYTES: usize = 64 << 10;
+
 impl Interner {
     pub fn intern(&mut self, s: &str) -> StrId {
+        let capped = crate::diag::cap_text(s, MAX_NAME_BYTES);
+        let s: &str = &capped;
         if let Some(&id) = self.index.get(s) {
             return id;
         }

@@ -91,7 +91,7 @@ struct FilePart {
 
 fn one_file(input: &Input, o: &RunOpts, progress: &Progress) -> FilePart {
     let t0 = std::time::Instant::now();
-    let tables = match ingest_one_with(input, IngestOpts::ANALYSIS, progress) {
+    let tables = match ingest_with_fallback(input, progress) {
         Ok(t) => t,
         Err(e) => return failed(input, &e),
     };
@@ -115,6 +115,30 @@ fn one_file(input: &Input, o: &RunOpts, progress: &Progress) -> FilePart {
         ingest_ms,
         analysis_ms: t1.elapsed().as_secs_f64() * 1e3,
     }
+}
+
+/// The input's tables; if it cannot be read at all, the first of its alternates (other exports of
+/// the same capture) that can, with an `input_fallback` diagnostic naming both.
+fn ingest_with_fallback(
+    input: &Input,
+    progress: &Progress,
+) -> Result<crate::model::Tables, IngestError> {
+    let e = match ingest_one_with(input, IngestOpts::ANALYSIS, progress) {
+        Ok(t) => return Ok(t),
+        Err(e) => e,
+    };
+    for alt in &input.alternates {
+        if let Ok(mut t) = ingest_one_with(alt, IngestOpts::ANALYSIS, progress) {
+            t.diagnostics.add("input_fallback", Severity::DataLoss, || {
+                format!(
+                    "{e}; read {} (another export of the same capture) instead",
+                    alt.path
+                )
+            });
+            return Ok(t);
+        }
+    }
+    Err(e)
 }
 
 fn failed(input: &Input, e: &IngestError) -> FilePart {

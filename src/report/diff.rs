@@ -220,6 +220,14 @@ pub enum DiffError {
         "threshold `{0}`: expected NAME>+N% | NAME>+Npt | NAME>+N(ns|us|ms|s), or < with a negative change"
     )]
     BadThreshold(String),
+    #[error(
+        "threshold `{text}`: no metric `{name}` in either run, so the gate would never fire (metrics: {known})"
+    )]
+    UnknownMetric {
+        text: String,
+        name: String,
+        known: String,
+    },
     #[error("threshold `{text}` is in {measure:?} but `{metric}` is in {unit}")]
     UnitMismatch {
         text: String,
@@ -260,7 +268,7 @@ fn parse_one(text: &str) -> Result<Threshold, DiffError> {
         return Err(bad());
     };
     let limit: f64 = num.trim().parse().map_err(|_| bad())?;
-    if pattern.is_empty() || (rise && limit < 0.0) || (!rise && limit > 0.0) {
+    if !limit.is_finite() || pattern.is_empty() || (rise && limit < 0.0) || (!rise && limit > 0.0) {
         return Err(bad());
     }
     Ok(Threshold {
@@ -388,6 +396,32 @@ pub fn diff(
             change_pct,
             thresholds: applied,
             status,
+        });
+    }
+    // A named metric that neither run has is a typo (`step_tme`), never a silently disabled gate;
+    // a wildcard that matches nothing is listed as unmatched.
+    if let Some((t, _)) = thresholds
+        .iter()
+        .zip(&used)
+        .find(|(t, u)| !**u && !t.pattern.ends_with('*'))
+    {
+        let mut known: Vec<&str> = base.keys().chain(new.keys()).map(String::as_str).collect();
+        known.sort_unstable();
+        known.dedup();
+        let shown = known
+            .iter()
+            .take(40)
+            .copied()
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Err(DiffError::UnknownMetric {
+            text: t.text.clone(),
+            name: t.pattern.clone(),
+            known: if known.len() > 40 {
+                format!("{shown}, ...")
+            } else {
+                shown
+            },
         });
     }
     let failed = rows.iter().any(|r| matches!(r.status, Status::Fail));

@@ -28,8 +28,24 @@ pub enum Col {
     Null,
 }
 
+/// The file's bytes: a read-only map, or (fuzzing, tests) bytes in memory.
+enum Pages {
+    Mapped(Mmap),
+    Owned(Vec<u8>),
+}
+
+impl std::ops::Deref for Pages {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Pages::Mapped(m) => m,
+            Pages::Owned(v) => v,
+        }
+    }
+}
+
 pub struct BTreeFile {
-    map: Mmap,
+    map: Pages,
     page_size: usize,
     usable: usize,
 }
@@ -44,10 +60,18 @@ impl BTreeFile {
         if std::fs::metadata(super::open::wal_path(path)).is_ok_and(|m| m.len() > 0) {
             return no("a non-empty -wal file is beside the db");
         }
-        let f = std::fs::File::open(path).map_err(|e| Unsupported(e.to_string()))?;
-        // SAFETY: read-only map of a file we never write; a concurrent writer could only make
-        // us read garbage, which the decoder rejects (bounds-checked) rather than trusting.
-        let map = unsafe { Mmap::map(&f) }.map_err(|e| Unsupported(e.to_string()))?;
+        let f = crate::ingest::source::open_regular(std::path::Path::new(path), u64::MAX)
+            .map_err(|e| Unsupported(e.to_string()))?;
+        let map = crate::ingest::mapping::map(&f).map_err(|e| Unsupported(e.to_string()))?;
+        Self::from_pages(Pages::Mapped(map))
+    }
+
+    /// A b-tree reader over bytes in memory (the fuzz target's entry).
+    pub fn from_bytes(bytes: Vec<u8>) -> Result<BTreeFile, Unsupported> {
+        Self::from_pages(Pages::Owned(bytes))
+    }
+
+    fn from_pages(map: Pages) -> Result<BTreeFile, Unsupported> {
         if map.len() < 100 || &map[..16] != b"SQLite format 3\0" {
             return no("not an SQLite 3 file");
         }
@@ -61,6 +85,9 @@ impl BTreeFile {
             return no("text encoding is not UTF-8");
         }
         let usable = page_size - map[20] as usize;
+        if usable < 480 {
+            return no("bad reserved space per page");
+        }
         Ok(BTreeFile {
             map,
             page_size,
@@ -71,6 +98,9 @@ impl BTreeFile {
     /// Drops decoded leaf pages from this process's resident set (they stay in the page cache),
     /// so a multi-GB db is never resident all at once; runs of adjacent pages go in one call.
     fn release(&self, pages: &[u32]) {
+        let Pages::Mapped(map) = &self.map else {
+            return;
+        };
         let mut sorted = pages.to_vec();
         sorted.sort_unstable();
         let mut i = 0;
@@ -84,8 +114,7 @@ impl BTreeFile {
             // SAFETY: every value was copied out of these pages; DONTNEED on a read-only file
             // mapping only makes a later read fault the same file contents back in.
             let _ = unsafe {
-                self.map
-                    .unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, len)
+                map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, len)
             };
             i = j;
         }
@@ -105,13 +134,27 @@ impl BTreeFile {
         Ok((p, if n == 1 { 100 } else { 0 }))
     }
 
-    /// Leaf pages of the table b-tree rooted at `root`, in rowid order.
+    /// Pages in the file (the mapping's length over the page size).
+    pub(super) fn page_count(&self) -> usize {
+        self.map.len() / self.page_size
+    }
+
+    /// Leaf pages of the table b-tree rooted at `root`, in rowid order. Every page is visited at
+    /// most once (a page reached twice is a cycle or a shared subtree: corrupt), page 1 (the
+    /// schema) is never part of a data table, and every offset is checked against the page.
     fn leaves(&self, root: u32) -> Result<Vec<u32>, Unsupported> {
+        if root <= 1 {
+            return no(format!("root page {root} is not a data table"));
+        }
+        let mut seen = vec![0u64; self.page_count() / 64 + 1];
         let mut out = Vec::new();
         let mut stack = vec![root];
         while let Some(n) = stack.pop() {
-            if stack.len() > 1_000_000 {
-                return no("b-tree too deep");
+            let bit = (n as usize / 64, 1u64 << (n % 64));
+            match seen.get_mut(bit.0) {
+                Some(w) if *w & bit.1 == 0 => *w |= bit.1,
+                Some(_) => return no(format!("page {n} is reached twice (a cycle)")),
+                None => return no(format!("page {n} out of range")),
             }
             let (p, h) = self.header(n)?;
             match p[h] {
@@ -121,22 +164,33 @@ impl BTreeFile {
                     if h + 12 + 2 * cells > p.len() {
                         return no(format!("page {n}: cell count past the page"));
                     }
-                    let right = u32::from_be_bytes([p[h + 8], p[h + 9], p[h + 10], p[h + 11]]);
+                    let mut child = |v: u32| {
+                        if v <= 1 {
+                            return no(format!("page {n}: child pointer to page {v}"));
+                        }
+                        stack.push(v);
+                        Ok(())
+                    };
                     // Pushed in reverse so pages pop in key order.
-                    stack.push(right);
+                    child(u32::from_be_bytes([
+                        p[h + 8],
+                        p[h + 9],
+                        p[h + 10],
+                        p[h + 11],
+                    ]))?;
                     for k in (0..cells).rev() {
                         let at = h + 12 + 2 * k;
                         let off = u16::from_be_bytes([p[at], p[at + 1]]) as usize;
-                        let child = p
+                        let c = p
                             .get(off..off + 4)
-                            .ok_or_else(|| Unsupported("bad cell pointer".into()))?;
-                        stack.push(u32::from_be_bytes([child[0], child[1], child[2], child[3]]));
+                            .ok_or_else(|| Unsupported(format!("page {n}: bad cell pointer")))?;
+                        child(u32::from_be_bytes([c[0], c[1], c[2], c[3]]))?;
                     }
                 }
                 t => return no(format!("page {n}: type {t:#x} in a table b-tree")),
             }
-            if out.len() + stack.len() > self.map.len() / self.page_size + 1 {
-                return no("b-tree has a cycle");
+            if out.len() + stack.len() > self.page_count() {
+                return no("b-tree has more pages than the file");
             }
         }
         Ok(out)
@@ -207,21 +261,33 @@ impl BTreeFile {
         if h + 8 + 2 * cells > p.len() {
             return no(format!("page {n}: cell count past the page"));
         }
-        let max_local = self.usable - 35;
-        let mut fields: [(u64, usize); 64] = [(0, 0); 64];
+        let max_local = self.usable.saturating_sub(35);
+        // Offsets of the leading fields up to the last one asked for (any count of columns).
+        let wanted = cols
+            .iter()
+            .filter_map(|c| match c {
+                Col::Field(f) => Some(f + 1),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
+        let mut fields: Vec<(u64, usize)> = vec![(0, 0); wanted];
         for k in 0..cells {
             let at = h + 8 + 2 * k;
             let off = u16::from_be_bytes([p[at], p[at + 1]]) as usize;
             let (len, a) = varint(p, off)?;
             let (rowid, b) = varint(p, a)?;
-            if len as usize > max_local {
+            if len > max_local as u64 {
                 return no("payload overflow");
             }
             let rec = p
                 .get(b..b + len as usize)
-                .ok_or_else(|| Unsupported("record past page end".into()))?;
+                .ok_or_else(|| Unsupported(format!("page {n}: record past page end")))?;
             // Record header: its size, then one serial type per column.
             let (hsize, mut i) = varint(rec, 0)?;
+            if hsize > rec.len() as u64 {
+                return no(format!("page {n}: record header past payload"));
+            }
             let mut body = hsize as usize;
             let mut nf = 0;
             while i < hsize as usize {
@@ -231,10 +297,10 @@ impl BTreeFile {
                     fields[nf] = (st, body);
                     nf += 1;
                 }
-                body += serial_len(st);
-            }
-            if body > rec.len() {
-                return no("record body past payload");
+                body = serial_len(st)
+                    .and_then(|l| body.checked_add(l))
+                    .filter(|&e| e <= rec.len())
+                    .ok_or_else(|| Unsupported(format!("page {n}: record body past payload")))?;
             }
             for c in cols {
                 out.push(match *c {
@@ -267,17 +333,20 @@ fn varint(b: &[u8], mut at: usize) -> Result<(u64, usize), Unsupported> {
     unreachable!()
 }
 
-fn serial_len(st: u64) -> usize {
-    match st {
-        0 | 8 | 9 | 10 | 11 => 0,
+/// Bytes of a value of serial type `st`; None for the reserved types 10 and 11 (corrupt) or a
+/// length that does not fit in memory.
+fn serial_len(st: u64) -> Option<usize> {
+    Some(match st {
+        0 | 8 | 9 => 0,
+        10 | 11 => return None,
         1 => 1,
         2 => 2,
         3 => 3,
         4 => 4,
         5 => 6,
         6 | 7 => 8,
-        n => ((n - 12) / 2) as usize,
-    }
+        n => usize::try_from((n - 12) / 2).ok()?,
+    })
 }
 
 fn value(rec: &[u8], (st, at): (u64, usize)) -> i64 {

@@ -20,6 +20,9 @@ pub(super) fn ingest(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
     ];
     for_each_rows(cx, "COMMUNICATION_OP", &COLS, |cx, rows| {
         for r in rows.chunks_exact(COLS.len()) {
+            if !cx.span_ok("COMMUNICATION_OP", r[1], r[2]) {
+                continue;
+            }
             // A NULL group (-1) shares group id 0's thread.
             let gid = r[4].max(0);
             let group = cx.strings.get(gid);

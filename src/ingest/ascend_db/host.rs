@@ -103,6 +103,9 @@ fn cann(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
     let mut names: FxHashMap<(StrId, i64), StrId> = FxHashMap::default();
     for_each_rows(cx, "CANN_API", &HOST_COLS, |cx, rows| {
         for r in rows.chunks_exact(HOST_COLS.len()) {
+            if !cx.span_ok("CANN_API", r[0], r[1]) {
+                continue;
+            }
             let thread = host_thread(cx, super::PID_CANN, "CANN", r[2]);
             let raw = cx.strings.get(r[4]);
             let level = r[5];
@@ -145,6 +148,9 @@ fn pytorch(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
                 _ => StrId::EMPTY,
             };
             let start = r[0];
+            if !cx.span_ok("PYTORCH_API", start, r[1]) {
+                continue;
+            }
             let mut e = NewEvent::span(thread, start, r[1], name, -1);
             e.cat = cat;
             let index = r[3];
@@ -192,6 +198,10 @@ fn mstx(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
             let name = cx.strings.get(r[3]);
             // 4000000000: a host-only marker without a device link.
             let conn = if r[4] == 4_000_000_000 { -1 } else { r[4] };
+            // An instant marker has no endNs.
+            if !cx.span_ok("MSTX_EVENTS", r[0], r[1].max(r[0])) {
+                continue;
+            }
             let mut e = NewEvent::span(thread, r[0], r[1].max(r[0]), name, conn);
             e.cat = cat;
             cx.b.push_event(e);

@@ -33,16 +33,8 @@ pub(super) fn ingest(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
         if !cx.schema.has(table) {
             continue;
         }
-        let mut st = cx.c.prepare(sql).map_err(|e| err(path, e))?;
-        let mut q = st.query([]).map_err(|e| err(path, e))?;
-        while let Some(r) = q.next().map_err(|e| err(path, e))? {
-            let key = cx.b.intern(&format!("{prefix}{}", rows::text(r, 0)));
-            let value = cx.b.intern(&rows::text(r, 1));
-            let m = &mut cx.b.t.meta;
-            m.file.push(cx.file);
-            m.key.push(key);
-            m.value.push(value);
-        }
+        let r = pairs(cx, sql, prefix);
+        soft(cx, table, r);
     }
     let version = cx.b.intern("SCHEMA_VERSION");
     if cx.b.t.meta.get(cx.file, version).is_none() {
@@ -51,19 +43,52 @@ pub(super) fn ingest(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
         });
     }
     if cx.schema.has("STEP_TIME") {
-        let source = cx.b.intern("STEP_TIME");
-        let mut st =
-            cx.c.prepare("SELECT id, startNs, endNs FROM STEP_TIME")
-                .map_err(|e| err(path, e))?;
-        let mut q = st.query([]).map_err(|e| err(path, e))?;
-        while let Some(r) = q.next().map_err(|e| err(path, e))? {
-            let s = &mut cx.b.t.steps;
-            s.file.push(cx.file);
-            s.step.push(rows::int(r, 0));
-            s.start_ns.push(rows::int(r, 1));
-            s.end_ns.push(rows::int(r, 2));
-            s.source.push(source);
-        }
+        let r = steps(cx);
+        soft(cx, "STEP_TIME", r);
+    }
+    Ok(())
+}
+
+/// An optional table that cannot be read (a renamed column, a damaged page) is a diagnostic.
+fn soft(cx: &mut Ctx<'_>, table: &str, r: Result<(), IngestError>) {
+    if let Err(e) = r {
+        let (t, e) = (table.to_string(), e.to_string());
+        cx.b.diag().add("table_unreadable", Severity::DataLoss, || {
+            format!("{e} (reading the optional table {t}; skipped)")
+        });
+    }
+}
+
+/// Key-value rows of one meta source.
+fn pairs(cx: &mut Ctx<'_>, sql: &str, prefix: &str) -> Result<(), IngestError> {
+    let path = cx.path;
+    let mut st = cx.c.prepare(sql).map_err(|e| err(path, e))?;
+    let mut q = st.query([]).map_err(|e| err(path, e))?;
+    while let Some(r) = q.next().map_err(|e| err(path, e))? {
+        let key = cx.b.intern(&format!("{prefix}{}", rows::text(r, 0)));
+        let value = cx.b.intern(&rows::text(r, 1));
+        let m = &mut cx.b.t.meta;
+        m.file.push(cx.file);
+        m.key.push(key);
+        m.value.push(value);
+    }
+    Ok(())
+}
+
+fn steps(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
+    let path = cx.path;
+    let source = cx.b.intern("STEP_TIME");
+    let mut st =
+        cx.c.prepare("SELECT id, startNs, endNs FROM STEP_TIME")
+            .map_err(|e| err(path, e))?;
+    let mut q = st.query([]).map_err(|e| err(path, e))?;
+    while let Some(r) = q.next().map_err(|e| err(path, e))? {
+        let s = &mut cx.b.t.steps;
+        s.file.push(cx.file);
+        s.step.push(rows::int(r, 0));
+        s.start_ns.push(rows::int(r, 1));
+        s.end_ns.push(rows::int(r, 2));
+        s.source.push(source);
     }
     Ok(())
 }

@@ -46,6 +46,11 @@ const PID_CANN: i64 = 3 << 40;
 const PID_PYTHON: i64 = 4 << 40;
 const PID_OVERLAP: i64 = 5 << 40;
 
+/// The latest plausible timestamp (ns since the epoch: the year 2096).
+const MAX_TS_NS: i64 = 4_000_000_000_000_000_000;
+/// The longest plausible event: one week.
+const MAX_SPAN_NS: i64 = 7 * 24 * 3600 * 1_000_000_000;
+
 /// Tables whose rows become events (COMMUNICATION_TASK_INFO rows add HCCL plane events).
 const EVENT_TABLES: [&str; 7] = [
     "TASK",
@@ -74,6 +79,8 @@ struct Ctx<'a> {
     btree: Option<std::sync::Arc<btree::BTreeFile>>,
     /// OVERLAP_ANALYSIS rows as events (else per-device sums: [`DbOpts::overlap_events`]).
     overlap_events: bool,
+    /// The file's size: bounds every row-count estimate.
+    size_bytes: u64,
 }
 
 impl<'a> Ctx<'a> {
@@ -97,6 +104,7 @@ impl<'a> Ctx<'a> {
             last_thread: None,
             btree: None,
             overlap_events: true,
+            size_bytes: std::fs::metadata(path).map_or(0, |m| m.len()),
         }
     }
 
@@ -114,7 +122,10 @@ impl<'a> Ctx<'a> {
                 total += (hi - lo + 1).max(0);
             }
         }
-        self.b.reserve_events(total.clamp(0, 1 << 33) as usize);
+        // Rowids can be sparse (one row at rowid 2^40): never reserve more rows than the file
+        // could hold.
+        let most = (self.size_bytes / scan::MIN_ROW_BYTES).min(1 << 33) as i64;
+        self.b.reserve_events(total.clamp(0, most) as usize);
     }
 
     /// The named thread (pid, tid) of this file; on first use its process gets `device` (when
@@ -145,6 +156,29 @@ impl<'a> Ctx<'a> {
         };
         self.last_thread = Some(((pid, tid), t));
         t
+    }
+
+    /// False (and counted as a `skipped_event` with the row's values) when a row's span is not a
+    /// time: a NULL, TEXT or negative start, an end before the start, a start past 2096 or a
+    /// duration over a week. Such rows would become `ts = -1` events with absurd durations.
+    fn span_ok(&mut self, table: &str, start: i64, end: i64) -> bool {
+        let why = if start < 0 {
+            "startNs is NULL, not a number or negative"
+        } else if start > MAX_TS_NS {
+            "startNs is past the year 2096"
+        } else if end < start {
+            "endNs is NULL, not a number or before startNs"
+        } else if end - start > MAX_SPAN_NS {
+            "the span is longer than a week"
+        } else {
+            return true;
+        };
+        let p = self.path.to_string();
+        let t = table.to_string();
+        self.b.diag().add("skipped_event", Severity::DataLoss, || {
+            format!("{p}: {t} row with startNs {start}, endNs {end}: {why}; row skipped")
+        });
+        false
     }
 
     /// Records a missing optional table.
@@ -221,7 +255,13 @@ pub fn ingest_file_with(
         },
     );
     let strings = if schema.has("STRING_IDS") {
-        StringIds::load(&c, path, builder)?
+        match StringIds::load(&c, path, builder) {
+            Ok(s) => s,
+            Err(e) => {
+                unreadable(builder, "STRING_IDS", &e);
+                StringIds::default()
+            }
+        }
     } else {
         builder.diag().add("missing_table", Severity::DataLoss, || {
             format!("{path}: no STRING_IDS: names and task types are unknown")
@@ -260,21 +300,82 @@ pub fn ingest_file_with(
     }
     cx.reserve_events();
     lap("open + strings + reserve");
-    meta::ingest(&mut cx)?;
-    cx.links = host::Links::load(&cx)?;
+    // Each table family is read on its own: one that cannot be read (a damaged page, a renamed
+    // column, an unreadable analysis.db) is a diagnostic, and the rest of the rank is kept.
+    let soft = |cx: &mut Ctx<'_>, what: &str, r: Result<(), IngestError>| {
+        if let Err(e) = r {
+            unreadable(cx.b, what, &e);
+        }
+    };
+    let r = meta::ingest(&mut cx);
+    soft(
+        &mut cx,
+        "META_DATA / NPU_INFO / SESSION_TIME_INFO / HOST_INFO / STEP_TIME",
+        r,
+    );
+    match host::Links::load(&cx) {
+        Ok(l) => cx.links = l,
+        Err(e) => unreadable(cx.b, "CONNECTION_IDS", &e),
+    }
     lap("meta + links");
-    let infos = tasks::load_infos(&mut cx)?;
+    let infos = match tasks::load_infos(&mut cx) {
+        Ok(i) => i,
+        Err(e) => {
+            unreadable(cx.b, "COMPUTE_TASK_INFO / COMMUNICATION_*_TASK_INFO", &e);
+            tasks::Infos::default()
+        }
+    };
     lap("task infos");
-    tasks::ingest(&mut cx, infos)?;
+    let r = tasks::ingest(&mut cx, infos);
+    soft(&mut cx, "TASK", r);
     lap("tasks");
-    comm::ingest(&mut cx)?;
-    host::ingest(&mut cx)?;
+    let r = comm::ingest(&mut cx);
+    soft(&mut cx, "COMMUNICATION_OP", r);
+    let r = host::ingest(&mut cx);
+    soft(&mut cx, "CANN_API / PYTORCH_API / MSTX_EVENTS", r);
     lap("comm + host");
-    vendor::overlap_analysis(&mut cx)?;
-    memory::ingest(&mut cx)?;
-    vendor::analysis_db(&mut cx)?;
+    let r = vendor::overlap_analysis(&mut cx);
+    soft(&mut cx, "OVERLAP_ANALYSIS", r);
+    let r = memory::ingest(&mut cx);
+    soft(
+        &mut cx,
+        "NPU_MEM / NPU_MODULE_MEM / MEMORY_RECORD / OP_MEMORY",
+        r,
+    );
+    let r = vendor::analysis_db(&mut cx);
+    soft(&mut cx, "analysis.db", r);
     lap("vendor + memory");
     Ok(())
+}
+
+/// Records a table (or companion) of a db that could not be read; the rest of the file is kept.
+fn unreadable(b: &mut TablesBuilder, what: &str, e: &IngestError) {
+    let (what, e) = (what.to_string(), e.to_string());
+    b.diag().add("table_unreadable", Severity::DataLoss, || {
+        format!("{e} (reading {what}; the rest of the file is kept)")
+    });
+}
+
+/// Fuzzing entry (fuzz/fuzz_targets/btree.rs): the direct b-tree reader over `bytes`, every page
+/// tried as a table root with a few columns (rowid, leading, past the 64th, missing). Returns the
+/// values decoded; never panics or loops, whatever the bytes.
+#[doc(hidden)]
+pub fn fuzz_btree(bytes: &[u8]) -> usize {
+    let Ok(bt) = btree::BTreeFile::from_bytes(bytes.to_vec()) else {
+        return 0;
+    };
+    let cols = [
+        btree::Col::Rowid,
+        btree::Col::Field(0),
+        btree::Col::Field(3),
+        btree::Col::Field(70),
+        btree::Col::Null,
+    ];
+    let mut values = 0;
+    for root in 1..=bt.page_count().min(64) as u32 {
+        let _ = bt.scan_chunks(root, &cols, |c| values += c.len());
+    }
+    values
 }
 
 /// Bench helper: scans TASK's seven ingest columns and nothing else (direct b-tree or SQLite),

@@ -16,6 +16,13 @@ pub(super) fn err(path: &str, e: rusqlite::Error) -> IngestError {
 /// Opens a db read-only and immutable (the URI form keeps SQLite from locking or journaling, so
 /// no `-journal`/`-wal`/`-shm` file is ever created beside a user's db), with reads through mmap.
 pub fn open(path: &str) -> Result<Connection, IngestError> {
+    // SQLite would block on a FIFO and read a device: only regular files are opened.
+    crate::ingest::source::open_regular(std::path::Path::new(path), u64::MAX).map_err(|e| {
+        IngestError::Io {
+            path: path.to_string(),
+            source: e,
+        }
+    })?;
     let abs = std::fs::canonicalize(path).map_err(|e| IngestError::Io {
         path: path.to_string(),
         source: e,
@@ -37,6 +44,12 @@ pub fn open(path: &str) -> Result<Connection, IngestError> {
     .map_err(|e| err(path, e))?;
     // Page reads through mmap instead of read() copies; 64 GiB covers any profiler db.
     c.pragma_update(None, "mmap_size", 1i64 << 36)
+        .map_err(|e| err(path, e))?;
+    // A truncated file (its header counts more pages than it has) is otherwise refused whole
+    // ("malformed") before any table is read; with this flag SQLite reads the pages that exist
+    // and fails only the tables that need missing ones. The connection is read-only: nothing can
+    // be written either way.
+    c.pragma_update(None, "writable_schema", true)
         .map_err(|e| err(path, e))?;
     Ok(c)
 }

@@ -36,33 +36,35 @@ pub(super) fn for_each_rows(
             None => Col::Null,
         })
         .collect();
+    let mut skip = 0;
     if let Some(bt) = cx.btree.clone()
         && root > 0
     {
         match direct(&bt, root, &cols, |chunk| f(cx, chunk)) {
             Ok(()) => return Ok(()),
-            Err(why) => {
+            Err(Declined(why, delivered)) => {
                 let p = cx.path.to_string();
                 let table = table.to_string();
                 cx.b.diag()
                     .add("db_direct_read_fallback", Severity::Info, || {
-                        format!("{p}: {table} read through SQLite ({})", why.0)
+                        let from = if delivered > 0 {
+                            format!(" from row {delivered}")
+                        } else {
+                            String::new()
+                        };
+                        format!("{p}: {table} read through SQLite{from} ({why})")
                     });
-                // Anything already delivered must not be delivered twice.
-                if why.1 {
-                    return Err(IngestError::Db {
-                        path: cx.path.to_string(),
-                        what: format!("{table}: direct read failed midway: {}", why.0),
-                    });
-                }
+                // Rows already delivered are not delivered twice: both readers walk the table
+                // in rowid order, so SQLite resumes at the same row.
+                skip = delivered;
             }
         }
     }
-    through_sqlite(cx, table, &cols, f)
+    through_sqlite(cx, table, &cols, skip, f)
 }
 
-/// (why, whether rows were already delivered).
-struct Declined(String, bool);
+/// (why, rows already delivered).
+struct Declined(String, usize);
 
 fn direct(
     bt: &BTreeFile,
@@ -70,18 +72,21 @@ fn direct(
     cols: &[Col],
     mut f: impl FnMut(&[i64]),
 ) -> Result<(), Declined> {
-    let mut delivered = false;
+    let mut delivered = 0;
     bt.scan_chunks(root, cols, |chunk| {
-        delivered = true;
+        delivered += chunk.len() / cols.len().max(1);
         f(chunk);
     })
     .map_err(|u| Declined(u.0, delivered))
 }
 
+/// Reads `table` through SQLite after its first `skip` rows. A read that fails midway (a
+/// truncated or damaged file) keeps the rows read before the failure and says how many.
 fn through_sqlite(
     cx: &mut Ctx<'_>,
     table: &str,
     cols: &[Col],
+    skip: usize,
     mut f: impl FnMut(&mut Ctx<'_>, &[i64]),
 ) -> Result<(), IngestError> {
     let t = cx.schema.table(table).expect("checked by the caller");
@@ -89,36 +94,71 @@ fn through_sqlite(
         .iter()
         .map(|c| match c {
             Col::Rowid => "rowid".to_string(),
-            Col::Field(i) => format!("\"{}\"", t.columns[*i].name),
+            Col::Field(i) => format!("\"{}\"", t.columns[*i].name.replace('"', "\"\"")),
             Col::Null => "NULL".to_string(),
         })
         .collect();
     let select = format!("SELECT {} FROM \"{table}\"", list.join(", "));
     let path = cx.path;
-    let (lo, hi) = rowid_span(cx.c, table);
     let width = cols.len();
-    if hi - lo < PIECE_ROWS {
-        let rows = read_range(cx.c, path, &select, None, width)?;
+    let (lo, hi) = rowid_span(cx.c, table);
+    // Parallel rowid ranges pay off on big, dense tables; sparse rowids (a span far larger than
+    // the file could hold rows) or a resumed read take one ordered query.
+    let max_rows = (cx.size_bytes / MIN_ROW_BYTES) as i128;
+    let span = hi as i128 - lo as i128;
+    if skip > 0 || span < PIECE_ROWS as i128 || span > 2 * max_rows {
+        let sql = if skip > 0 {
+            format!("{select} ORDER BY rowid LIMIT -1 OFFSET {skip}")
+        } else {
+            select
+        };
+        let (rows, failed) = read_range(cx.c, path, &sql, None, width)?;
         f(cx, &rows);
+        if let Some(e) = failed {
+            lost(cx, table, skip + rows.len() / width.max(1), &e);
+        }
         return Ok(());
     }
     let pieces: Vec<(i64, i64)> = (lo..=hi)
         .step_by(PIECE_ROWS as usize)
-        .map(|a| (a, (a + PIECE_ROWS).min(hi + 1)))
+        .map(|a| (a, a.saturating_add(PIECE_ROWS).min(hi.saturating_add(1))))
         .collect();
+    let mut read_rows = 0;
     for wave in pieces.chunks(rayon::current_num_threads().max(1)) {
-        let read: Vec<Result<Vec<i64>, IngestError>> = wave
+        let read: Vec<Result<Partial, IngestError>> = wave
             .par_iter()
             .map(|&range| {
                 let c = open(path)?;
                 read_range(&c, path, &select, Some(range), width)
             })
             .collect();
-        for rows in read {
-            f(cx, &rows?);
+        for r in read {
+            let (rows, failed) = r?;
+            read_rows += rows.len() / width.max(1);
+            f(cx, &rows);
+            if let Some(e) = failed {
+                lost(cx, table, read_rows, &e);
+                return Ok(());
+            }
         }
     }
     Ok(())
+}
+
+/// Bytes a table row takes in the file at least (cell pointer, lengths, rowid, record header):
+/// bounds row-count estimates by the file size, never by a rowid range.
+pub(super) const MIN_ROW_BYTES: u64 = 4;
+
+/// Records that `table` could be read only in part.
+fn lost(cx: &mut Ctx<'_>, table: &str, rows: usize, e: &str) {
+    let p = cx.path.to_string();
+    let (t, e) = (table.to_string(), e.to_string());
+    cx.b.note_truncated(&p);
+    cx.b.diag().add("truncated", Severity::DataLoss, || {
+        format!(
+            "{p}: {t}: reading stopped after {rows} rows ({e}); the rest of the table is missing"
+        )
+    });
 }
 
 /// (min rowid, max rowid) of `table`, (0, -1) when empty. Two queries: SQLite answers a lone
@@ -133,28 +173,41 @@ pub(super) fn rowid_span(c: &rusqlite::Connection, table: &str) -> (i64, i64) {
     (edge("min", 0), edge("max", -1))
 }
 
+/// Rows read (row-major) and the error that stopped the read early, if any.
+type Partial = (Vec<i64>, Option<String>);
+
+/// The rows of `select` (in `range` of rowids), and the error that stopped the read early, if any
+/// (rows before it are kept). Preparing the statement failing is an error.
 fn read_range(
     c: &rusqlite::Connection,
     path: &str,
     select: &str,
     range: Option<(i64, i64)>,
     width: usize,
-) -> Result<Vec<i64>, IngestError> {
+) -> Result<Partial, IngestError> {
     let sql = match range {
         Some(_) => format!("{select} WHERE rowid >= ?1 AND rowid < ?2"),
         None => select.to_string(),
     };
     let mut st = c.prepare(&sql).map_err(|e| err(path, e))?;
-    let mut q = match range {
+    let q = match range {
         Some((a, b)) => st.query([a, b]),
         None => st.query([]),
-    }
-    .map_err(|e| err(path, e))?;
+    };
+    let mut q = match q {
+        Ok(q) => q,
+        Err(e) => return Ok((Vec::new(), Some(e.to_string()))),
+    };
     let mut out = Vec::new();
-    while let Some(r) = q.next().map_err(|e| err(path, e))? {
-        for i in 0..width {
-            out.push(rows::int(r, i));
+    loop {
+        match q.next() {
+            Ok(Some(r)) => {
+                for i in 0..width {
+                    out.push(rows::int(r, i));
+                }
+            }
+            Ok(None) => return Ok((out, None)),
+            Err(e) => return Ok((out, Some(e.to_string()))),
         }
     }
-    Ok(out)
 }

@@ -127,6 +127,9 @@ impl Converter {
     }
 
     fn push(&mut self, cx: &mut Ctx<'_>, r: TaskRow) {
+        if !cx.span_ok("TASK", r.start, r.end) {
+            return;
+        }
         let thread = cx.thread(
             (super::PID_HARDWARE + r.device as i64, r.stream as i64),
             ("Ascend Hardware", "NPU"),

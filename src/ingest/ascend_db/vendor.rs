@@ -29,6 +29,9 @@ pub(super) fn overlap_analysis(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
     for_each_rows(cx, "OVERLAP_ANALYSIS", &OVERLAP_COLS, |cx, rows| {
         for r in rows.chunks_exact(4) {
             let (device, ty) = (r[0], r[3]);
+            if !cx.span_ok("OVERLAP_ANALYSIS", r[1], r[2]) {
+                continue;
+            }
             let Some(&name) = usize::try_from(ty).ok().and_then(|t| names.get(t)) else {
                 unknown += 1;
                 continue;
@@ -58,8 +61,11 @@ fn overlap_sums(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
     // Per device (few; rows of one device come in runs): (rows, Σ dur) per kind.
     let mut sums: Vec<(i64, [(u64, i64); 4])> = Vec::new();
     let (mut last, mut unknown) = (usize::MAX, 0u64);
-    for_each_rows(cx, "OVERLAP_ANALYSIS", &OVERLAP_COLS, |_, rows| {
+    for_each_rows(cx, "OVERLAP_ANALYSIS", &OVERLAP_COLS, |cx, rows| {
         for r in rows.chunks_exact(4) {
+            if !cx.span_ok("OVERLAP_ANALYSIS", r[1], r[2]) {
+                continue;
+            }
             let Some(kind) = usize::try_from(r[3])
                 .ok()
                 .filter(|&k| k < OVERLAP_ROWS.len())

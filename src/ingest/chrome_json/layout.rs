@@ -38,6 +38,15 @@ fn lex_err(e: LexError, at: usize) -> LayoutError {
 
 /// Reads up to the first event and fills `meta` with the header members seen so far.
 pub fn read_head(b: &[u8], meta: &mut FileMeta) -> Result<Head, LayoutError> {
+    if b.starts_with(&[0xFF, 0xFE])
+        || b.starts_with(&[0xFE, 0xFF])
+        || b.get(..2).is_some_and(|h| h.contains(&0))
+    {
+        return Err(LayoutError::Syntax {
+            offset: 0,
+            what: "the file is UTF-16 (or starts with NUL bytes): UTF-16 is not supported, convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)",
+        });
+    }
     let mut lx = Lexer::new(b, 0);
     if b.starts_with(b"\xEF\xBB\xBF") {
         lx.pos = 3;

@@ -20,6 +20,9 @@ use std::sync::mpsc::{Receiver, sync_channel};
 pub const BLOCK_BYTES: usize = 32 << 20;
 /// Chunk size within a block (smaller than for mapped files: a block holds several).
 pub const STREAM_CHUNK_BYTES: usize = 4 << 20;
+/// The most decompressed bytes held for one unfinished event (or the header before the events):
+/// a small `.json.gz` can inflate to one giant string, which must not take the machine's memory.
+pub const MAX_PENDING_BYTES: usize = 256 << 20;
 
 /// How a stream is cut and what is known of its compressed size.
 pub struct StreamOpts {
@@ -56,7 +59,8 @@ pub fn ingest_gz(
         path: path.to_string(),
         source: e,
     };
-    let file = std::fs::File::open(path).map_err(io)?;
+    let file =
+        crate::ingest::source::open_regular(std::path::Path::new(path), u64::MAX).map_err(io)?;
     let count = Arc::new(AtomicU64::new(0));
     let reader = MultiGzDecoder::new(std::io::BufReader::with_capacity(
         1 << 20,
@@ -178,6 +182,16 @@ fn parse_feed(
     let first = loop {
         match layout::read_head(&buf, meta) {
             Ok(Head::Events { first }) => break first,
+            Ok(_) if buf.len() > MAX_PENDING_BYTES => {
+                return Err(IngestError::Syntax {
+                    path: path.to_string(),
+                    offset: buf.len(),
+                    what: format!(
+                        "no event array in the first {} MiB: not read further",
+                        MAX_PENDING_BYTES >> 20
+                    ),
+                });
+            }
             Ok(_) if feed.more(&mut buf) => continue,
             Ok(head) => {
                 note_broken(path, feed, builder);
@@ -203,6 +217,19 @@ fn parse_feed(
     let mut need = block;
     loop {
         if !feed.eof && buf.len() - st.expected < need {
+            if buf.len() - st.expected > MAX_PENDING_BYTES {
+                // An event larger than any real one: read no further; what is held is parsed as
+                // the end of the stream (complete events kept, the giant one cut).
+                let at = base + st.expected;
+                builder.diag().add("input_too_large", Severity::DataLoss, || {
+                    format!(
+                        "{path}: an event at or after decompressed byte {at} is larger than {} MiB; reading stopped there (events before it are kept)",
+                        MAX_PENDING_BYTES >> 20
+                    )
+                });
+                feed.eof = true;
+                continue;
+            }
             feed.more(&mut buf);
             continue;
         }

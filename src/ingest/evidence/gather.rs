@@ -27,16 +27,27 @@ pub struct Gathered {
 /// Text files larger than this are not sniffed as npu-smi tables or logs.
 const MAX_TEXT: u64 = 512 << 20;
 
+/// Files under `p` (depth ≤ 8), following links; a folder reached twice (a link loop, or two
+/// links to one folder) is walked once.
 fn walk(p: &Path, out: &mut Vec<PathBuf>, depth: usize) {
+    walk_seen(p, out, depth, &mut std::collections::HashSet::new());
+}
+
+fn walk_seen(
+    p: &Path,
+    out: &mut Vec<PathBuf>,
+    depth: usize,
+    seen: &mut std::collections::HashSet<PathBuf>,
+) {
     if p.is_dir() {
-        if depth > 8 {
+        if depth > 8 || !std::fs::canonicalize(p).is_ok_and(|c| seen.insert(c)) {
             return;
         }
         let Ok(rd) = std::fs::read_dir(p) else { return };
         let mut v: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
         v.sort();
         for c in v {
-            walk(&c, out, depth + 1);
+            walk_seen(&c, out, depth + 1, seen);
         }
     } else {
         out.push(p.to_path_buf());
@@ -134,7 +145,7 @@ pub fn gather(paths: &[PathBuf], explicit: &[(SnapshotRole, PathBuf)]) -> Gather
                 .push((s, format!("text over {} MB not sniffed", MAX_TEXT >> 20)));
             continue;
         }
-        let text = match std::fs::read(f) {
+        let text = match crate::ingest::source::read_regular(f, MAX_TEXT) {
             Ok(b) => String::from_utf8_lossy(&b).into_owned(),
             Err(e) => {
                 g.errors.push(format!("{s}: {e}"));
@@ -159,7 +170,10 @@ pub fn gather(paths: &[PathBuf], explicit: &[(SnapshotRole, PathBuf)]) -> Gather
                 Err(e) => g.errors.push(e.to_string()),
             }
         } else if vllm_log::looks_like(&text) {
-            g.logs.push(vllm_log::parse(&text, &s));
+            match vllm_log::parse_checked(&text, &s) {
+                Ok(l) => g.logs.push(l),
+                Err(e) => g.errors.push(e.to_string()),
+            }
         } else {
             g.skipped
                 .push((s, "neither an npu-smi table nor a vLLM log".into()));

@@ -17,7 +17,9 @@ pub fn looks_like(text: &str) -> bool {
 }
 
 pub fn read(path: &std::path::Path) -> Result<NpuSmiSnapshot, EvidenceError> {
-    let bytes = std::fs::read(path).map_err(|e| EvidenceError::io(path, e))?;
+    let bytes =
+        crate::ingest::source::read_regular(path, crate::ingest::source::MAX_COMPANION_BYTES)
+            .map_err(|e| EvidenceError::io(path, e))?;
     parse(
         &String::from_utf8_lossy(&bytes),
         &path.display().to_string(),

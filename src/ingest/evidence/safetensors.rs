@@ -66,7 +66,7 @@ fn io(path: &Path) -> impl Fn(std::io::Error) -> SafetensorsError + '_ {
 }
 
 fn read_file(path: &Path, c: &mut Checkpoint) -> Result<(), SafetensorsError> {
-    let mut f = std::fs::File::open(path).map_err(io(path))?;
+    let mut f = crate::ingest::source::open_regular(path, u64::MAX).map_err(io(path))?;
     let size = f.metadata().map_err(io(path))?.len();
     let mut head = [0u8; 8];
     let n = f.read(&mut head).map_err(io(path))?;
@@ -101,6 +101,13 @@ fn read_file(path: &Path, c: &mut Checkpoint) -> Result<(), SafetensorsError> {
     header(path, &json, Some(size - 8 - len), c)
 }
 
+/// The tensors of a safetensors header JSON alone (fuzzing and tests), named `path`.
+pub fn parse_header(path: &Path, json: &[u8]) -> Result<Checkpoint, SafetensorsError> {
+    let mut c = Checkpoint::default();
+    header(path, json, None, &mut c)?;
+    Ok(c)
+}
+
 /// Parses header JSON; `data_len` is the bytes after the header when the file holds them.
 fn header(
     path: &Path,
@@ -130,7 +137,20 @@ fn header(
         if let Some(e) = t["data_offsets"].get(1).and_then(Value::as_u64) {
             end = end.max(e);
         }
-        let bytes = dtype_bytes(&dtype).map(|b| b * shape.iter().product::<u64>());
+        let bytes = match dtype_bytes(&dtype) {
+            Some(b) => Some(
+                shape
+                    .iter()
+                    .try_fold(b, |acc, &d| acc.checked_mul(d))
+                    .ok_or_else(|| {
+                        bad(
+                            path,
+                            format!("tensor `{name}`: shape {shape:?} of {dtype} overflows a 64-bit byte count"),
+                        )
+                    })?,
+            ),
+            None => None,
+        };
         c.tensors.push(Tensor {
             name: name.clone(),
             dtype,
@@ -147,7 +167,10 @@ fn header(
 }
 
 fn read_index(path: &Path, c: &mut Checkpoint) -> Result<(), SafetensorsError> {
-    let text = std::fs::read_to_string(path).map_err(io(path))?;
+    let bytes =
+        crate::ingest::source::read_regular(path, crate::ingest::source::MAX_COMPANION_BYTES)
+            .map_err(io(path))?;
+    let text = String::from_utf8_lossy(&bytes);
     let v: Value = serde_json::from_str(&text).map_err(|e| bad(path, format!("not JSON: {e}")))?;
     let map = v["weight_map"]
         .as_object()

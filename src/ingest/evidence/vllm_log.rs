@@ -11,11 +11,13 @@ use crate::model::serving::{VllmLog, VllmRecord, VllmValue};
 const GIB: f64 = (1u64 << 30) as f64;
 
 pub fn read(path: &std::path::Path) -> Result<VllmLog, EvidenceError> {
-    let bytes = std::fs::read(path).map_err(|e| EvidenceError::io(path, e))?;
-    Ok(parse(
+    let bytes =
+        crate::ingest::source::read_regular(path, crate::ingest::source::MAX_COMPANION_BYTES)
+            .map_err(|e| EvidenceError::io(path, e))?;
+    parse_checked(
         &String::from_utf8_lossy(&bytes),
         &path.display().to_string(),
-    ))
+    )
 }
 
 /// True when some of the first lines carry a vLLM log prefix.
@@ -23,13 +25,45 @@ pub fn looks_like(text: &str) -> bool {
     text.lines().take(200).any(|l| prefix(l).is_some())
 }
 
+/// [`parse`], but a memory line whose number is not finite (`inf`, `nan`) or does not fit in
+/// bytes is an error naming the line, never a record of 8,589,934,592 GiB.
+pub fn parse_checked(text: &str, path: &str) -> Result<VllmLog, EvidenceError> {
+    let log = parse(text, path);
+    match BAD_NUMBER.with(|b| b.take()) {
+        Some((line, what)) => Err(EvidenceError::Bad {
+            path: format!("{path}:{line}"),
+            what,
+        }),
+        None => Ok(log),
+    }
+}
+
+thread_local! {
+    /// The first line (and why) whose memory number was refused by the last [`parse`].
+    static BAD_NUMBER: std::cell::Cell<Option<(usize, String)>> = const { std::cell::Cell::new(None) };
+    static LINE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Notes a refused number on the line being parsed (the first one is kept).
+fn refuse(s: &str, why: &str) {
+    let line = LINE.with(|l| l.get());
+    BAD_NUMBER.with(|b| {
+        let cur = b.take();
+        b.set(cur.or_else(|| Some((line, format!("`{}` {why}", s.trim())))));
+    });
+}
+
+/// Memory lines of a vLLM log; lines with refused numbers are left out ([`parse_checked`] says
+/// which).
 pub fn parse(text: &str, path: &str) -> VllmLog {
+    BAD_NUMBER.with(|b| b.set(None));
     let mut log = VllmLog {
         path: path.to_string(),
         ..Default::default()
     };
     for (i, raw) in text.lines().enumerate() {
         log.lines = i + 1;
+        LINE.with(|l| l.set(i + 1));
         let Some(p) = prefix(raw) else { continue };
         if let Some((format, value)) = message(&p.msg) {
             log.records.push(VllmRecord {
@@ -142,13 +176,23 @@ fn holes<'a>(msg: &'a str, pat: &str) -> Option<Vec<&'a str>> {
 }
 
 fn f(s: &str) -> Option<f64> {
-    s.trim().replace(',', "").parse().ok()
+    let v: f64 = s.trim().replace(',', "").parse().ok()?;
+    if !v.is_finite() {
+        refuse(s, "is not a finite number");
+        return None;
+    }
+    Some(v)
 }
 fn u(s: &str) -> Option<u64> {
     s.trim().replace(',', "").parse().ok()
 }
 fn gib(s: &str) -> Option<i64> {
-    Some((f(s)? * GIB).round() as i64)
+    let b = (f(s)? * GIB).round();
+    if b.abs() >= i64::MAX as f64 {
+        refuse(s, "GiB does not fit in a byte count");
+        return None;
+    }
+    Some(b as i64)
 }
 
 const ENGINE: &str = "init engine (profile, create kv cache, warmup model) took ";

@@ -38,7 +38,7 @@ impl Cols {
                 what: format!(
                     "no `{}` column (header: {})",
                     cands.join("` / `"),
-                    names.join(",")
+                    crate::diag::cap_text(&names.join(","), 500)
                 ),
             })
         };
@@ -80,13 +80,20 @@ pub fn ingest_file(path: &str, b: &mut TablesBuilder) -> Result<(), IngestError>
         path: path.to_string(),
         source: e,
     };
-    let bytes = std::fs::read(path).map_err(io)?;
+    let bytes =
+        crate::ingest::source::read_regular(std::path::Path::new(path), u64::MAX).map_err(io)?;
+    ingest_bytes(path, &bytes, b)
+}
+
+/// Reads the bytes of one kernel_details.csv / op_summary_*.csv (named `path` in diagnostics)
+/// into `b`.
+pub fn ingest_bytes(path: &str, bytes: &[u8], b: &mut TablesBuilder) -> Result<(), IngestError> {
     let size = bytes.len() as u64;
     // A file cut mid-row (a dump that died) has no final line break. Its last line is read only
     // when it has every column of the header; otherwise reading stops at the last line break.
     let mut complete = match bytes.last() {
         Some(b'\n') | None => bytes.len(),
-        Some(_) => memchr::memrchr(b'\n', &bytes).map_or(0, |i| i + 1),
+        Some(_) => memchr::memrchr(b'\n', bytes).map_or(0, |i| i + 1),
     };
     let mut unterminated_ok = false;
     if complete < bytes.len() && complete > 0 {
@@ -100,7 +107,7 @@ pub fn ingest_file(path: &str, b: &mut TablesBuilder) -> Result<(), IngestError>
                 .and_then(Result::ok)
                 .map_or(0, |r| r.len())
         };
-        if fields(&bytes) == fields(&bytes[complete..]) {
+        if fields(bytes) == fields(&bytes[complete..]) {
             complete = bytes.len();
             unterminated_ok = true;
         }

@@ -23,10 +23,13 @@ pub(super) fn open(path: &str) -> Result<Csv, IngestError> {
         path: path.to_string(),
         what,
     };
-    let mut rd = csv::ReaderBuilder::new()
-        .flexible(true)
-        .from_path(path)
-        .map_err(|e| bad(e.to_string()))?;
+    let mut rd = csv::ReaderBuilder::new().flexible(true).from_reader(
+        crate::ingest::source::open_regular(
+            std::path::Path::new(path),
+            crate::ingest::source::MAX_COMPANION_BYTES,
+        )
+        .map_err(|e| bad(e.to_string()))?,
+    );
     let header = rd
         .headers()
         .map_err(|e| bad(e.to_string()))?
@@ -43,7 +46,10 @@ impl Csv {
     fn need(&self, path: &str, n: &str) -> Result<usize, IngestError> {
         self.col(n).ok_or_else(|| IngestError::Csv {
             path: path.to_string(),
-            what: format!("no `{n}` column (header: {})", self.header.join(",")),
+            what: format!(
+                "no `{n}` column (header: {})",
+                crate::diag::cap_text(&self.header.join(","), 500)
+            ),
         })
     }
 }

@@ -12,7 +12,7 @@ pub mod memory_rows;
 pub mod module_mem;
 pub mod reference_rows;
 
-pub use kernel_rows::ingest_file;
+pub use kernel_rows::{ingest_bytes, ingest_file};
 
 use crate::diag::Severity;
 use crate::ingest::builder::TablesBuilder;
@@ -47,8 +47,12 @@ pub fn companions(main: &str, b: &mut TablesBuilder) {
     found.sort();
     for (_, _, f) in found {
         if let Err(e) = read_vendor_file(&f.display().to_string(), file, b) {
-            b.diag()
-                .add("companion_unreadable", Severity::DataLoss, || e.to_string());
+            let code = if e.to_string().contains("this kind of file may have") {
+                "input_too_large"
+            } else {
+                "companion_unreadable"
+            };
+            b.diag().add(code, Severity::DataLoss, || e.to_string());
         }
     }
 }

@@ -24,7 +24,7 @@ pub fn ingest(path: &str, file: FileId, b: &mut TablesBuilder) -> Result<u64, In
         _ => {
             return Err(bad(format!(
                 "no Component / Timestamp(us) column (header: {})",
-                header.join(",")
+                crate::diag::cap_text(&header.join(","), 500)
             )));
         }
     };

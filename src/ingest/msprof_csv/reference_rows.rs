@@ -53,10 +53,13 @@ pub fn ingest_csv(
         path: path.to_string(),
         what,
     };
-    let mut rd = csv::ReaderBuilder::new()
-        .flexible(true)
-        .from_path(path)
-        .map_err(|e| bad(e.to_string()))?;
+    let mut rd = csv::ReaderBuilder::new().flexible(true).from_reader(
+        crate::ingest::source::open_regular(
+            std::path::Path::new(path),
+            crate::ingest::source::MAX_COMPANION_BYTES,
+        )
+        .map_err(|e| bad(e.to_string()))?,
+    );
     let header: Vec<String> = rd
         .byte_headers()
         .map_err(|e| bad(e.to_string()))?
@@ -112,7 +115,11 @@ pub fn ingest_json(
     file: FileId,
     b: &mut TablesBuilder,
 ) -> Result<u32, IngestError> {
-    let bytes = std::fs::read(path).map_err(|e| IngestError::Io {
+    let bytes = crate::ingest::source::read_regular(
+        std::path::Path::new(path),
+        crate::ingest::source::MAX_COMPANION_BYTES,
+    )
+    .map_err(|e| IngestError::Io {
         path: path.to_string(),
         source: e,
     })?;

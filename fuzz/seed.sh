@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Seeds the fuzz corpora from small slices of the real samples in ../shared/samples (nothing large
+# is committed): fuzz/corpus/<target>/. Run from the repository root: bash fuzz/seed.sh
+set -euo pipefail
+S="${SAMPLES:-../shared/samples}"
+C=fuzz/corpus
+mkdir -p $C/btree $C/chrome_json $C/kernel_csv $C/safetensors_header $C/npu_smi $C/vllm_log
+# b-tree: the first 8 pages of real dbs (schema and first table pages), and a whole small db.
+for f in "$S"/ascend-pt/db/level0/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/*.db "$S"/ascend-pt/msprof_0.db; do
+  head -c 32768 "$f" > "$C/btree/$(echo "$f" | md5sum | cut -c1-12)"
+done
+cp "$S"/ascend-pt/db/level0/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/analysis.db $C/btree/analysis_db
+# Chrome JSON: 8 KiB prefixes of real traces of each layout.
+find "$S"/ascend-pt/text/level0 "$S"/torch-traces "$S"/torch-cpu "$S"/ascend-timeline "$S"/ascend-msprof-legacy \
+  -name '*.json' -size -40M | head -40 | while read -r f; do
+  head -c 8192 "$f" > "$C/chrome_json/$(echo "$f" | md5sum | cut -c1-12)"
+done
+# CSVs: 4 KiB prefixes of real kernel_details / op_summary files.
+find "$S" -name 'kernel_details*.csv' -o -name 'op_summary*.csv' | head -20 | while read -r f; do
+  head -c 4096 "$f" > "$C/kernel_csv/$(echo "$f" | md5sum | cut -c1-12)"
+done
+# safetensors: the header JSON of the real files.
+find "$S"/safetensors -type f | while read -r f; do
+  case "$f" in
+    *.safetensors) python3 -c 'import sys,struct; b=open(sys.argv[1],"rb").read(8); n=struct.unpack("<Q",b)[0]; f=open(sys.argv[1],"rb"); f.seek(8); sys.stdout.buffer.write(f.read(min(n,65536)))' "$f" > "$C/safetensors_header/$(basename "$f").json" ;;
+    *.json) head -c 16384 "$f" > "$C/safetensors_header/$(basename "$f")" ;;
+  esac
+done
+cp "$S"/npu-smi/*.txt $C/npu_smi/ 2>/dev/null || find "$S"/npu-smi -type f -name '*' -exec cp {} $C/npu_smi/ \;
+find "$S"/vllm-logs -type f ! -name 'SOURCES*' -exec cp {} $C/vllm_log/ \;
+echo "seeded: $(find $C -type f | wc -l) files"
