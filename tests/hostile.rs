@@ -994,3 +994,68 @@ fn mutated_real_dbs_never_panic_or_hang() {
     );
     assert!(agreed > 100);
 }
+
+/// Every file under `dir` (path, bytes), sorted: what "unchanged" is checked against.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push((p.clone(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Every command that reads a root leaves it byte-identical and creates nothing beside its files
+/// (no SQLite journal, -wal or -shm): a db root and a text root, copied from the samples.
+#[test]
+fn inputs_stay_byte_identical_through_every_command() {
+    let dir = tmp("identical");
+    let root = dir.join("root");
+    for (rel, name) in [
+        (
+            DB1,
+            "db_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db",
+        ),
+        (
+            "ascend-pt/db/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/analysis.db",
+            "db_ascend_pt/ASCEND_PROFILER_OUTPUT/analysis.db",
+        ),
+        (
+            TRACE1,
+            "text_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json",
+        ),
+    ] {
+        copy(rel, &root, name);
+    }
+    let before = snapshot(&root);
+    let r = root.to_str().unwrap();
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let o = |n: &str| out.join(n).to_str().unwrap().to_string();
+    let (perfetto, parquet, html, save) = (o("t.json"), o("pq"), o("r.html"), o("s.json"));
+    let cmds: Vec<Vec<&str>> = vec![
+        vec!["analyze", r, "--quiet", "--save", &save],
+        vec!["export", r, "--perfetto", &perfetto],
+        vec!["export", r, "--parquet", &parquet],
+        vec!["report", r, "--html", &html],
+        vec!["diff", r, r],
+        vec!["collect", "verify", r],
+        vec!["memory", r],
+    ];
+    for c in &cmds {
+        run(c, LIMIT);
+    }
+    assert_eq!(
+        snapshot(&root),
+        before,
+        "a command changed or added a file under the root"
+    );
+}

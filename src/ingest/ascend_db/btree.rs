@@ -271,7 +271,15 @@ impl BTreeFile {
             })
             .max()
             .unwrap_or(0);
-        let mut fields: Vec<(u64, usize)> = vec![(0, 0); wanted];
+        // On the stack for the usual tables; a heap vector only for more than 64 leading columns.
+        let mut small = [(0u64, 0usize); 64];
+        let mut big = Vec::new();
+        let fields: &mut [(u64, usize)] = if wanted <= small.len() {
+            &mut small[..wanted]
+        } else {
+            big.resize(wanted, (0, 0));
+            &mut big
+        };
         for k in 0..cells {
             let at = h + 8 + 2 * k;
             let off = u16::from_be_bytes([p[at], p[at + 1]]) as usize;
