@@ -1059,3 +1059,34 @@ fn inputs_stay_byte_identical_through_every_command() {
         "a command changed or added a file under the root"
     );
 }
+
+/// Inputs the fuzzers crashed on (tests/fuzz_regressions/<target>-<hash>.*), replayed through the
+/// same entry points. Release tests do not check integer overflow, so each also asserts the
+/// values that made the crash (kernel_csv-ac55466b.csv: four rows of a real kernel_details.csv
+/// mutated to last 1.7e15 µs, whose sum overflowed op_types' i64 total in the fuzz build).
+#[test]
+fn fuzz_regressions_replay() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_regressions");
+    let mut replayed = 0;
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let bytes = std::fs::read(e.path()).unwrap();
+        if name.starts_with("kernel_csv-") {
+            let mut b = TablesBuilder::new();
+            profscope::ingest::msprof_csv::ingest_bytes("kernel_details.csv", &bytes, &mut b)
+                .unwrap();
+            let t = b.finish();
+            let week = 7 * 24 * 3600 * 1_000_000_000i64;
+            assert!(
+                t.events.dur_ns.iter().all(|&d| (0..=week).contains(&d)),
+                "{name}"
+            );
+            if name == "kernel_csv-ac55466b.csv" {
+                assert!(t.diagnostics.count("skipped_event") >= 4, "{name}");
+            }
+            let _ = profscope::report::analyses::run_all(&t, &Default::default());
+            replayed += 1;
+        }
+    }
+    assert!(replayed >= 1);
+}

@@ -288,6 +288,28 @@ impl TablesBuilder {
     }
 }
 
+/// The latest plausible timestamp (ns since the epoch: the year 2096).
+pub const MAX_TS_NS: i64 = 4_000_000_000_000_000_000;
+/// The longest plausible event: one week.
+pub const MAX_SPAN_NS: i64 = 7 * 24 * 3600 * 1_000_000_000;
+
+/// Why a row's span (start, end in ns) is not a time, if it is not: a missing (-1) or negative
+/// start, a start past 2096, an end before the start, a span over a week. Row readers skip such
+/// rows as `skipped_event` (their sums would overflow and their windows span centuries).
+pub fn implausible_span(start: i64, end: i64) -> Option<&'static str> {
+    if start < 0 {
+        Some("the start is missing, not a number or negative")
+    } else if start > MAX_TS_NS {
+        Some("the start is past the year 2096")
+    } else if end < start {
+        Some("the end is missing, not a number or before the start")
+    } else if end - start > MAX_SPAN_NS {
+        Some("the span is longer than a week")
+    } else {
+        None
+    }
+}
+
 /// One event from a row-oriented reader (db, CSV): what the chunk columns carry, with global ids.
 pub struct NewEvent {
     pub thread: ThreadId,

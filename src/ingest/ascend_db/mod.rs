@@ -46,11 +46,6 @@ const PID_CANN: i64 = 3 << 40;
 const PID_PYTHON: i64 = 4 << 40;
 const PID_OVERLAP: i64 = 5 << 40;
 
-/// The latest plausible timestamp (ns since the epoch: the year 2096).
-const MAX_TS_NS: i64 = 4_000_000_000_000_000_000;
-/// The longest plausible event: one week.
-const MAX_SPAN_NS: i64 = 7 * 24 * 3600 * 1_000_000_000;
-
 /// Tables whose rows become events (COMMUNICATION_TASK_INFO rows add HCCL plane events).
 const EVENT_TABLES: [&str; 7] = [
     "TASK",
@@ -162,15 +157,7 @@ impl<'a> Ctx<'a> {
     /// time: a NULL, TEXT or negative start, an end before the start, a start past 2096 or a
     /// duration over a week. Such rows would become `ts = -1` events with absurd durations.
     fn span_ok(&mut self, table: &str, start: i64, end: i64) -> bool {
-        let why = if start < 0 {
-            "startNs is NULL, not a number or negative"
-        } else if start > MAX_TS_NS {
-            "startNs is past the year 2096"
-        } else if end < start {
-            "endNs is NULL, not a number or before startNs"
-        } else if end - start > MAX_SPAN_NS {
-            "the span is longer than a week"
-        } else {
+        let Some(why) = super::builder::implausible_span(start, end) else {
             return true;
         };
         let p = self.path.to_string();

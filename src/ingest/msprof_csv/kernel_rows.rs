@@ -180,6 +180,13 @@ pub fn ingest_bytes(path: &str, bytes: &[u8], b: &mut TablesBuilder) -> Result<(
             }
             continue;
         };
+        if let Some(why) = crate::ingest::builder::implausible_span(ts, ts.saturating_add(dur)) {
+            let (t, d) = (ts, dur);
+            b.diag().add("skipped_event", Severity::DataLoss, || {
+                format!("{path}:{line}: start {t} ns, duration {d} ns: {why}; row skipped")
+            });
+            continue;
+        }
         let device = int(&rec, cols.device).unwrap_or(-1) as i32;
         let stream = int(&rec, cols.stream).unwrap_or(-1);
         let key = (device as i64, stream);
