@@ -126,14 +126,15 @@ fn us_to_ns_general(s: &[u8]) -> Option<i64> {
     if i != s.len() {
         return None;
     }
-    let scale = 3 + exp - frac_digits;
+    // In i64: an exponent of 1e2147483647 saturates `exp` at i32::MAX, and 3 + that overflows i32.
+    let scale = 3 + exp as i64 - frac_digits as i64;
     let v: u128 = if scale >= 0 {
         if scale > 30 {
             return None;
         }
         mant.checked_mul(10u128.pow(scale as u32))?
     } else {
-        let sc = (-scale) as u32;
+        let sc = u32::try_from(-scale).unwrap_or(u32::MAX);
         if sc > 38 {
             0
         } else {
@@ -221,6 +222,15 @@ mod tests {
         for bad in [&b""[..], b".", b"1.2.3", b"abc", b"1e", b"-"] {
             assert_eq!(us_to_ns(bad), None, "{:?}", std::str::from_utf8(bad));
         }
+    }
+
+    /// Fuzz regression (kernel_csv): an exponent that saturates i32 overflowed the scale sum.
+    #[test]
+    fn extreme_exponents_are_refused_or_zero() {
+        assert_eq!(us_to_ns(b"1e2147483647"), None);
+        assert_eq!(us_to_ns(b"7.5e99999999999999"), None);
+        assert_eq!(us_to_ns(b"1e-2147483647"), Some(0));
+        assert_eq!(us_to_ns(b"1.5e-99999999999999"), Some(0));
     }
 
     #[test]
