@@ -251,28 +251,24 @@ fn check_declined(db: &Path, why: &str) -> serde_json::Value {
     v
 }
 
-#[test]
-fn btree_interior_page_pointing_at_itself_is_not_a_hang() {
-    // TASK's root (an interior page) loses its cells; its right child becomes the root itself.
-    let db = damaged_db("self-cycle", |b, ps, root| {
-        let (_, h) = page_at(ps, root);
-        b[h + 3] = 0;
-        b[h + 4] = 0;
-        b[h + 8..h + 12].copy_from_slice(&root.to_be_bytes());
-    });
-    check_declined(&db, "reached twice");
+/// Makes interior page `page` empty, with `root` as its only (right) child.
+fn point_back(b: &mut [u8], ps: usize, page: u32, root: u32) {
+    let (_, h) = page_at(ps, page);
+    b[h] = 0x05;
+    b[h + 3] = 0;
+    b[h + 4] = 0;
+    b[h + 8..h + 12].copy_from_slice(&root.to_be_bytes());
 }
 
 #[test]
-fn btree_two_page_cycle_is_not_a_hang() {
+fn btree_page_cycles_are_not_a_hang() {
+    // TASK's root (an interior page) loses its cells; its right child becomes the root itself.
+    let db = damaged_db("self-cycle", |b, ps, root| point_back(b, ps, root, root));
+    check_declined(&db, "reached twice");
     // TASK's first leaf becomes an empty interior page whose right child is the root.
     let db = damaged_db("two-cycle", |b, ps, root| {
         let leaf = children(b, ps, root)[0];
-        let (_, h) = page_at(ps, leaf);
-        b[h] = 0x05;
-        b[h + 3] = 0;
-        b[h + 4] = 0;
-        b[h + 8..h + 12].copy_from_slice(&root.to_be_bytes());
+        point_back(b, ps, leaf, root);
     });
     check_declined(&db, "reached twice");
 }
