@@ -2,13 +2,15 @@
 //! ops, as in [`super::device_time`], so total idle = Free at `min_gap_ns` 0) and of each of its
 //! streams (any task occupies a stream). Per device: total idle and its share of the window, a gap
 //! histogram, the largest gaps with their neighbours, and a cause per gap:
-//! a NOTIFY_WAIT inside the gap → `update_step_context_sync`; else an EVENT_WAIT inside →
+//! a NOTIFY_WAIT inside the gap → `update_step_context_sync` when the device shows decode serving
+//! (graph-replay decode steps, or host `update_step_context` scopes in its file), else
+//! `waiting_for_collective` (HCCL's notify wait: training, eager serving); else an EVENT_WAIT inside →
 //! `waiting_for_collective`; else a MEM_WAIT_VALUE inside → `mtp_wait`; else a gap inside a graph
 //! replay (after a CAPTURE_RECORD, before the next NOTIFY_WAIT / CAPTURE_RECORD) whose replay has at
 //! least [`DISPATCH_MIN_GAPS`] gaps → `host_dispatch`; else `unknown`.
 
 use super::device_time::busy_unions;
-use super::devices::{Device, DeviceRef, iv, wait_kind};
+use super::devices::{Device, DeviceRef, iv, wait_kind, windows};
 use super::intervals::{self, Iv};
 use super::stats::pct;
 use crate::model::category::WaitKind;
@@ -122,6 +124,8 @@ pub struct DeviceBubbles {
     pub min_gap_ns: i64,
     pub window_start_ns: i64,
     pub window_end_ns: i64,
+    /// `window_end_ns − window_start_ns`, less the time between the pieces of a capture
+    /// written in pieces (not observed).
     pub window_ns: i64,
     pub busy_ns: i64,
     /// Sum of gaps ≥ min_gap_ns.
@@ -159,11 +163,19 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
     let (compute, comm) = busy_unions(t, d);
     let busy = intervals::union_of(compute, comm);
     let window: Iv = (busy.first()?.0, busy.last()?.1);
-    let gaps: Vec<Iv> = intervals::gaps(&busy, window)
-        .into_iter()
+    // Gaps inside each observed window (time between the pieces of a capture is not idle).
+    let observed = windows(d, &busy);
+    let observed_ns: i64 = observed.iter().map(|w| w.1 - w.0).sum();
+    let gaps: Vec<Iv> = observed
+        .iter()
+        .flat_map(|&w| intervals::gaps(&busy, w))
         .filter(|&(a, b)| b - a >= o.min_gap_ns)
         .collect();
 
+    // A NOTIFY_WAIT is the update_step_context sync only in decode serving: graph-replay decode
+    // steps on the device or host `update_step_context` scopes in the file. Elsewhere (training,
+    // eager serving) it is HCCL's wait for a peer's notify: a collective.
+    let serving = !super::decode_steps::segment(t, d).is_empty() || host_step_context(t, d);
     // Waits by kind, and replay spans (CAPTURE_RECORD → next NOTIFY_WAIT / CAPTURE_RECORD).
     let mut buf = String::new();
     let mut waits: Vec<(Iv, WaitKind, u32)> = Vec::new();
@@ -233,7 +245,11 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
             slot.get_or_insert(w.2);
         }
         let (cause, ev) = if let Some(w) = notify {
-            (Cause::UpdateStepContextSync, Some(w))
+            if serving {
+                (Cause::UpdateStepContextSync, Some(w))
+            } else {
+                (Cause::WaitingForCollective, Some(w))
+            }
         } else if let Some(w) = event {
             (Cause::WaitingForCollective, Some(w))
         } else if let Some(w) = mem {
@@ -347,15 +363,22 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
         min_gap_ns: o.min_gap_ns,
         window_start_ns: window.0,
         window_end_ns: window.1,
-        window_ns: window.1 - window.0,
+        window_ns: observed_ns,
         busy_ns: intervals::total(&busy),
         idle_ns: idle,
-        idle_pct_of_window: pct(idle, window.1 - window.0),
+        idle_pct_of_window: pct(idle, observed_ns),
         gaps: gap_count,
         histogram,
         by_cause,
         largest,
         streams: stream_idle(t, d, o),
+    })
+}
+
+/// True when the device's file has host `update_step_context` scopes.
+fn host_step_context(t: &Tables, d: &Device) -> bool {
+    t.strings.lookup("update_step_context").is_some_and(|id| {
+        (0..t.events.len()).any(|i| t.events.name[i] == id && t.event_file(i) == d.file)
     })
 }
 

@@ -4,6 +4,7 @@
 //! same number of kernels per step.
 //!
 //! Steps: `ProfilerStep#N` (db STEP_TIME or host events of that name) when a file has them, else
+//! CANN Step Trace iterations (`Iteration N` on the device's Step Trace thread), else
 //! the serving forward scopes (`forward_eager`, `forward_cudagraph`) in time order. Host step
 //! windows partition the file's timeline at their starts; a device event belongs to the step its
 //! launch (connection / correlation id) falls in, else the step its own start falls in. A device's
@@ -71,7 +72,7 @@ pub struct DeviceExtract {
     pub device: DeviceRef,
     /// Files of one format are compared with each other only.
     pub cohort: &'static str,
-    /// `ProfilerStep`, `forward scopes` or `none`.
+    /// `ProfilerStep`, `Step Trace`, `forward scopes` or `none`.
     pub step_source: &'static str,
     pub steps: Vec<StepRow>,
     /// Collective-op names (indexes of `collectives`).
@@ -137,13 +138,28 @@ fn step_windows(t: &Tables) -> Vec<Windows> {
         .iter()
         .filter_map(|s| t.strings.lookup(s))
         .collect();
-    if profiler_steps.is_empty() && scopes.is_empty() {
+    let iteration = t.strings.lookup("Iteration Time");
+    if profiler_steps.is_empty() && scopes.is_empty() && iteration.is_none() {
         return out;
     }
     let mut forward: Vec<Vec<(i64, String, i64)>> = vec![Vec::new(); t.files.len()];
+    let mut iterations: Vec<Vec<(i64, String, i64, i64)>> = vec![Vec::new(); t.files.len()];
     for i in 0..t.events.len() {
         let name = t.events.name[i];
-        if let Some(&(_, n)) = profiler_steps.iter().find(|x| x.0 == name) {
+        if iteration.is_some_and(|c| c == t.events.cat[i])
+            && t.events.category[i] == Category::Step
+            && let Some(n) = t
+                .str(name)
+                .strip_prefix("Iteration ")
+                .and_then(|n| n.parse::<i64>().ok())
+        {
+            iterations[t.event_file(i).idx()].push((
+                t.events.ts_ns[i],
+                format!("Iteration {n}"),
+                n,
+                t.events.dur_ns[i],
+            ));
+        } else if let Some(&(_, n)) = profiler_steps.iter().find(|x| x.0 == name) {
             if host_complete(i) {
                 let w = &mut out[t.event_file(i).idx()];
                 w.source = "ProfilerStep";
@@ -162,11 +178,16 @@ fn step_windows(t: &Tables) -> Vec<Windows> {
             ));
         }
     }
-    for (w, mut fw) in out.iter_mut().zip(forward) {
+    for ((w, mut fw), mut it) in out.iter_mut().zip(forward).zip(iterations) {
         if w.source == "ProfilerStep" {
             // db STEP_TIME and the same steps as PYTORCH_API rows: keep the first row per step.
             w.starts.sort_by_key(|x| (x.2, x.0));
             w.starts.dedup_by_key(|x| x.2);
+        } else if !it.is_empty() {
+            it.sort_by_key(|x| (x.2, x.0));
+            it.dedup_by_key(|x| x.2);
+            w.source = "Step Trace";
+            w.starts = it;
         } else if !fw.is_empty() {
             fw.sort();
             w.source = "forward scopes";

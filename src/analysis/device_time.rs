@@ -2,7 +2,8 @@
 //! step_trace_time.csv): Computing = union of compute kernels; Communication = union of collective
 //! ops; Overlapped = their intersection; Communication(Not Overlapped) = Communication − Computing;
 //! window ("Stage") = first start to last end of Computing ∪ Communication; Free = window − (Computing
-//! ∪ Communication). When the same file carries the vendor's own Overlap Analysis, its totals are
+//! ∪ Communication). A capture written in pieces with uncaptured time between them (legacy CANN
+//! per-iteration timelines) has one window per piece, summed. When the same file carries the vendor's own Overlap Analysis, its totals are
 //! reported beside ours with the relative difference.
 //!
 //! Async copies (`MEMCPY_ASYNC` tasks) are reported as msprof-analyze's cluster_time_summary
@@ -11,7 +12,7 @@
 //! outside the window, as msprof-analyze counts it), and `free_excluding_async_copy_ns` =
 //! Free − that (its "Free"; it can subtract copy time that lies outside the window).
 
-use super::devices::{AsyncCopy, Device, DeviceRef, iv};
+use super::devices::{AsyncCopy, Device, DeviceRef, iv, windows};
 use super::intervals::{self, Iv};
 use super::stats::pct;
 use crate::model::vendor_overlap::OVERLAP_KINDS;
@@ -37,6 +38,8 @@ pub struct DeviceTime {
     pub device: DeviceRef,
     pub window_start_ns: i64,
     pub window_end_ns: i64,
+    /// `window_end_ns − window_start_ns`, less the time between the pieces of a capture
+    /// written in pieces (not observed).
     pub window_ns: i64,
     pub computing_ns: i64,
     pub communication_ns: i64,
@@ -86,7 +89,8 @@ fn one(t: &Tables, d: &Device) -> Option<DeviceTime> {
     let communication = intervals::total(comm);
     let overlapped = intervals::intersect_total(compute, comm);
     let not_overlapped = communication - overlapped;
-    let window = end - start;
+    // One window, or one per captured piece (time between pieces is not free: not observed).
+    let window: i64 = windows(d, &busy).iter().map(|w| w.1 - w.0).sum();
     let free = window - intervals::total(&busy);
     let is_copy = AsyncCopy::new(t);
     let copies: Vec<Iv> = d

@@ -31,6 +31,9 @@ pub struct Device {
     pub comm_ops: Vec<u32>,
     /// `hccl_group_ops` or `device_comm_kernels`.
     pub comm_source: &'static str,
+    /// The time spans the capture observed, when its file was written in pieces with time
+    /// between them that no piece covers (`files.captured_spans`); empty: one span.
+    pub spans: Vec<Iv>,
     /// Derived once on first use, shared by the analyses that need them (they run in parallel).
     pub(super) busy: OnceLock<(Vec<Iv>, Vec<Iv>)>,
     pub(super) decode_steps: OnceLock<Vec<DecodeStep>>,
@@ -50,7 +53,9 @@ pub fn devices(t: &Tables) -> Vec<Device> {
             }
             ProcessRole::Hccl if t.events.category[i] == Category::CommKernel => {
                 let th = t.events.thread[i];
-                if t.str(t.threads.name[th.idx()]).starts_with("Group") {
+                let thread = t.str(t.threads.name[th.idx()]);
+                // `Group … Communication` (torch_npu), `Communication Kernel` (legacy CANN).
+                if thread.starts_with("Group") || thread == "Communication Kernel" {
                     hccl_by_file[t.process_file(p).idx()].push(i as u32);
                 }
             }
@@ -101,11 +106,32 @@ pub fn devices(t: &Tables) -> Vec<Device> {
             events,
             comm_ops,
             comm_source,
+            spans: t.files.captured_spans[file.idx()].clone(),
             busy: OnceLock::new(),
             decode_steps: OnceLock::new(),
         });
     }
     out
+}
+
+/// The windows of `busy` (sorted, disjoint) the device was observed in: first start to last end
+/// of the busy time inside each captured span, or one window over all of it when the capture is
+/// one piece. Time between pieces was not captured, so it is neither busy nor free.
+pub fn windows(d: &Device, busy: &[Iv]) -> Vec<Iv> {
+    let (Some(first), Some(last)) = (busy.first(), busy.last()) else {
+        return Vec::new();
+    };
+    if d.spans.len() < 2 {
+        return vec![(first.0, last.1)];
+    }
+    d.spans
+        .iter()
+        .filter_map(|&(a, b)| {
+            let lo = busy.partition_point(|x| x.1 <= a);
+            let hi = busy.partition_point(|x| x.0 < b);
+            (lo < hi).then(|| (busy[lo].0.max(a), busy[hi - 1].1.min(b)))
+        })
+        .collect()
 }
 
 /// `[ts, end)` of event `i`.

@@ -74,6 +74,9 @@ pub fn compute(t: &Tables) -> Summary {
     let mut per_thread = vec![(0u64, 0i64); t.threads.len()];
     let mut per_cat = [(0u64, 0i64); Category::ALL.len()];
     let mut per_thread_cat: BTreeMap<(u32, u8), u64> = BTreeMap::new();
+    let device_thread: Vec<bool> = (0..t.threads.len())
+        .map(|th| t.processes.role[t.threads.process[th].idx()].is_device())
+        .collect();
     for i in 0..e.len() {
         let th = e.thread[i].idx();
         per_thread[th].0 += 1;
@@ -84,7 +87,13 @@ pub fn compute(t: &Tables) -> Summary {
         let w = &mut file_window[t.event_file(i).idx()];
         w.0 = w.0.min(e.ts_ns[i]);
         w.1 = w.1.max(e.ts_ns[i] + e.dur_ns[i]);
-        if e.stream[i] >= 0 {
+        // Streams are device threads; a host event with a stream argument (a Triton launch's
+        // `args.stream`) or a marker copied onto a device thread (Step Trace, GPU annotations)
+        // does not make one.
+        if e.stream[i] >= 0
+            && device_thread[th]
+            && !matches!(e.category[i], Category::Step | Category::Annotation)
+        {
             *per_thread_cat
                 .entry((th as u32, e.category[i] as u8))
                 .or_default() += 1;

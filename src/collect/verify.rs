@@ -156,6 +156,7 @@ fn readable(p: &Path, format: crate::ingest::detect::InputFormat) -> Result<(), 
         format,
         size_bytes: std::fs::metadata(p).map_or(0, |m| m.len()),
         alternates: Vec::new(),
+        parts: Vec::new(),
     };
     let t = crate::ingest::ingest_one(&input, &Default::default()).map_err(|e| e.to_string())?;
     if t.events.is_empty() {

@@ -51,6 +51,23 @@ pub struct TablesBuilder {
     pub(super) phase_counts: Vec<[u64; 128]>,
     /// Paths whose data ended mid-event (applied to `files.truncated` at finish).
     truncated: Vec<String>,
+    /// Set while the pieces of one capture are read ([`Self::begin_parts`]).
+    parts: Option<Parts>,
+}
+
+/// The pieces of one capture being read as one files row.
+#[derive(Default)]
+struct Parts {
+    /// The shared row, once the first piece added it.
+    file: Option<FileId>,
+    /// Bytes parsed by the pieces before the current one.
+    bytes_before: u64,
+    /// The piece being read (named in diagnostics).
+    path: String,
+    /// First event row of the current piece.
+    first_event: usize,
+    /// [first start, last end] of each piece read so far.
+    spans: Vec<(i64, i64)>,
 }
 
 impl TablesBuilder {
@@ -71,7 +88,72 @@ impl TablesBuilder {
         &mut self.t.diagnostics
     }
 
+    /// Starts reading the pieces of one capture: every [`Self::add_file`] until
+    /// [`Self::end_parts`] adds to one files row (sizes summed, `parts` counted), and each piece's
+    /// time span is kept in `captured_spans`. Call [`Self::end_part`] after each piece.
+    pub fn begin_parts(&mut self) {
+        self.parts = Some(Parts::default());
+    }
+
+    /// Closes the piece just read: records its span of event times.
+    pub fn end_part(&mut self) {
+        let n = self.t.events.len();
+        let Some(ps) = self.parts.as_mut() else {
+            return;
+        };
+        let e = &self.t.events;
+        let span = (ps.first_event..n).fold(None, |acc: Option<(i64, i64)>, i| {
+            let (a, b) = (e.ts_ns[i], e.ts_ns[i] + e.dur_ns[i].max(0));
+            Some(acc.map_or((a, b), |(x, y)| (x.min(a), y.max(b))))
+        });
+        ps.spans.extend(span);
+        ps.first_event = n;
+    }
+
+    /// Ends [`Self::begin_parts`]: the row's `captured_spans` become the union of the pieces'.
+    pub fn end_parts(&mut self) {
+        let Some(mut ps) = self.parts.take() else {
+            return;
+        };
+        let Some(f) = ps.file else {
+            return;
+        };
+        ps.spans.sort_unstable();
+        let mut union: Vec<(i64, i64)> = Vec::new();
+        for (a, b) in ps.spans {
+            match union.last_mut() {
+                Some(last) if a <= last.1 => last.1 = last.1.max(b),
+                _ => union.push((a, b)),
+            }
+        }
+        self.t.files.captured_spans[f.idx()] = union;
+    }
+
     pub fn add_file(&mut self, path: &str, meta: FileMeta) -> FileId {
+        if let Some(ps) = self.parts.as_mut() {
+            ps.path = path.to_string();
+            ps.first_event = self.t.events.len();
+            if let Some(id) = ps.file {
+                let f = &mut self.t.files;
+                let i = id.idx();
+                ps.bytes_before = f.parsed_bytes[i];
+                f.size_bytes[i] += meta.size_bytes;
+                f.parsed_bytes[i] += meta.parsed_bytes;
+                f.parts[i] += 1;
+                if f.rank[i] < 0 {
+                    f.rank[i] = meta.rank.unwrap_or(-1);
+                }
+                return id;
+            }
+        }
+        let id = self.new_file(path, meta);
+        if let Some(ps) = self.parts.as_mut() {
+            ps.file = Some(id);
+        }
+        id
+    }
+
+    fn new_file(&mut self, path: &str, meta: FileMeta) -> FileId {
         let f = &mut self.t.files;
         let id = FileId(f.len() as u32);
         f.path.push(path.to_string());
@@ -86,15 +168,18 @@ impl TablesBuilder {
         self.t.files.display_time_unit.push(unit);
         self.phase_counts.push([0; 128]);
         self.t.files.truncated.push(false);
+        self.t.files.parts.push(1);
+        self.t.files.captured_spans.push(Vec::new());
         id
     }
 
     /// Updates header fields learnt after the events (Kineto keys after `traceEvents`).
     pub fn update_file(&mut self, file: FileId, meta: &FileMeta) {
+        let before = self.parts.as_ref().map_or(0, |p| p.bytes_before);
         let f = &mut self.t.files;
         let i = file.idx();
         f.format[i] = meta.format;
-        f.parsed_bytes[i] = meta.parsed_bytes;
+        f.parsed_bytes[i] = before + meta.parsed_bytes;
         if let Some(r) = meta.rank {
             f.rank[i] = r;
         }
@@ -135,7 +220,7 @@ impl TablesBuilder {
 
     /// Appends one parsed chunk of `file` (chunks must come in file order).
     pub fn merge_chunk(&mut self, file: FileId, out: ChunkOut<'_>) {
-        let path = &self.t.files.path[file.idx()];
+        let path = self.current_path(file);
         let mut non_utf8 = 0u64;
         let smap: Vec<StrId> = out
             .arena
@@ -252,7 +337,7 @@ impl TablesBuilder {
         for (a, b) in pc.iter_mut().zip(out.phase_counts.iter()) {
             *a += b;
         }
-        let path = self.t.files.path[file.idx()].clone();
+        let path = self.current_path(file);
         for &(offset, why) in out.skipped.iter() {
             self.t
                 .diagnostics
@@ -273,9 +358,23 @@ impl TablesBuilder {
             });
     }
 
+    /// The path being read into `file`: the current piece of a capture read in pieces.
+    fn current_path(&self, file: FileId) -> String {
+        match &self.parts {
+            Some(ps) if ps.file == Some(file) => ps.path.clone(),
+            _ => self.t.files.path[file.idx()].clone(),
+        }
+    }
+
     /// Records that `path` ended mid-event (before or after its file row exists).
     pub fn note_truncated(&mut self, path: &str) {
-        self.truncated.push(path.to_string());
+        match self.parts.as_ref().and_then(|p| p.file) {
+            Some(f) => {
+                let first = self.t.files.path[f.idx()].clone();
+                self.truncated.push(first);
+            }
+            None => self.truncated.push(path.to_string()),
+        }
     }
 
     /// Runs the whole-table post-passes and returns the tables.

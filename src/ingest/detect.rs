@@ -48,6 +48,10 @@ pub struct Input {
     /// Other exports of the same capture, best first, read instead if this one cannot be read
     /// at all (a damaged db beside a readable trace_view.json).
     pub alternates: Vec<Input>,
+    /// More files of the same capture read after `path` into the same tables, as one file:
+    /// CANN timelines written in pieces (`msprof_<dev>_<model>_<iteration>.json` per iteration in
+    /// legacy roots, `msprof_*_slice_<n>.json` slices), in natural name order.
+    pub parts: Vec<String>,
 }
 
 fn is_json_name(name: &str) -> bool {
@@ -124,6 +128,7 @@ pub fn find_inputs(path: &Path) -> Result<(Vec<Input>, Vec<String>), IngestError
                 format,
                 size_bytes: meta.len(),
                 alternates: Vec::new(),
+                parts: Vec::new(),
             }],
             Vec::new(),
         ));
@@ -143,8 +148,10 @@ pub struct Skipped {
 }
 
 /// How good an export is, per torch_npu rank folder (lower is better): the profiler db, then
-/// trace_view.json, then CANN's own msprof db, then other timelines (msprof_*.json slices).
-/// All of them describe the same capture, so reading two would count every event twice.
+/// trace_view.json, then CANN's own msprof db, then CANN's merged timelines (`msprof_*.json`),
+/// then other timelines (the legacy per-kind subsets `task_time_*`, `hccl_*`, `step_trace_*`,
+/// which repeat events of `msprof_*`). All of them describe the same capture, so reading two would
+/// count every event twice.
 fn preference(path: &str, format: InputFormat) -> u8 {
     let p = Path::new(path);
     let file = p.file_name().and_then(|f| f.to_str()).unwrap_or("");
@@ -156,9 +163,10 @@ fn preference(path: &str, format: InputFormat) -> u8 {
         InputFormat::AscendDb if file.starts_with("ascend_pytorch_profiler") => 0,
         InputFormat::ChromeJson if in_output && file.starts_with("trace_view.json") => 1,
         InputFormat::AscendDb => 2,
-        InputFormat::ChromeJson => 3,
-        InputFormat::KernelCsv if file.starts_with("kernel_details") => 4,
-        InputFormat::KernelCsv => 5,
+        InputFormat::ChromeJson if file.starts_with("msprof") => 3,
+        InputFormat::ChromeJson => 4,
+        InputFormat::KernelCsv if file.starts_with("kernel_details") => 5,
+        InputFormat::KernelCsv => 6,
     }
 }
 
@@ -216,7 +224,81 @@ pub fn select(inputs: Vec<Input>, root: &Path) -> (Vec<Input>, Vec<Skipped>) {
     let (tagged, mut skipped) = newest(tagged);
     let (kept, more) = best(tagged);
     skipped.extend(more);
-    (kept, skipped)
+    (join_parts(kept, root), skipped)
+}
+
+/// Joins the CANN timelines that one capture folder wrote in pieces (same folder, both named
+/// `msprof*`: per-iteration files of legacy roots, slices of newer ones) into one input whose
+/// `parts` follow its `path`, in natural name order (`_2` before `_10`).
+pub fn join_parts(inputs: Vec<Input>, root: &Path) -> Vec<Input> {
+    use std::collections::BTreeMap;
+    let piece = |i: &Input| {
+        let p = Path::new(&i.path);
+        let named = p
+            .file_name()
+            .and_then(|f| f.to_str())
+            .is_some_and(|f| f.starts_with("msprof") && is_json_name(f));
+        (i.format == InputFormat::ChromeJson && named && rank_folder(&i.path, root).is_some())
+            .then(|| p.parent().map(Path::to_path_buf))
+            .flatten()
+    };
+    let mut groups: BTreeMap<std::path::PathBuf, Vec<Input>> = BTreeMap::new();
+    let mut out: Vec<Option<Input>> = Vec::new();
+    let mut slot: BTreeMap<std::path::PathBuf, usize> = BTreeMap::new();
+    for i in inputs {
+        match piece(&i) {
+            Some(dir) => {
+                slot.entry(dir.clone()).or_insert_with(|| {
+                    out.push(None);
+                    out.len() - 1
+                });
+                groups.entry(dir).or_default().push(i);
+            }
+            None => out.push(Some(i)),
+        }
+    }
+    for (dir, mut g) in groups {
+        g.sort_by(|a, b| natural_cmp(&a.path, &b.path));
+        let mut first = g.remove(0);
+        for p in g {
+            first.size_bytes += p.size_bytes;
+            first.parts.push(p.path);
+        }
+        out[slot[&dir]] = Some(first);
+    }
+    out.into_iter().flatten().collect()
+}
+
+/// Compares names with digit runs as numbers (`x_2` < `x_10`).
+fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    let (mut a, mut b) = (a.as_bytes(), b.as_bytes());
+    loop {
+        match (a.first(), b.first()) {
+            (None, None) => return std::cmp::Ordering::Equal,
+            (None, _) => return std::cmp::Ordering::Less,
+            (_, None) => return std::cmp::Ordering::Greater,
+            (Some(x), Some(y)) if x.is_ascii_digit() && y.is_ascii_digit() => {
+                let da = a.iter().take_while(|c| c.is_ascii_digit()).count();
+                let db = b.iter().take_while(|c| c.is_ascii_digit()).count();
+                let (na, nb) = (&a[..da], &b[..db]);
+                let strip = |n: &[u8]| -> usize { n.iter().take_while(|&&c| c == b'0').count() };
+                let (na, nb) = (&na[strip(na)..], &nb[strip(nb)..]);
+                let o = na.len().cmp(&nb.len()).then(na.cmp(nb));
+                if o != std::cmp::Ordering::Equal {
+                    return o;
+                }
+                a = &a[da..];
+                b = &b[db..];
+            }
+            (Some(x), Some(y)) => {
+                if x != y {
+                    return x.cmp(y);
+                }
+                a = &a[1..];
+                b = &b[1..];
+            }
+        }
+    }
 }
 
 /// When several torch_npu rank folders hold the same rank (`profiler_info_<rank>.json`), keeps
@@ -440,6 +522,7 @@ impl Walk {
             format,
             size_bytes: meta.len(),
             alternates: Vec::new(),
+            parts: Vec::new(),
         });
     }
 }
@@ -458,6 +541,7 @@ mod rank_folder_tests {
             format: InputFormat::ChromeJson,
             size_bytes: 2,
             alternates: Vec::new(),
+            parts: Vec::new(),
         }
     }
 

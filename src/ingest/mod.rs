@@ -147,7 +147,21 @@ fn ingest_input_with(
     progress: &Progress,
 ) -> Result<(), IngestError> {
     match input.format {
-        detect::InputFormat::ChromeJson => chrome_json::ingest_file(&input.path, b, progress)?,
+        detect::InputFormat::ChromeJson if input.parts.is_empty() => {
+            chrome_json::ingest_file(&input.path, b, progress)?
+        }
+        detect::InputFormat::ChromeJson => {
+            b.begin_parts();
+            let read = std::iter::once(&input.path)
+                .chain(&input.parts)
+                .try_for_each(|p| {
+                    let r = chrome_json::ingest_file(p, b, progress);
+                    b.end_part();
+                    r
+                });
+            b.end_parts();
+            read?
+        }
         detect::InputFormat::AscendDb => {
             let db = ascend_db::DbOpts {
                 overlap_events: opts.vendor_overlap_events,

@@ -27,6 +27,12 @@ fn trailing_int(s: &str) -> Option<i32> {
 
 fn assign_roles(t: &mut Tables) {
     let n = t.processes.len();
+    let from_path: Vec<Option<i32>> = t
+        .files
+        .path
+        .iter()
+        .map(|p| super::rank::prof_device_from_path(p))
+        .collect();
     for p in 0..n {
         let name = t.strings.get(t.processes.name[p]);
         let labels = t.strings.get(t.processes.labels[p]);
@@ -35,6 +41,12 @@ fn assign_roles(t: &mut Tables) {
         if t.processes.device_id[p] < 0
             && role.is_device()
             && let Some(d) = trailing_int(labels)
+        {
+            t.processes.device_id[p] = d;
+        }
+        if t.processes.device_id[p] < 0
+            && role.is_device()
+            && let Some(d) = from_path[t.processes.file[p].idx()]
         {
             t.processes.device_id[p] = d;
         }
@@ -268,11 +280,15 @@ fn count_overlaps(t: &mut Tables) {
                 } else {
                     stack.push(end);
                 }
-                if device[th] && ts < max_end {
-                    overlap += 1;
-                    first_overlap.get_or_insert(i);
+                // Annotations copied onto a device timeline (Kineto gpu_user_annotation, CANN
+                // Step Trace markers) are not device work.
+                if device[th] && e.category[i].is_device() {
+                    if ts < max_end {
+                        overlap += 1;
+                        first_overlap.get_or_insert(i);
+                    }
+                    max_end = max_end.max(end);
                 }
-                max_end = max_end.max(end);
             }
             (partial, overlap, first_partial, first_overlap)
         })

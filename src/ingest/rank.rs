@@ -64,6 +64,20 @@ pub fn prof_rank(prof: &Path) -> Option<i32> {
     None
 }
 
+/// The device id of a file inside a legacy CANN capture's `PROF_*/device_<n>/` folder (CANN
+/// names the folder by the device it profiled), from the path alone.
+pub fn prof_device_from_path(path: &str) -> Option<i32> {
+    Path::new(path).ancestors().find_map(|d| {
+        let n = d.file_name()?.to_str()?.strip_prefix("device_")?;
+        let parent = d.parent()?.file_name()?.to_str()?;
+        if parent.starts_with("PROF_") {
+            n.parse().ok()
+        } else {
+            None
+        }
+    })
+}
+
 /// The rank in the name of the single `profiler_info_<rank>.json` of a torch_npu root.
 pub fn profiler_info_rank(root: &Path) -> Option<i32> {
     let mut found = None;
@@ -94,6 +108,16 @@ mod tests {
         assert_eq!(rank_from_path("/x/trace.json"), None);
         assert_eq!(rank_from_path("/x/model_7.json"), None);
         assert_eq!(rank_from_path("/x/ascend_pytorch_profiler_5.db"), Some(5));
+    }
+
+    #[test]
+    fn device_from_legacy_prof_folder() {
+        assert_eq!(
+            prof_device_from_path("/r/PROF_000001_2023_X/device_1/timeline/msprof_1_0_3.json"),
+            Some(1)
+        );
+        assert_eq!(prof_device_from_path("/r/x/device_1/msprof_1.json"), None);
+        assert_eq!(prof_device_from_path("/r/PROF_1/device_x/a.json"), None);
     }
 
     #[test]

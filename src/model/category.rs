@@ -25,7 +25,7 @@ pub enum Category {
     PythonFunction,
     /// A user annotation, marker or instant event.
     Annotation,
-    /// A profiler step (`ProfilerStep#N`).
+    /// A profiler step: host `ProfilerStep#N`, or a CANN Step Trace `Iteration N` (device side).
     Step,
     /// The vendor's own overlap breakdown (Ascend `Overlap Analysis` process).
     VendorOverlap,
@@ -194,6 +194,23 @@ pub const BOOKKEEPING_PREFIXES: &[&str] = &[
     "MAINTENANCE",
 ];
 
+/// Normalised task types of device tasks that belong to a collective although they run on an
+/// Ascend Hardware stream: HCCL's reduce tasks (`REDUCE_ASYNC_V2` in legacy CANN timelines; the
+/// vendor's Overlap Analysis does not count them as Computing, checked on the legacy sample).
+pub const COMM_TASK_PREFIXES: &[&str] = &["REDUCE_ASYNC", "REDUCE_INLINE", "REDUCE_TBE"];
+
+/// `cat` values of CANN's Step Trace thread (inside `Ascend Hardware`): iteration markers and
+/// the phases the vendor derives from them, not device work. `Iteration Time` is the step itself.
+/// From the legacy sample (`Step Trace(Model ID:2)` thread) and CANN's step trace fields.
+pub const STEP_TRACE_CATS: &[&str] = &[
+    "Iteration Time",
+    "FP_BP Time",
+    "Iteration Refresh",
+    "Reduce",
+    "Data_aug Bound",
+    "Get Next",
+];
+
 /// Kineto `cat` values of device activity.
 pub const KINETO_DEVICE_CATS: &[&str] =
     &["kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation"];
@@ -277,7 +294,20 @@ pub fn classify(i: ClassifyInput<'_>, buf: &mut String) -> Category {
         return Category::VendorOverlap;
     }
     if i.name.starts_with("ProfilerStep#") {
-        return Category::Step;
+        // Kineto copies the step annotation onto the GPU timeline; the step is the CPU one (as
+        // in HTA), the copy is an annotation.
+        return if i.cat == "gpu_user_annotation" {
+            Category::Annotation
+        } else {
+            Category::Step
+        };
+    }
+    if i.role == ProcessRole::AscendHardware && STEP_TRACE_CATS.contains(&i.cat) {
+        return if i.cat == "Iteration Time" {
+            Category::Step
+        } else {
+            Category::Annotation
+        };
     }
     if i.instant {
         return Category::Annotation;
@@ -333,6 +363,9 @@ fn classify_device_task(i: ClassifyInput<'_>, buf: &mut String) -> Category {
         }
         if starts_with_any(k, BOOKKEEPING_PREFIXES) {
             return Category::Other;
+        }
+        if starts_with_any(k, COMM_TASK_PREFIXES) {
+            return Category::CommKernel;
         }
     }
     // HCCL plane tasks that are not waits or copies (Reduce_Inline, Reduce_TBE, ...) are part of
@@ -397,10 +430,50 @@ mod tests {
         );
         assert_eq!(dev("KERNEL_AICORE", "HcclAllReduce"), Category::CommKernel);
         assert_eq!(dev("PLACE_HOLDER_SQE", "PROFILING_ENABLE"), Category::Other);
+        // Legacy CANN: HCCL's reduce task on a compute stream is part of the collective.
+        assert_eq!(
+            dev("REDUCE_ASYNC_V2", "REDUCE_ASYNC_V2"),
+            Category::CommKernel
+        );
         assert_eq!(
             dev("STARS_COMMON", "aclnnDropoutGenMaskV2_DSAGenBitMask"),
             Category::ComputeKernel
         );
+    }
+
+    #[test]
+    fn step_trace_markers_are_not_device_work() {
+        let st = |cat: &str, name: &str| {
+            classify(
+                ClassifyInput {
+                    role: ProcessRole::AscendHardware,
+                    cat,
+                    task_type: "",
+                    name,
+                    instant: false,
+                },
+                &mut String::new(),
+            )
+        };
+        // Names and cats as in the legacy sample's Step Trace thread.
+        assert_eq!(st("Iteration Time", "Iteration 1"), Category::Step);
+        assert_eq!(st("FP_BP Time", "FP_BP Time 1"), Category::Annotation);
+        assert_eq!(
+            st("Iteration Refresh", "Iteration Refresh 1"),
+            Category::Annotation
+        );
+        assert_eq!(st("Reduce", "Reduce_1_0"), Category::Annotation);
+        let gpu = classify(
+            ClassifyInput {
+                role: ProcessRole::KinetoDevice,
+                cat: "gpu_user_annotation",
+                task_type: "",
+                name: "ProfilerStep#3",
+                instant: false,
+            },
+            &mut String::new(),
+        );
+        assert_eq!(gpu, Category::Annotation);
     }
 
     #[test]

@@ -48,6 +48,12 @@ pub struct FileTable {
     pub display_time_unit: Vec<StrId>,
     /// The file ended mid-event (a rank that died mid-dump): events after that point are missing.
     pub truncated: Vec<bool>,
+    /// Files read as this row (1, or the pieces of one capture: legacy per-iteration timelines,
+    /// slices).
+    pub parts: Vec<u32>,
+    /// When `parts` > 1: the union of each part's [first start, last end] in ns, sorted; time
+    /// between them was not captured (not idle). Empty otherwise.
+    pub captured_spans: Vec<Vec<(i64, i64)>>,
 }
 
 impl FileTable {

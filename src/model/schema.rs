@@ -24,7 +24,7 @@ macro_rules! cols {
 pub const TABLES: &[TableSchema] = &[
     TableSchema {
         name: "files",
-        doc: "One row per ingested input file.",
+        doc: "One row per ingested input (a capture written in pieces is one row).",
         columns: cols![
             ("path", "string", "Path as given to ingest."),
             (
@@ -63,6 +63,16 @@ pub const TABLES: &[TableSchema] = &[
                 "truncated",
                 "bool",
                 "The file ended mid-event (events after that point are missing)."
+            ),
+            (
+                "parts",
+                "u32",
+                "Files read as this row: 1, or the pieces of one capture (legacy per-iteration msprof_*.json, slices)."
+            ),
+            (
+                "captured_spans",
+                "list of (i64 ns, i64 ns)",
+                "When parts > 1: the union of the parts' [first start, last end] (time between them was not captured); else empty."
             ),
         ],
     },

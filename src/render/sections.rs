@@ -25,12 +25,22 @@ fn pct(p: f64) -> String {
     format!("{p:.2}%")
 }
 
-fn dev(rank: i32, process: &str) -> String {
-    if rank >= 0 {
-        format!("rank {rank} {process}")
-    } else {
-        process.to_string()
+/// A device row's title: rank, device id and process when known; without a rank, the file name
+/// too (rows of several unranked files must stay distinguishable).
+fn dev(d: &crate::analysis::devices::DeviceRef) -> String {
+    let mut s = String::new();
+    if d.rank >= 0 {
+        s += &format!("rank {} ", d.rank);
     }
+    if d.device_id >= 0 {
+        s += &format!("device {} ", d.device_id);
+    }
+    s += &d.process;
+    if d.rank < 0 {
+        let file = d.file.rsplit('/').next().unwrap_or(&d.file);
+        s += &format!(" · {file}");
+    }
+    s
 }
 
 pub fn build(r: &Report) -> Vec<Section> {
@@ -294,7 +304,7 @@ fn timeline(r: &Report, out: &mut Vec<Section>) {
             format!("{} ({:+.3}%)", human_ns(v.free_ns), v.free_diff_pct)
         });
         t.rows.push(vec![
-            dev(d.device.rank, &d.device.process),
+            dev(&d.device),
             human_ns(d.window_ns),
             format!(
                 "{} ({})",
@@ -337,7 +347,7 @@ fn timeline(r: &Report, out: &mut Vec<Section>) {
         );
         for x in rows {
             k.rows.push(vec![
-                dev(x.device.rank, &x.device.process),
+                dev(&x.device),
                 human_ns(x.span_ns),
                 pct(x.idle_pct_of_span),
                 pct(x.compute_pct_of_span),
@@ -358,7 +368,7 @@ fn timeline(r: &Report, out: &mut Vec<Section>) {
         let mut s = sec(
             format!(
                 "Bubbles: {} (gaps ≥ {})",
-                dev(b.device.rank, &b.device.process),
+                dev(&b.device),
                 human_ns(b.min_gap_ns)
             ),
             vec![
@@ -457,7 +467,7 @@ fn timeline(r: &Report, out: &mut Vec<Section>) {
     );
     for s in &a.step_sync {
         u.rows.push(vec![
-            dev(s.device.rank, &s.device.process),
+            dev(&s.device),
             s.steps.len().to_string(),
             human_ns(s.notify_wait_total_ns),
             human_ns(s.replay_total_ns),
@@ -490,7 +500,7 @@ fn timeline(r: &Report, out: &mut Vec<Section>) {
             .collect();
         u.notes.push(format!(
             "MTP {}: {} MEM_WAIT_VALUE ({}); heads per step {:?}; {}",
-            dev(m.device.rank, &m.device.process),
+            dev(&m.device),
             m.mem_waits,
             human_ns(m.mem_wait_total_ns),
             m.heads_per_step,
@@ -509,7 +519,7 @@ fn kernels(r: &Report, out: &mut Vec<Section>) {
         let title = format!(
             "Top {} events by total time: {}",
             t.subset.replace('_', " "),
-            dev(t.device.rank, &t.device.process)
+            dev(&t.device)
         );
         let mut s = sec(
             title,
@@ -537,10 +547,7 @@ fn kernels(r: &Report, out: &mut Vec<Section>) {
     }
     for o in &a.op_types {
         let mut s = sec(
-            format!(
-                "Compute time per op type: {}",
-                dev(o.device.rank, &o.device.process)
-            ),
+            format!("Compute time per op type: {}", dev(&o.device)),
             vec![
                 "op type",
                 "task type",
@@ -573,10 +580,7 @@ fn kernels(r: &Report, out: &mut Vec<Section>) {
     }
     for c in &a.composition {
         let mut s = sec(
-            format!(
-                "Compute-stream composition: {}",
-                dev(c.device.rank, &c.device.process)
-            ),
+            format!("Compute-stream composition: {}", dev(&c.device)),
             vec!["stream / family", "kernels", "compute time", "% of compute"],
         );
         for x in &c.streams {
@@ -617,7 +621,7 @@ fn kernels(r: &Report, out: &mut Vec<Section>) {
     );
     for c in &a.communication {
         m.rows.push(vec![
-            dev(c.device.rank, &c.device.process),
+            dev(&c.device),
             format!(
                 "{} × {} (max {}; {})",
                 c.comm_kernels.count,
