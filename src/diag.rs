@@ -11,6 +11,9 @@ use std::collections::BTreeMap;
 pub enum Severity {
     /// Worth knowing; no data was lost (e.g. overlapping events, kept).
     Info,
+    /// The answers may be wrong although all data was used: the input contradicts itself (our
+    /// numbers disagree with the vendor's numbers in the same file).
+    Warning,
     /// Some data could not be used (e.g. a truncated file, an unmatched `B`).
     DataLoss,
     /// A whole input could not be used.

@@ -309,21 +309,19 @@ fn prof_folder_rank_slices_and_preference() {
         &Default::default(),
     )
     .unwrap();
-    let files: Vec<(String, i32)> = r
+    // The two slices are pieces of one capture: one file row, both parts read.
+    let files: Vec<(String, i32, u32)> = r
         .summary
         .files
         .iter()
         .map(|f| {
             let name = Path::new(&f.path).file_name().unwrap();
-            (name.to_str().unwrap().to_string(), f.rank)
+            (name.to_str().unwrap().to_string(), f.rank, f.parts)
         })
         .collect();
     assert_eq!(
         files,
-        vec![
-            ("msprof_slice_0_20250101120000.json".to_string(), 3),
-            ("msprof_slice_1_20250101120000.json".to_string(), 3),
-        ]
+        vec![("msprof_slice_0_20250101120000.json".to_string(), 3, 2)]
     );
     let d = r.diagnostics.get("input_skipped").unwrap();
     assert_eq!(d.count, 1);

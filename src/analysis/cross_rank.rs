@@ -124,10 +124,13 @@ fn step_windows(t: &Tables) -> Vec<Windows> {
             t.steps.end_ns[i] - t.steps.start_ns[i],
         ));
     }
+    // Host events only: Kineto copies ProfilerStep#N onto the GPU timeline
+    // (gpu_user_annotation); the step is the CPU one, as in HTA.
     let host_complete = |i: usize| {
         t.events.kind[i] == EventKind::Complete
             && !t.events.category[i].is_device()
             && t.events.category[i] != Category::VendorOverlap
+            && !t.event_is_device_side(i)
     };
     let profiler_steps: Vec<(crate::model::StrId, i64)> = t
         .strings
@@ -319,7 +322,8 @@ pub struct RankSteps {
     pub steps: u64,
     /// Device step windows (first start to last end of the step's compute and collectives).
     pub step_mean_ns: f64,
-    pub step_p50_ns: i64,
+    /// Median by linear interpolation (stats::quantile; numpy's default).
+    pub step_p50_ns: f64,
     pub step_max_ns: i64,
     /// Host step durations (STEP_TIME / ProfilerStep / forward scope), summed and mean.
     pub host_step_ns: i64,
@@ -369,6 +373,26 @@ pub struct StepCompare {
     pub excess_ns: i64,
     /// Compute kernels per rank differ in this step.
     pub kernel_counts_differ: bool,
+    /// The rank whose device started the step last, and by how much after the first rank
+    /// (each rank's step window starts at its own first kernel, which alone hides late arrival).
+    pub last_start_rank: i32,
+    pub start_spread_ns: i64,
+}
+
+/// The rank the others wait for in collectives: the one that arrives last most often.
+#[derive(Debug, Clone, Serialize)]
+pub struct WaitedFor {
+    pub rank: i32,
+    pub file: String,
+    /// Matched collectives this rank started last, of `of_collectives`.
+    pub last_into: u64,
+    pub of_collectives: u64,
+    /// Mean of (its start − the first rank's start) over the collectives it started last.
+    pub mean_lateness_ns: f64,
+    /// Its own collective wait, and the median of the other ranks' (the late rank waits least).
+    pub wait_ns: i64,
+    pub others_median_wait_ns: f64,
+    pub statement: String,
 }
 
 /// The rank that is slowest most often.
@@ -404,7 +428,8 @@ pub struct CollectiveSkew {
     /// Ops some rank lacks.
     pub unmatched: u64,
     pub skew_mean_ns: f64,
-    pub skew_p50_ns: i64,
+    /// Median by linear interpolation (stats::quantile; numpy's default).
+    pub skew_p50_ns: f64,
     pub skew_max_ns: i64,
     /// Largest skews first.
     pub top: Vec<SkewedCollective>,
@@ -424,7 +449,11 @@ pub struct Cohort {
     pub steps_unmatched: u64,
     /// Compared steps in which the ranks ran different numbers of compute kernels.
     pub kernel_count_mismatch_steps: u64,
+    /// By device time: the rank with the most computing + free time in most steps.
     pub slowest: Option<Slowest>,
+    /// By arrival: the rank last into most collectives (None with fewer than 2 ranks or no
+    /// matched collective). When it differs from `slowest`, the others wait for this one.
+    pub waited_for: Option<WaitedFor>,
     /// Compared steps with the largest step-time spread (max - min) first.
     pub widest_steps: Vec<StepCompare>,
     pub collectives: CollectiveSkew,
@@ -449,13 +478,7 @@ pub fn combine(extracts: Vec<DeviceExtract>, top_n: usize) -> CrossRank {
     CrossRank { cohorts }
 }
 
-fn median(mut v: Vec<i64>) -> i64 {
-    if v.is_empty() {
-        return 0;
-    }
-    v.sort_unstable();
-    v[v.len() / 2]
-}
+use super::stats::median;
 
 fn cohort_of(format: &'static str, devs: Vec<DeviceExtract>, top_n: usize) -> Cohort {
     let mut sources: Vec<&str> = devs.iter().map(|d| d.step_source).collect();
@@ -489,10 +512,15 @@ fn cohort_of(format: &'static str, devs: Vec<DeviceExtract>, top_n: usize) -> Co
             .max_by_key(|&r| (rows[r].busy_outside_comm_ns(), std::cmp::Reverse(r)))
             .expect("n >= 2");
         let others = |f: fn(&StepRow) -> i64| {
-            median((0..n).filter(|&r| r != slow).map(|r| f(rows[r])).collect())
+            median((0..n).filter(|&r| r != slow).map(|r| f(rows[r])).collect()).round() as i64
         };
         let comp_excess = rows[slow].computing_ns - others(|s| s.computing_ns);
         let free_excess = rows[slow].free_ns - others(|s| s.free_ns);
+        // Who started the step last (on the device: its first compute kernel or collective).
+        let late = (0..n)
+            .max_by_key(|&r| (rows[r].start_ns, std::cmp::Reverse(r)))
+            .expect("n >= 2");
+        let first_start = rows.iter().map(|r| r.start_ns).min().expect("rows");
         let (reason, excess) = if comp_excess >= free_excess {
             ("computing", comp_excess)
         } else {
@@ -517,9 +545,12 @@ fn cohort_of(format: &'static str, devs: Vec<DeviceExtract>, top_n: usize) -> Co
             reason,
             excess_ns: excess,
             kernel_counts_differ: differ,
+            last_start_rank: devs[late].device.rank,
+            start_spread_ns: rows[late].start_ns - first_start,
         });
     }
     let (skew, per) = collective_skew(&devs, top_n);
+    let waited_for = waited_for(&devs, &per, skew.matched);
     let ranks = devs
         .iter()
         .enumerate()
@@ -560,6 +591,7 @@ fn cohort_of(format: &'static str, devs: Vec<DeviceExtract>, top_n: usize) -> Co
         steps_unmatched: unmatched,
         kernel_count_mismatch_steps: mismatched,
         slowest,
+        waited_for,
         widest_steps: compared,
         collectives: skew,
     }
@@ -616,12 +648,67 @@ fn rank_steps(d: &DeviceExtract, slowest: u64, coll: &PerRankCollectives) -> Ran
     }
 }
 
-/// Per device: collectives started last, transit and wait time of matched collectives.
+/// Per device: collectives started last (and by how much in total), transit and wait time of
+/// matched collectives.
 #[derive(Debug, Clone, Default)]
 struct PerRankCollectives {
     last: u64,
+    lateness_ns: i64,
     transit_ns: i64,
     wait_ns: i64,
+}
+
+fn waited_for(
+    devs: &[DeviceExtract],
+    per: &[PerRankCollectives],
+    matched: u64,
+) -> Option<WaitedFor> {
+    if devs.len() < 2 || matched == 0 {
+        return None;
+    }
+    let r = (0..devs.len()).max_by_key(|&r| {
+        (
+            per[r].last,
+            std::cmp::Reverse(per[r].wait_ns),
+            std::cmp::Reverse(r),
+        )
+    })?;
+    if per[r].last == 0 {
+        return None;
+    }
+    let d = &devs[r].device;
+    let mean = per[r].lateness_ns as f64 / per[r].last as f64;
+    let others = median(
+        (0..devs.len())
+            .filter(|&x| x != r)
+            .map(|x| per[x].wait_ns)
+            .collect(),
+    );
+    let waits_least = (per[r].wait_ns as f64) <= others;
+    Some(WaitedFor {
+        rank: d.rank,
+        file: d.file.clone(),
+        last_into: per[r].last,
+        of_collectives: matched,
+        mean_lateness_ns: mean,
+        wait_ns: per[r].wait_ns,
+        others_median_wait_ns: others,
+        statement: format!(
+            "rank {} is last into {} of {} collectives ({:.1} µs after the first rank on average) and waits {} in them ({:.1} µs vs the others' median {:.1} µs){}",
+            d.rank,
+            per[r].last,
+            matched,
+            mean / 1e3,
+            if waits_least { "less" } else { "more" },
+            per[r].wait_ns as f64 / 1e3,
+            others / 1e3,
+            if waits_least {
+                ": the others wait for it"
+            } else {
+                ""
+            }
+        ),
+    })
 }
 
 /// Skew of collectives matched by (name, occurrence) across every device, and per device its
@@ -660,6 +747,7 @@ fn collective_skew(
             .max_by_key(|&r| (starts[r], std::cmp::Reverse(r)))
             .expect("n >= 2");
         per[lastr].last += 1;
+        per[lastr].lateness_ns += starts[lastr] - starts[first];
         let transit = spans.iter().map(|x| x.1 - x.0).min().expect("n >= 2");
         for (p, x) in per.iter_mut().zip(&spans) {
             p.transit_ns += transit;

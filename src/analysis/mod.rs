@@ -22,4 +22,5 @@ pub mod stats;
 pub mod step_sync;
 pub mod summary;
 pub mod top_events;
+pub mod vendor_agreement;
 pub mod weights;

@@ -28,10 +28,22 @@ pub fn pct(part: i64, whole: i64) -> f64 {
     }
 }
 
-fn quantile(sorted: &[i64], q: f64) -> f64 {
+/// The `q` quantile of sorted values by linear interpolation between closest ranks (numpy's
+/// default, "type 7"): the one quantile rule of every analysis. The median of 8 values is the mean
+/// of the 4th and 5th.
+pub fn quantile(sorted: &[i64], q: f64) -> f64 {
     let pos = q * (sorted.len() - 1) as f64;
     let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
     sorted[lo] as f64 + (sorted[hi] - sorted[lo]) as f64 * (pos - lo as f64)
+}
+
+/// The median of `v` by [`quantile`]; 0 when empty.
+pub fn median(mut v: Vec<i64>) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_unstable();
+    quantile(&v, 0.5)
 }
 
 /// Statistics of `durs` (not empty); `total` is the denominator of `pct_of_total`.
@@ -74,5 +86,9 @@ mod tests {
         assert_eq!(s.pct_of_total, 50.0);
         // np.percentile([1, 2], 25) -> 1.25
         assert_eq!(dur_stats("y".into(), vec![2, 1], 3).p25_ns, 1.25);
+        // np.median of 8 values is the mean of the middle two, not the upper middle one.
+        assert_eq!(median(vec![8, 1, 7, 2, 6, 3, 5, 4]), 4.5);
+        assert_eq!(median(vec![3, 1, 2]), 2.0);
+        assert_eq!(median(Vec::new()), 0.0);
     }
 }

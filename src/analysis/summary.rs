@@ -14,6 +14,9 @@ pub struct FileSummary {
     pub gzip: bool,
     /// -1 when unknown.
     pub rank: i32,
+    /// Files read as this one: 1, or the pieces of a capture written in pieces (`path` is the
+    /// first; legacy per-iteration timelines, slices).
+    pub parts: u32,
     pub events: u64,
     /// This file's time window (files may use different clocks: Kineto ts are often relative).
     pub window: Option<TimeWindow>,
@@ -110,6 +113,7 @@ pub fn compute(t: &Tables) -> Summary {
             parsed_bytes: t.files.parsed_bytes[f],
             gzip: t.files.gzip[f],
             rank: t.files.rank[f],
+            parts: t.files.parts[f],
             events: per_file[f],
             window: {
                 let (lo, hi) = file_window[f];

@@ -11,7 +11,7 @@
 
 use crate::analysis::{bubbles, devices};
 use crate::ingest::{Progress, detect::Input, ingest_one};
-use crate::model::{EventKind, Tables};
+use crate::model::{Category, EventKind, Tables};
 use serde_json::json;
 use std::io::Write;
 
@@ -67,7 +67,9 @@ fn us(ns: i64) -> String {
 fn steps(t: &Tables) -> Vec<(usize, String)> {
     let ev = &t.events;
     let mut prof: Vec<(u64, usize)> = (0..ev.len())
-        .filter(|&i| ev.kind[i] == EventKind::Complete && !t.events.category[i].is_device())
+        // Category Step: the CPU ProfilerStep#N only, not Kineto's GPU copy (both on the derived
+        // steps track would overlap partially, and Perfetto would drop one).
+        .filter(|&i| ev.kind[i] == EventKind::Complete && t.events.category[i] == Category::Step)
         .filter_map(|i| {
             Some((
                 t.str(ev.name[i])

@@ -234,15 +234,16 @@ fn count_overlaps(t: &mut Tables) {
         *slot += 1;
     }
     let e = &t.events;
-    let device: Vec<bool> = t
+    // Per thread: 0 not a device stream, 1 Ascend (every device task occupies its stream),
+    // 2 Kineto (kernels and copies occupy it; cuda_sync records are drawn over them).
+    let device: Vec<u8> = t
         .threads
         .process
         .iter()
-        .map(|p| {
-            matches!(
-                t.processes.role[p.idx()],
-                ProcessRole::AscendHardware | ProcessRole::KinetoDevice
-            )
+        .map(|p| match t.processes.role[p.idx()] {
+            ProcessRole::AscendHardware => 1,
+            ProcessRole::KinetoDevice => 2,
+            _ => 0,
         })
         .collect();
     let mut slices: Vec<&mut [u32]> = Vec::with_capacity(n_threads);
@@ -282,7 +283,13 @@ fn count_overlaps(t: &mut Tables) {
                 }
                 // Annotations copied onto a device timeline (Kineto gpu_user_annotation, CANN
                 // Step Trace markers) are not device work.
-                if device[th] && e.category[i].is_device() {
+                let c = e.category[i];
+                let work = match device[th] {
+                    1 => c.is_device(),
+                    2 => c.is_device() && c != Category::WaitSync,
+                    _ => false,
+                };
+                if work {
                     if ts < max_end {
                         overlap += 1;
                         first_overlap.get_or_insert(i);

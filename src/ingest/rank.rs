@@ -5,7 +5,7 @@ use std::path::Path;
 
 /// A torch_npu root's `profiler_info_<rank>.json` beside `ASCEND_PROFILER_OUTPUT/` (what
 /// msprof-analyze uses too), or a rank file name (`lmdeploy_profile_<rank>`, `rank<N>`, `rank-<N>`,
-/// `rank_<N>`, `msprof_<N>`, `ascend_pytorch_profiler_<N>.db`).
+/// `rank_<N>`, `msprof_<N>`, `ascend_pytorch_profiler_<N>.db`, `worker<N>.<ts>.pt.trace.json`).
 pub fn rank_from_path(path: &str) -> Option<i32> {
     let p = Path::new(path);
     let parent = p.parent()?;
@@ -21,6 +21,11 @@ pub fn rank_from_path(path: &str) -> Option<i32> {
         .trim_end_matches(".gz")
         .trim_end_matches(".json")
         .trim_end_matches(".db");
+    // TensorBoard-plugin naming `<worker>.<timestamp>.pt.trace.json`: the worker is the stem.
+    let stem = match stem.strip_suffix(".pt.trace") {
+        Some(s) => s.split('.').next().unwrap_or(s),
+        None => stem,
+    };
     let digits_at = stem.trim_end_matches(|c: char| c.is_ascii_digit()).len();
     let (prefix, digits) = stem.split_at(digits_at);
     let known = [
@@ -30,6 +35,7 @@ pub fn rank_from_path(path: &str) -> Option<i32> {
         "rank-",
         "rank_",
         "msprof_",
+        "worker",
     ];
     if !digits.is_empty() && known.contains(&prefix) {
         return digits.parse().ok();
@@ -108,6 +114,18 @@ mod tests {
         assert_eq!(rank_from_path("/x/trace.json"), None);
         assert_eq!(rank_from_path("/x/model_7.json"), None);
         assert_eq!(rank_from_path("/x/ascend_pytorch_profiler_5.db"), Some(5));
+        assert_eq!(
+            rank_from_path("/x/worker0.1700000000123.pt.trace.json.gz"),
+            Some(0)
+        );
+        assert_eq!(
+            rank_from_path("/x/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"),
+            Some(34)
+        );
+        assert_eq!(
+            rank_from_path("/x/host_1234.1700000000.pt.trace.json"),
+            None
+        );
     }
 
     #[test]

@@ -321,6 +321,9 @@ pub fn classify(i: ClassifyInput<'_>, buf: &mut String) -> Category {
             };
         }
         "gpu_memcpy" | "gpu_memset" | "Memcpy" | "Memset" => return Category::DataMovement,
+        // Kineto's stream / event / context synchronisation records on a GPU stream (`Stream
+        // Sync`, `Event Sync`): waits, not kernels.
+        "cuda_sync" => return Category::WaitSync,
         "gpu_user_annotation" | "user_annotation" | "Trace" | "MsTx" => {
             return Category::Annotation;
         }

@@ -208,9 +208,13 @@ pub fn run(
     if failed == found.inputs.len() {
         return Err(PipelineError::AllFailed(first_error.unwrap_or_default()));
     }
+    let analyses = analyses::finish(ok, &o.analyze);
+    diagnostics.merge(crate::analysis::vendor_agreement::diagnostics(
+        &analyses.vendor_agreement,
+    ));
     Ok(RunResult {
         summary: summary::merge(summaries),
-        analyses: analyses::finish(ok, &o.analyze),
+        analyses,
         diagnostics,
         phase_slice: slices.into_iter().reduce(|a, b| SliceInfo {
             events_kept: a.events_kept + b.events_kept,

@@ -176,7 +176,10 @@ fn cross_rank(r: &Report, out: &mut Vec<Section>) {
             ]);
         }
         if let Some(w) = &c.slowest {
-            s.notes.push(w.statement.clone());
+            s.notes.push(format!("by device time: {}", w.statement));
+        }
+        if let Some(w) = &c.waited_for {
+            s.notes.push(format!("by arrival: {}", w.statement));
         }
         s.notes.push(format!(
             "{} steps compared, {} not on every rank, {} with different compute-kernel counts; shares are of the summed step time",
@@ -189,7 +192,7 @@ fn cross_rank(r: &Report, out: &mut Vec<Section>) {
                 k.matched,
                 k.unmatched,
                 human_ns(k.skew_mean_ns.round() as i64),
-                human_ns(k.skew_p50_ns),
+                human_ns(k.skew_p50_ns.round() as i64),
                 human_ns(k.skew_max_ns),
                 k.top.first().map_or(String::new(), |t| format!(
                     " ({} #{}: rank {} first, rank {} last)",
@@ -229,7 +232,11 @@ fn summary(r: &Report, out: &mut Vec<Section>) {
             .as_ref()
             .map_or("-".into(), |w| human_ns(w.duration_ns));
         f.rows.push(vec![
-            x.path.clone(),
+            if x.parts > 1 {
+                format!("{} (+{} parts)", x.path, x.parts - 1)
+            } else {
+                x.path.clone()
+            },
             x.format.into(),
             size,
             x.rank.to_string(),
@@ -285,6 +292,40 @@ fn summary(r: &Report, out: &mut Vec<Section>) {
     }
 }
 
+fn vendor_agreement(r: &Report, out: &mut Vec<Section>) {
+    let v = &r.analyses.vendor_agreement;
+    if v.checks.is_empty() {
+        return;
+    }
+    let mut t = sec(
+        "Vendor agreement (ours against the vendor's Overlap Analysis in the same input)",
+        vec![
+            "device",
+            "metric",
+            "ours",
+            "vendor",
+            "diff (% of window)",
+            "agrees",
+        ],
+    );
+    for c in &v.checks {
+        t.rows.push(vec![
+            dev(&c.device),
+            c.metric.to_string(),
+            human_ns(c.ours_ns),
+            human_ns(c.vendor_ns),
+            format!("{:+.3}%", c.diff_pct_of_window),
+            if c.agrees { "yes" } else { "NO" }.into(),
+        ]);
+    }
+    t.notes.push(v.verdict.clone());
+    t.notes.push(format!(
+        "a check agrees when |ours − vendor| ≤ {}% of the device's window",
+        v.tolerance_pct_of_window
+    ));
+    out.push(t);
+}
+
 fn timeline(r: &Report, out: &mut Vec<Section>) {
     let a = &r.analyses;
     let mut t = sec(
@@ -323,6 +364,7 @@ fn timeline(r: &Report, out: &mut Vec<Section>) {
     }
     t.notes.push("window = first start to last end of compute ∪ communication; free = window − (compute ∪ communication)".into());
     out.push(t);
+    vendor_agreement(r, out);
 
     for (title, rows) in [
         (

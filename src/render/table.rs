@@ -28,9 +28,10 @@ pub fn render_section(s: &Section, out: &mut String) {
 
 pub fn render(r: &Report) -> String {
     let mut out = format!(
-        "profscope {} — report schema {}\ninputs: {}\n",
+        "profscope {} — report schema {}\n{}\ninputs: {}\n",
         r.tool_version,
         r.schema_version,
+        r.vendor_verdict,
         r.inputs.join(", ")
     );
     if let Some(w) = r.wall_ms {

@@ -15,6 +15,7 @@ use crate::analysis::{
     ranks::{self, FileFacts, Ranks},
     step_sync::{self, StepSyncSummary},
     top_events::{self, TopEvents},
+    vendor_agreement::{self, VendorAgreement},
 };
 use crate::model::Tables;
 use serde::Serialize;
@@ -63,6 +64,8 @@ impl Default for AnalyzeOpts {
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Analyses {
+    /// Self-audit against the vendor's own numbers in the input (computed from device_time).
+    pub vendor_agreement: VendorAgreement,
     pub device_time: Vec<DeviceTime>,
     pub kernel_types: Vec<KernelTypes>,
     /// HTA's default window: complete ProfilerSteps only (files with at least two steps).
@@ -165,6 +168,7 @@ pub fn run_part(t: &Tables, o: &AnalyzeOpts) -> Part {
     });
     Part {
         analyses: Analyses {
+            vendor_agreement: VendorAgreement::default(),
             ranks: Ranks::default(),
             cross_rank: CrossRank::default(),
             device_time,
@@ -219,5 +223,6 @@ pub fn finish(parts: Vec<Part>, o: &AnalyzeOpts) -> Analyses {
     if selected(o, "cross_rank") {
         a.cross_rank = cross_rank::combine(extracts, o.top_n);
     }
+    a.vendor_agreement = vendor_agreement::compute(&a.device_time);
     a
 }

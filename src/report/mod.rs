@@ -12,7 +12,7 @@ use crate::analysis::summary::Summary;
 use crate::diag::{Diagnostic, Diagnostics};
 use serde::Serialize;
 
-pub const SCHEMA_VERSION: &str = "0.4.0";
+pub const SCHEMA_VERSION: &str = "0.5.0";
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -21,6 +21,9 @@ pub struct Report {
     pub tool_version: &'static str,
     /// Inputs as given on the command line.
     pub inputs: Vec<String>,
+    /// One line: how far the numbers are from the vendor's own numbers in the input
+    /// (`analyses.vendor_agreement.verdict`), first so a reader knows what to trust.
+    pub vendor_verdict: String,
     pub summary: Summary,
     pub analyses: Analyses,
     /// Ingest time summed over files, ms (absent when not measured; files run in parallel, so
@@ -48,6 +51,7 @@ impl Report {
             tool: "profscope",
             tool_version: env!("CARGO_PKG_VERSION"),
             inputs,
+            vendor_verdict: analyses.vendor_agreement.verdict.clone(),
             summary,
             analyses,
             ingest_ms,

@@ -39,12 +39,19 @@ def is_comm(name):
     return name.lower().startswith(COMM_PREFIXES)
 
 
+STEP_TRACE_CATS = ("Iteration Time", "FP_BP Time", "Iteration Refresh", "Reduce", "Data_aug Bound", "Get Next")
+COMM_TASK = ("REDUCE_ASYNC", "REDUCE_INLINE", "REDUCE_TBE")
+
+
 def category(role, cat, task_type, name, instant):
     if role == "overlap_analysis": return "vendor_overlap"
-    if name.startswith("ProfilerStep#"): return "step"
+    if name.startswith("ProfilerStep#"): return "annotation" if cat == "gpu_user_annotation" else "step"
+    if role == "ascend_hardware" and cat in STEP_TRACE_CATS:
+        return "step" if cat == "Iteration Time" else "annotation"
     if instant: return "annotation"
     if cat in ("kernel", "Kernel"): return "comm_kernel" if is_comm(name) else "compute_kernel"
     if cat in ("gpu_memcpy", "gpu_memset", "Memcpy", "Memset"): return "data_movement"
+    if cat == "cuda_sync": return "wait_sync"
     if cat in ("gpu_user_annotation", "user_annotation", "Trace", "MsTx"): return "annotation"
     if cat == "python_function": return "python_function"
     if role in ("ascend_hardware", "hccl", "kineto_device"):
@@ -55,6 +62,7 @@ def category(role, cat, task_type, name, instant):
             if k.startswith(WAIT) or "_WAIT" in k: return "wait_sync"
             if k.startswith(MOVE): return "data_movement"
             if k.startswith(BOOK): return "other"
+            if k.startswith(COMM_TASK): return "comm_kernel"
         return "comm_kernel" if role == "hccl" else "compute_kernel"
     if role == "device_counters": return "other"
     if role in ("host", "cann_api"): return "host_op"
