@@ -255,3 +255,81 @@ fn every_iteration_agrees_with_its_overlap_analysis_rows() {
         }
     }
 }
+
+/// The headline on the legacy root, against the vendor's own rows: the shares are the sums of the
+/// `Computing`, `Communication(Not Overlapped)` and `Free` rows of all 20 iteration files over
+/// their sum plus the overlapped part (the window = computing + exposed communication + free).
+#[test]
+fn headline_says_communication_bound_with_the_vendor_shares() {
+    let mut sums: BTreeMap<String, f64> = BTreeMap::new();
+    for dev in ["device_0", "device_1"] {
+        for p in iteration_files(dev).values() {
+            let tr = read_trace(p);
+            for e in &tr.complete {
+                let key = pid_tid(e);
+                if tr.process.get(&key.0).map(String::as_str) == Some("Overlap Analysis") {
+                    let thread = tr.thread.get(&key).cloned().unwrap_or_default();
+                    *sums.entry(thread).or_default() += e["dur"].as_f64().unwrap();
+                }
+            }
+        }
+    }
+    let window = sums["Computing"] + sums["Communication(Not Overlapped)"] + sums["Free"];
+    let share = |k: &str| format!("{:.1}%", sums[k] * 100.0 / window);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_profscope"))
+        .args(["analyze", "--quiet", "--format", "json"])
+        .arg(root())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let h: Vec<&str> = r["headline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert!(h.len() <= 6, "{h:?}");
+    assert!(h[0].starts_with("2 device(s) on 2 rank(s)"), "{}", h[0]);
+    assert!(h[0].ends_with("10 steps (Step Trace)"), "{}", h[0]);
+    let expected = format!(
+        "communication-bound: computing {}, exposed communication {}, free {} of the summed device windows",
+        share("Computing"),
+        share("Communication(Not Overlapped)"),
+        share("Free")
+    );
+    assert!(h[1].starts_with(&expected), "{} vs {expected}", h[1]);
+    assert!(
+        h.iter()
+            .any(|l| l.contains("top cause waiting_for_collective")),
+        "{h:?}"
+    );
+    assert!(
+        h.iter()
+            .any(|l| l.starts_with("agrees with the vendor's Overlap Analysis"))
+    );
+    // No serving phase scopes in a training capture: --phase keeps nothing, and says so.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_profscope"))
+        .args([
+            "analyze",
+            "--quiet",
+            "--format",
+            "json",
+            "--phase",
+            "decode",
+            "--fail-empty",
+        ])
+        .arg(root())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        r["headline"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("WARNING: the --phase decode slice kept 0 of"),
+        "{}",
+        r["headline"][0]
+    );
+}

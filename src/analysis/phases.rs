@@ -100,6 +100,15 @@ pub enum Phase {
     Decode,
 }
 
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Prefill => "prefill",
+            Phase::Decode => "decode",
+        }
+    }
+}
+
 /// What a slice kept and how device events were attributed.
 #[derive(Debug, Clone, Serialize)]
 pub struct SliceInfo {

@@ -54,6 +54,9 @@ pub struct AnalyzeArgs {
     /// Also write the JSON report to this file (a baseline for `profscope diff`).
     #[arg(long)]
     pub save: Option<PathBuf>,
+    /// Exit 1 when `--phase` keeps no event (the report is still printed).
+    #[arg(long)]
+    pub fail_empty: bool,
 }
 
 /// A bubble threshold in µs: a finite number, zero or more.
@@ -156,7 +159,15 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("writing {}", path.display()))?;
     }
     crate::cli::write_stdout(&render(&report, args.format))?;
-    Ok(ExitCode::SUCCESS)
+    let empty = report
+        .phase_slice
+        .as_ref()
+        .is_some_and(|p| p.events_kept == 0);
+    Ok(if empty && args.fail_empty {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// Analyses `paths` file by file (progress bar unless `quiet`) into a report.
@@ -179,7 +190,19 @@ pub fn report_for(paths: &[PathBuf], opts: &RunOpts, quiet: bool) -> anyhow::Res
         &run.diagnostics,
         Some(run.ingest_ms),
     );
+    let mut headline = report.headline.clone();
+    if let Some(p) = run.phase_slice.as_ref().filter(|p| p.events_kept == 0) {
+        headline.insert(
+            0,
+            format!(
+                "WARNING: the --phase {} slice kept 0 of {} events: nothing below describes that phase (no phase scopes in the input?)",
+                p.phase.as_str(),
+                p.events_dropped
+            ),
+        );
+    }
     Ok(Report {
+        headline,
         analysis_ms: Some(run.analysis_ms),
         wall_ms: Some(elapsed.as_secs_f64() * 1e3),
         phase_slice: run.phase_slice,

@@ -337,7 +337,11 @@ pub fn render(r: &Report, memory: Option<&MemoryReport>) -> String {
         "<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>profscope report</title><style>{CSS}</style></head><body>"
     );
     o += "<h1>profscope report</h1>";
-    o += &format!("<p><b>{}</b></p>", esc(&r.vendor_verdict));
+    o += "<ul>";
+    for l in &r.headline {
+        o += &format!("<li><b>{}</b></li>", esc(l));
+    }
+    o += "</ul>";
     o += &format!(
         "<p class=meta>schema {} · {} {} · inputs: {} · {} events in {} files, ranks {:?}</p>",
         r.schema_version,

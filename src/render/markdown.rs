@@ -8,11 +8,11 @@ fn cell(s: &str) -> String {
 }
 
 pub fn render(r: &Report) -> String {
-    let mut o = format!(
-        "# profscope report (schema {})\n\n**{}**\n\n",
-        r.schema_version,
-        cell(&r.vendor_verdict)
-    );
+    let mut o = format!("# profscope report (schema {})\n\n", r.schema_version);
+    for l in &r.headline {
+        o.push_str(&format!("- **{}**\n", cell(l)));
+    }
+    o.push('\n');
     o.push_str(&format!(
         "Inputs: {}\n\n",
         r.inputs

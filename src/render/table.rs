@@ -28,12 +28,13 @@ pub fn render_section(s: &Section, out: &mut String) {
 
 pub fn render(r: &Report) -> String {
     let mut out = format!(
-        "profscope {} — report schema {}\n{}\ninputs: {}\n",
-        r.tool_version,
-        r.schema_version,
-        r.vendor_verdict,
-        r.inputs.join(", ")
+        "profscope {} — report schema {}\n",
+        r.tool_version, r.schema_version
     );
+    for l in &r.headline {
+        out.push_str(&format!("» {l}\n"));
+    }
+    out.push_str(&format!("inputs: {}\n", r.inputs.join(", ")));
     if let Some(w) = r.wall_ms {
         out.push_str(&format!("wall: {w:.1} ms"));
         if let (Some(i), Some(a)) = (r.ingest_ms, r.analysis_ms) {

@@ -3,6 +3,7 @@
 
 pub mod analyses;
 pub mod diff;
+pub mod headline;
 pub mod memory;
 pub mod query;
 
@@ -21,6 +22,9 @@ pub struct Report {
     pub tool_version: &'static str,
     /// Inputs as given on the command line.
     pub inputs: Vec<String>,
+    /// The answer in at most six lines (report::headline): window and steps, the bound verdict
+    /// with its rule, slowest / waited-for rank, top bubble cause, vendor verdict, warnings.
+    pub headline: Vec<String>,
     /// One line: how far the numbers are from the vendor's own numbers in the input
     /// (`analyses.vendor_agreement.verdict`), first so a reader knows what to trust.
     pub vendor_verdict: String,
@@ -51,6 +55,7 @@ impl Report {
             tool: "profscope",
             tool_version: env!("CARGO_PKG_VERSION"),
             inputs,
+            headline: headline::build(&analyses, &diagnostics.iter().cloned().collect::<Vec<_>>()),
             vendor_verdict: analyses.vendor_agreement.verdict.clone(),
             summary,
             analyses,

@@ -1,0 +1,136 @@
+//! The headline: the answer in at most six lines, first in every format. Built from the report's
+//! results only (pure): window and steps; computing / exposed communication / free shares with a
+//! verdict and the rule that decided it; the slowest rank by device time and the rank the others
+//! wait for; the top bubble cause; the vendor self-audit; how many warnings.
+
+use super::analyses::Analyses;
+use crate::diag::{Diagnostic, Severity};
+
+/// A share is the verdict only when it is the largest of the three and at least this many
+/// percent of the summed device windows; else the run is `mixed`.
+pub const BOUND_MIN_PCT: f64 = 50.0;
+
+fn ms(ns: i64) -> String {
+    format!("{:.3} ms", ns as f64 / 1e6)
+}
+
+/// The headline lines of a run.
+pub fn build(a: &Analyses, diagnostics: &[Diagnostic]) -> Vec<String> {
+    let mut out = Vec::new();
+    let dt = &a.device_time;
+    if dt.is_empty() {
+        out.push("no device timeline in the input: device time, bubbles and cross-rank comparisons do not apply".into());
+    } else {
+        let mut ranks: Vec<i32> = dt
+            .iter()
+            .map(|d| d.device.rank)
+            .filter(|&r| r >= 0)
+            .collect();
+        ranks.sort_unstable();
+        ranks.dedup();
+        let steps = a
+            .cross_rank
+            .cohorts
+            .iter()
+            .map(|c| {
+                let n = c.ranks.iter().map(|r| r.steps).max().unwrap_or(0);
+                if n == 0 {
+                    "no steps".to_string()
+                } else {
+                    format!("{n} steps ({})", c.step_source)
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        let window: i64 = dt.iter().map(|d| d.window_ns).sum();
+        out.push(format!(
+            "{} device(s) on {} rank(s); summed device window {}; {}",
+            dt.len(),
+            ranks.len(),
+            ms(window),
+            if steps.is_empty() {
+                "no steps".into()
+            } else {
+                steps
+            }
+        ));
+        let sum = |f: fn(&crate::analysis::device_time::DeviceTime) -> i64| -> i64 {
+            dt.iter().map(f).sum()
+        };
+        let share = |x: i64| x as f64 * 100.0 / window.max(1) as f64;
+        let shares = [
+            ("compute-bound", share(sum(|d| d.computing_ns)), "computing"),
+            (
+                "communication-bound",
+                share(sum(|d| d.communication_not_overlapped_ns)),
+                "exposed communication",
+            ),
+            ("idle-bound", share(sum(|d| d.free_ns)), "free"),
+        ];
+        let top = shares
+            .iter()
+            .max_by(|x, y| x.1.total_cmp(&y.1))
+            .expect("three shares");
+        let verdict = if top.1 >= BOUND_MIN_PCT {
+            top.0
+        } else {
+            "mixed"
+        };
+        out.push(format!(
+            "{verdict}: computing {:.1}%, exposed communication {:.1}%, free {:.1}% of the summed device windows (rule: the largest share if ≥ {BOUND_MIN_PCT}%, else mixed)",
+            shares[0].1, shares[1].1, shares[2].1
+        ));
+    }
+    let mut who = Vec::new();
+    for c in &a.cross_rank.cohorts {
+        if let Some(s) = &c.slowest {
+            who.push(format!("by device time, {}", s.statement));
+        }
+        if let Some(w) = &c.waited_for {
+            who.push(format!("by arrival, {}", w.statement));
+        }
+    }
+    if !who.is_empty() {
+        out.push(who.join("; "));
+    }
+    let (mut idle, mut gaps) = (0i64, 0u64);
+    let mut causes: std::collections::BTreeMap<&str, i64> = Default::default();
+    for b in &a.bubbles {
+        idle += b.idle_ns;
+        gaps += b.gaps;
+        for (c, t) in &b.by_cause {
+            *causes.entry(c).or_default() += t.total_ns;
+        }
+    }
+    if let Some((cause, ns)) = causes
+        .iter()
+        .max_by_key(|(c, n)| (**n, std::cmp::Reverse(**c)))
+    {
+        out.push(format!(
+            "idle {} in {gaps} gaps; top cause {cause}: {} ({:.1}% of idle)",
+            ms(idle),
+            ms(*ns),
+            *ns as f64 * 100.0 / idle.max(1) as f64
+        ));
+    }
+    out.push(a.vendor_agreement.verdict.clone());
+    let warnings: u64 = diagnostics
+        .iter()
+        .filter(|d| d.severity >= Severity::Warning)
+        .map(|d| d.count)
+        .sum();
+    let codes: Vec<&str> = diagnostics
+        .iter()
+        .filter(|d| d.severity >= Severity::Warning)
+        .map(|d| d.code)
+        .collect();
+    out.push(if warnings == 0 {
+        "no warnings (diagnostics: info only)".into()
+    } else {
+        format!(
+            "{warnings} warning(s) or data-loss diagnostic(s): {} (see Diagnostics)",
+            codes.join(", ")
+        )
+    });
+    out
+}
