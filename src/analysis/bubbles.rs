@@ -175,7 +175,8 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
     // A NOTIFY_WAIT is the update_step_context sync only in decode serving: graph-replay decode
     // steps on the device or host `update_step_context` scopes in the file. Elsewhere (training,
     // eager serving) it is HCCL's wait for a peer's notify: a collective.
-    let serving = !super::decode_steps::segment(t, d).is_empty() || host_step_context(t, d);
+    // Decided on the first NOTIFY_WAIT gap only (the host scan is a pass over every event).
+    let mut serving: Option<bool> = None;
     // Waits by kind, and replay spans (CAPTURE_RECORD → next NOTIFY_WAIT / CAPTURE_RECORD).
     let mut buf = String::new();
     let mut waits: Vec<(Iv, WaitKind, u32)> = Vec::new();
@@ -245,6 +246,9 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
             slot.get_or_insert(w.2);
         }
         let (cause, ev) = if let Some(w) = notify {
+            let serving = *serving.get_or_insert_with(|| {
+                !super::decode_steps::segment(t, d).is_empty() || host_step_context(t, d)
+            });
             if serving {
                 (Cause::UpdateStepContextSync, Some(w))
             } else {

@@ -21,6 +21,20 @@ pub struct DeviceRef {
     pub process: String,
 }
 
+impl DeviceRef {
+    /// `rank R device D <process>`, the known parts only.
+    pub fn title(&self) -> String {
+        let mut s = String::new();
+        if self.rank >= 0 {
+            s += &format!("rank {} ", self.rank);
+        }
+        if self.device_id >= 0 {
+            s += &format!("device {} ", self.device_id);
+        }
+        s + &self.process
+    }
+}
+
 pub struct Device {
     pub file: FileId,
     pub process: ProcessId,

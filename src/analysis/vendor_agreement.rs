@@ -99,18 +99,6 @@ pub fn compute(device_time: &[DeviceTime]) -> VendorAgreement {
     }
 }
 
-fn who(d: &DeviceRef) -> String {
-    let mut s = String::new();
-    if d.rank >= 0 {
-        s += &format!("rank {} ", d.rank);
-    }
-    if d.device_id >= 0 {
-        s += &format!("device {} ", d.device_id);
-    }
-    s += &d.process;
-    s
-}
-
 fn ms(ns: i64) -> String {
     format!("{:.3} ms", ns as f64 / 1e6)
 }
@@ -136,7 +124,7 @@ fn verdict(checks: &[Check], checked: u64, disagreeing: u64, max: f64) -> String
         .expect("a disagreeing device has a failing check");
     format!(
         "DISAGREES with the vendor's Overlap Analysis on {disagreeing}/{checked} devices; worst: {} {}: ours {}, vendor {} ({:+.2}% of the window; tolerance {TOLERANCE_PCT_OF_WINDOW}%)",
-        who(&worst.device),
+        worst.device.title(),
         worst.metric,
         ms(worst.ours_ns),
         ms(worst.vendor_ns),
@@ -151,7 +139,7 @@ pub fn diagnostics(v: &VendorAgreement) -> Diagnostics {
         d.add("vendor_disagreement", Severity::Warning, || {
             format!(
                 "{} ({}): {}: ours {} ns, vendor {} ns ({:+.2}% of the {} ns window; {})",
-                who(&c.device),
+                c.device.title(),
                 c.device.file,
                 c.metric,
                 c.ours_ns,

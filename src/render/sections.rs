@@ -28,14 +28,7 @@ fn pct(p: f64) -> String {
 /// A device row's title: rank, device id and process when known; without a rank, the file name
 /// too (rows of several unranked files must stay distinguishable).
 fn dev(d: &crate::analysis::devices::DeviceRef) -> String {
-    let mut s = String::new();
-    if d.rank >= 0 {
-        s += &format!("rank {} ", d.rank);
-    }
-    if d.device_id >= 0 {
-        s += &format!("device {} ", d.device_id);
-    }
-    s += &d.process;
+    let mut s = d.title();
     if d.rank < 0 {
         let file = d.file.rsplit('/').next().unwrap_or(&d.file);
         s += &format!(" · {file}");
