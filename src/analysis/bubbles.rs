@@ -1,13 +1,25 @@
 //! Device bubbles: idle gaps of each device (the union of its compute kernels and collective
 //! ops, as in [`super::device_time`], so total idle = Free at `min_gap_ns` 0) and of each of its
 //! streams (any task occupies a stream). Per device: total idle and its share of the window, a gap
-//! histogram, the largest gaps with their neighbours, and a cause per gap:
-//! a NOTIFY_WAIT inside the gap → `update_step_context_sync` when the device shows decode serving
-//! (graph-replay decode steps, or host `update_step_context` scopes in its file), else
-//! `waiting_for_collective` (HCCL's notify wait: training, eager serving); else an EVENT_WAIT inside →
-//! `waiting_for_collective`; else a MEM_WAIT_VALUE inside → `mtp_wait`; else a gap inside a graph
-//! replay (after a CAPTURE_RECORD, before the next NOTIFY_WAIT / CAPTURE_RECORD) whose replay has at
-//! least [`DISPATCH_MIN_GAPS`] gaps → `host_dispatch`; else `unknown`.
+//! histogram, the largest gaps with their neighbours, and a cause per gap with the event that
+//! explains it. The first rule that holds decides (docs/analyses/bubbles.md):
+//! 1. `update_step_context_sync`: a NOTIFY_WAIT inside the gap on a device that shows decode
+//!    serving (graph-replay decode steps, or host `update_step_context` scopes in its file);
+//! 2. `mtp_wait`: a MEM_WAIT_VALUE inside the gap;
+//! 3. `host_dispatch`: the task that ends the gap was launched by a host call that began after
+//!    the gap began (the host was late; evidence: the call), or the gap lies inside a graph replay
+//!    (after a CAPTURE_RECORD, before the next NOTIFY_WAIT / CAPTURE_RECORD) with at least
+//!    [`DISPATCH_MIN_GAPS`] gaps;
+//! 4. `waiting_for_collective`: a NOTIFY_WAIT inside the gap (HCCL's wait for a peer), or a
+//!    communication task of a collective in flight (REDUCE_ASYNC, hcom tasks) inside it;
+//! 5. `synchronization`: an EVENT_WAIT / STREAM_WAIT inside the gap (a stream waits for another);
+//! 6. `data_movement`: a copy / DMA task overlaps the gap;
+//! 7. `between_steps`: the gap lies outside every step of the file (ProfilerStep, Step Trace);
+//! 8. `device_scheduling`: the task ending the gap had been launched before the gap began (it
+//!    was queued; with a framework-op link, the op had ended) and nothing above lies in the gap:
+//!    the device took that long to start a queued task (evidence: that task; its launch call is
+//!    in `launch`);
+//! 9. `unknown`: no evidence (e.g. tasks without a launch link).
 
 use super::device_time::busy_unions;
 use super::devices::{Device, DeviceRef, iv, wait_kind, windows};
@@ -42,19 +54,39 @@ pub const DISPATCH_MIN_GAPS: usize = 3;
 #[serde(rename_all = "snake_case")]
 pub enum Cause {
     UpdateStepContextSync,
-    WaitingForCollective,
     MtpWait,
     HostDispatch,
+    WaitingForCollective,
+    Synchronization,
+    DataMovement,
+    BetweenSteps,
+    DeviceScheduling,
     Unknown,
 }
 
 impl Cause {
+    pub const ALL: [Cause; 9] = [
+        Cause::UpdateStepContextSync,
+        Cause::MtpWait,
+        Cause::HostDispatch,
+        Cause::WaitingForCollective,
+        Cause::Synchronization,
+        Cause::DataMovement,
+        Cause::BetweenSteps,
+        Cause::DeviceScheduling,
+        Cause::Unknown,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Cause::UpdateStepContextSync => "update_step_context_sync",
-            Cause::WaitingForCollective => "waiting_for_collective",
             Cause::MtpWait => "mtp_wait",
             Cause::HostDispatch => "host_dispatch",
+            Cause::WaitingForCollective => "waiting_for_collective",
+            Cause::Synchronization => "synchronization",
+            Cause::DataMovement => "data_movement",
+            Cause::BetweenSteps => "between_steps",
+            Cause::DeviceScheduling => "device_scheduling",
             Cause::Unknown => "unknown",
         }
     }
@@ -63,6 +95,7 @@ impl Cause {
 #[derive(Debug, Clone, Serialize)]
 pub struct Neighbour {
     pub name: String,
+    /// Device stream; -1 for a host event.
     pub stream: i32,
     pub ts_ns: i64,
     pub dur_ns: i64,
@@ -74,10 +107,17 @@ pub struct Gap {
     pub end_ns: i64,
     pub dur_ns: i64,
     pub cause: Cause,
-    /// The wait task that explains the gap, if any (name, stream, ts_ns).
+    /// The event that explains the gap: the wait, copy or late launch call, or the step that
+    /// ended before it; None for `unknown` and replay-rule `host_dispatch`.
     pub evidence: Option<Neighbour>,
     pub before: Option<Neighbour>,
     pub after: Option<Neighbour>,
+    /// The host call that launched the task ending the gap, when linked (see dispatch).
+    pub launch: Option<Neighbour>,
+    /// launch start − gap start: positive when the host was late.
+    pub launch_lag_ns: Option<i64>,
+    /// The PyTorch op above that launch call, when known.
+    pub launch_op: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -135,6 +175,9 @@ pub struct DeviceBubbles {
     pub gaps: u64,
     pub histogram: Vec<HistogramBucket>,
     pub by_cause: BTreeMap<&'static str, CauseTotal>,
+    /// Idle with cause `unknown` (no evidence), and the share of idle with a named cause.
+    pub unknown_ns: i64,
+    pub named_pct_of_idle: f64,
     pub largest: Vec<Gap>,
     pub streams: Vec<StreamIdle>,
     /// Per graph-mode decode step (empty without NOTIFY_WAIT / CAPTURE_RECORD steps).
@@ -159,6 +202,47 @@ fn neighbour(t: &Tables, i: u32) -> Neighbour {
     }
 }
 
+/// The gaps ≥ `min_gap_ns` of `d`'s busy time inside its observed windows, sorted.
+pub fn device_gaps(t: &Tables, d: &Device, min_gap_ns: i64) -> Vec<Iv> {
+    let (compute, comm) = busy_unions(t, d);
+    let busy = intervals::union_of(compute, comm);
+    windows(d, &busy)
+        .iter()
+        .flat_map(|&w| intervals::gaps(&busy, w))
+        .filter(|&(a, b)| b - a >= min_gap_ns)
+        .collect()
+}
+
+/// Intervals sorted by start with the running maximum of their ends, so that "the first one
+/// that ends after `a`" is a binary search even when they overlap.
+struct Sorted<T> {
+    items: Vec<(Iv, T)>,
+    max_end: Vec<i64>,
+}
+
+impl<T: Copy> Sorted<T> {
+    fn new(items: Vec<(Iv, T)>) -> Self {
+        let mut m = i64::MIN;
+        let max_end = items
+            .iter()
+            .map(|x| {
+                m = m.max(x.0.1);
+                m
+            })
+            .collect();
+        Sorted { items, max_end }
+    }
+
+    /// The items that overlap `[a, b)`, in start order.
+    fn overlapping(&self, (a, b): Iv) -> impl Iterator<Item = &(Iv, T)> {
+        let first = self.max_end.partition_point(|&e| e <= a);
+        self.items[first..]
+            .iter()
+            .take_while(move |x| x.0.0 < b)
+            .filter(move |x| x.0.1 > a)
+    }
+}
+
 fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
     let (compute, comm) = busy_unions(t, d);
     let busy = intervals::union_of(compute, comm);
@@ -166,35 +250,44 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
     // Gaps inside each observed window (time between the pieces of a capture is not idle).
     let observed = windows(d, &busy);
     let observed_ns: i64 = observed.iter().map(|w| w.1 - w.0).sum();
-    let gaps: Vec<Iv> = observed
-        .iter()
-        .flat_map(|&w| intervals::gaps(&busy, w))
-        .filter(|&(a, b)| b - a >= o.min_gap_ns)
-        .collect();
+    let gaps = device_gaps(t, d, o.min_gap_ns);
 
     // A NOTIFY_WAIT is the update_step_context sync only in decode serving: graph-replay decode
     // steps on the device or host `update_step_context` scopes in the file. Elsewhere (training,
     // eager serving) it is HCCL's wait for a peer's notify: a collective.
     // Decided on the first NOTIFY_WAIT gap only (the host scan is a pass over every event).
     let mut serving: Option<bool> = None;
-    // Waits by kind, and replay spans (CAPTURE_RECORD → next NOTIFY_WAIT / CAPTURE_RECORD).
+    // Waits by kind, copies, and replay spans (CAPTURE_RECORD → next NOTIFY_WAIT / CAPTURE_RECORD).
     let mut buf = String::new();
-    let mut waits: Vec<(Iv, WaitKind, u32)> = Vec::new();
+    let mut waits: Vec<(Iv, (WaitKind, u32))> = Vec::new();
+    let mut copies: Vec<(Iv, u32)> = Vec::new();
+    // Communication tasks of the device that are not its busy time (the HCCL group ops are).
+    let mut comm_tasks: Vec<(Iv, u32)> = Vec::new();
+    let own_comm_busy = d.comm_source == "device_comm_kernels";
     for &i in &d.events {
         if let Some(k) = wait_kind(t, i as usize, &mut buf).filter(|&k| k != WaitKind::Other) {
-            waits.push((iv(t, i), k, i));
+            waits.push((iv(t, i), (k, i)));
+        } else {
+            match t.events.category[i as usize] {
+                Category::DataMovement => copies.push((iv(t, i), i)),
+                Category::CommKernel if !own_comm_busy => comm_tasks.push((iv(t, i), i)),
+                _ => {}
+            }
         }
     }
     let mut replays: Vec<Iv> = Vec::new();
     for (n, w) in waits.iter().enumerate() {
-        if w.1 == WaitKind::Capture {
+        if w.1.0 == WaitKind::Capture {
             let end = waits[n + 1..]
                 .iter()
-                .find(|x| matches!(x.1, WaitKind::Capture | WaitKind::Notify))
+                .find(|x| matches!(x.1.0, WaitKind::Capture | WaitKind::Notify))
                 .map_or(window.1, |x| x.0.0);
             replays.push((w.0.0, end));
         }
     }
+    let waits = Sorted::new(waits);
+    let copies = Sorted::new(copies);
+    let comm_tasks = Sorted::new(comm_tasks);
     let in_replay = |g: Iv| {
         replays
             .partition_point(|r| r.0 <= g.0)
@@ -207,6 +300,8 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
             *per_replay.entry(k).or_default() += 1;
         }
     }
+    let launches = super::dispatch::launches(t, d);
+    let steps = step_spans(t, d);
 
     let kernels: Vec<u32> = d
         .events
@@ -228,38 +323,51 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
         evidence: Option<u32>,
         before: Option<u32>,
         after: Option<u32>,
+        /// (task ending the gap, its launch call)
+        launch: Option<(u32, u32)>,
     }
     let mut all: Vec<RawGap> = Vec::with_capacity(gaps.len());
     // Gaps are sorted: the first kernel starting at or after a gap's end only moves forward.
     let mut k = 0;
     for &(a, b) in &gaps {
-        // The first wait of each kind inside the gap (one search, one scan).
-        let first = waits.partition_point(|w| w.0.1 <= a);
+        // The first wait of each kind inside the gap.
         let (mut notify, mut event, mut mem) = (None, None, None);
-        for w in waits[first..].iter().take_while(|w| w.0.0 < b) {
-            let slot = match w.1 {
+        for w in waits.overlapping((a, b)) {
+            let slot = match w.1.0 {
                 WaitKind::Notify => &mut notify,
                 WaitKind::Event => &mut event,
                 WaitKind::MemWait => &mut mem,
                 _ => continue,
             };
-            slot.get_or_insert(w.2);
+            slot.get_or_insert(w.1.1);
         }
-        let (cause, ev) = if let Some(w) = notify {
-            let serving = *serving.get_or_insert_with(|| {
+        let launch = super::dispatch::next_launch(t, d, launches, b);
+        let late = launch.filter(|&(_, c)| t.events.ts_ns[c as usize] > a);
+        let serving_notify = notify.filter(|_| {
+            *serving.get_or_insert_with(|| {
                 !super::decode_steps::segment(t, d).is_empty() || host_step_context(t, d)
-            });
-            if serving {
-                (Cause::UpdateStepContextSync, Some(w))
-            } else {
-                (Cause::WaitingForCollective, Some(w))
-            }
-        } else if let Some(w) = event {
-            (Cause::WaitingForCollective, Some(w))
+            })
+        });
+        let (cause, ev) = if let Some(w) = serving_notify {
+            (Cause::UpdateStepContextSync, Some(w))
         } else if let Some(w) = mem {
             (Cause::MtpWait, Some(w))
+        } else if let Some((_, c)) = late {
+            (Cause::HostDispatch, Some(c))
         } else if in_replay((a, b)).is_some_and(|k| per_replay[&k] >= DISPATCH_MIN_GAPS) {
             (Cause::HostDispatch, None)
+        } else if let Some(w) = notify {
+            (Cause::WaitingForCollective, Some(w))
+        } else if let Some(c) = comm_tasks.overlapping((a, b)).next() {
+            (Cause::WaitingForCollective, Some(c.1))
+        } else if let Some(w) = event {
+            (Cause::Synchronization, Some(w))
+        } else if let Some(c) = copies.overlapping((a, b)).next() {
+            (Cause::DataMovement, Some(c.1))
+        } else if let Some(s) = outside_steps(&steps, (a, b)) {
+            (Cause::BetweenSteps, s)
+        } else if let Some((task, _)) = launch.filter(|&(_, c)| queued_before(t, launches, c, a)) {
+            (Cause::DeviceScheduling, Some(task))
         } else {
             (Cause::Unknown, None)
         };
@@ -280,6 +388,7 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
             evidence: ev,
             before,
             after,
+            launch,
         });
     }
 
@@ -312,6 +421,9 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
     for c in by_cause.values_mut() {
         c.pct_of_idle = pct(c.total_ns, idle);
     }
+    let unknown_ns = by_cause
+        .get(Cause::Unknown.as_str())
+        .map_or(0, |c| c.total_ns);
     let gap_count = all.len() as u64;
     let mut largest = all;
     let key = |g: &RawGap| (std::cmp::Reverse(g.dur_ns), g.start_ns);
@@ -320,6 +432,8 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
         largest.truncate(o.top_n);
     }
     largest.sort_by_key(key);
+    let pairs: Vec<(u32, u32)> = largest.iter().filter_map(|g| g.launch).collect();
+    let mut ops = super::dispatch::ops_above(t, &pairs).into_iter();
     let largest: Vec<Gap> = largest
         .into_iter()
         .map(|g| Gap {
@@ -330,6 +444,14 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
             evidence: g.evidence.map(|i| neighbour(t, i)),
             before: g.before.map(|i| neighbour(t, i)),
             after: g.after.map(|i| neighbour(t, i)),
+            launch: g.launch.map(|(_, c)| neighbour(t, c)),
+            launch_lag_ns: g
+                .launch
+                .map(|(_, c)| t.events.ts_ns[c as usize] - g.start_ns),
+            launch_op: g
+                .launch
+                .and_then(|_| ops.next().flatten())
+                .map(|o| t.event_name(o as usize).to_string()),
         })
         .collect();
 
@@ -374,9 +496,47 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
         gaps: gap_count,
         histogram,
         by_cause,
+        unknown_ns,
+        named_pct_of_idle: pct(idle - unknown_ns, idle),
         largest,
         streams: stream_idle(t, d, o),
     })
+}
+
+/// The steps of the device's file (ProfilerStep, Step Trace iterations), sorted by start, with
+/// their event index.
+fn step_spans(t: &Tables, d: &Device) -> Vec<(Iv, u32)> {
+    let mut v: Vec<(Iv, u32)> = (0..t.events.len())
+        .filter(|&i| t.events.category[i] == Category::Step && t.event_file(i) == d.file)
+        .map(|i| (iv(t, i as u32), i as u32))
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+/// When `g` lies outside every step (and some step exists): the last step that ended before it.
+fn outside_steps(steps: &[(Iv, u32)], g: Iv) -> Option<Option<u32>> {
+    if steps.is_empty() || steps.iter().any(|s| s.0.0 < g.1 && s.0.1 > g.0) {
+        return None;
+    }
+    Some(
+        steps
+            .iter()
+            .filter(|s| s.0.1 <= g.0)
+            .max_by_key(|s| s.0.1)
+            .map(|s| s.1),
+    )
+}
+
+/// True when launch call `c` had certainly issued its task before `a`: it began before `a` (a
+/// CANN / runtime call), or, when the link is a framework op above the real call
+/// ([`super::dispatch::Link::Flow`]), the op had ended by `a`.
+fn queued_before(t: &Tables, l: &super::dispatch::Launches, c: u32, a: i64) -> bool {
+    let (start, end) = iv(t, c);
+    match l.link {
+        super::dispatch::Link::Flow => end <= a,
+        _ => start <= a,
+    }
 }
 
 /// True when the device's file has host `update_step_context` scopes.

@@ -51,6 +51,7 @@ pub struct Device {
     /// Derived once on first use, shared by the analyses that need them (they run in parallel).
     pub(super) busy: OnceLock<(Vec<Iv>, Vec<Iv>)>,
     pub(super) decode_steps: OnceLock<Vec<DecodeStep>>,
+    pub(super) launches: OnceLock<super::dispatch::Launches>,
 }
 
 /// Every device with at least one device event.
@@ -123,6 +124,7 @@ pub fn devices(t: &Tables) -> Vec<Device> {
             spans: t.files.captured_spans[file.idx()].clone(),
             busy: OnceLock::new(),
             decode_steps: OnceLock::new(),
+            launches: OnceLock::new(),
         });
     }
     out

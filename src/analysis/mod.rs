@@ -10,6 +10,7 @@ pub mod cross_rank;
 pub mod decode_steps;
 pub mod device_time;
 pub mod devices;
+pub mod dispatch;
 pub mod families;
 pub mod intervals;
 pub mod kernel_types;

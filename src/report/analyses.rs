@@ -8,6 +8,7 @@ use crate::analysis::{
     cross_rank::{self, CrossRank, DeviceExtract},
     device_time::{self, DeviceTime},
     devices,
+    dispatch::{self, DeviceDispatch},
     kernel_types::{self, KernelTypes},
     mtp::{self, Mtp},
     op_types::{self, OpTypes},
@@ -38,6 +39,7 @@ pub const ANALYSES: &[&str] = &[
     "device_time",
     "kernel_types",
     "bubbles",
+    "dispatch",
     "step_sync",
     "mtp",
     "top_events",
@@ -71,6 +73,8 @@ pub struct Analyses {
     /// HTA's default window: complete ProfilerSteps only (files with at least two steps).
     pub kernel_types_complete_steps: Vec<KernelTypes>,
     pub bubbles: Vec<DeviceBubbles>,
+    /// Launch links, launch latency, queue depth, host-bound idle, host API statistics.
+    pub dispatch: Vec<DeviceDispatch>,
     pub step_sync: Vec<StepSyncSummary>,
     pub mtp: Vec<Mtp>,
     pub top_events: Vec<TopEvents>,
@@ -113,6 +117,7 @@ pub fn run_part(t: &Tables, o: &AnalyzeOpts) -> Part {
     let on = |name: &str| selected(o, name);
     let (mut device_time, mut kernel_types, mut kernel_types_complete_steps) = <_>::default();
     let (mut bubbles, mut step_sync, mut mtp, mut extracts) = <_>::default();
+    let mut dispatch = Vec::new();
     let (mut top_events, mut op_types, mut composition) = <_>::default();
     let (mut communication, mut phases, mut batch_audit, mut rank_facts) = <_>::default();
     // Each task fills its own result when the analysis is selected (else it stays empty). The
@@ -130,6 +135,9 @@ pub fn run_part(t: &Tables, o: &AnalyzeOpts) -> Part {
         }
         task(s, on("bubbles"), &mut bubbles, || {
             bubbles::compute(t, d, &o.bubbles)
+        });
+        task(s, on("dispatch"), &mut dispatch, || {
+            dispatch::compute(t, d, o.bubbles.min_gap_ns, o.top_n)
         });
         task(s, on("cross_rank"), &mut extracts, || {
             cross_rank::extract(t, d, o.bubbles.min_gap_ns)
@@ -175,6 +183,7 @@ pub fn run_part(t: &Tables, o: &AnalyzeOpts) -> Part {
             kernel_types,
             kernel_types_complete_steps,
             bubbles,
+            dispatch,
             step_sync,
             mtp,
             top_events,
@@ -203,6 +212,7 @@ pub fn finish(parts: Vec<Part>, o: &AnalyzeOpts) -> Analyses {
         a.kernel_types_complete_steps
             .extend(x.kernel_types_complete_steps);
         a.bubbles.extend(x.bubbles);
+        a.dispatch.extend(x.dispatch);
         a.step_sync.extend(x.step_sync);
         a.mtp.extend(x.mtp);
         a.top_events.extend(x.top_events);

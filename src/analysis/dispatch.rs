@@ -1,0 +1,564 @@
+//! The dispatch chain: which host call launched each device task, how long the task waited after
+//! its launch call began (launch latency), how many launched tasks were still unfinished when the
+//! call began (queue depth), and how much of the device's idle time the host caused (gaps whose
+//! next task was launched after the gap began).
+//!
+//! Links: Ascend tasks carry the `connection_id` of the CANN API call that launched them (db
+//! TASK.connectionId = CANN_API.connectionId; trace_view.json `args.connection_id` on both);
+//! Kineto kernels carry the `correlation` of their runtime call (`cudaLaunchKernel`). The
+//! PyTorch op above a launch is found only for the rows reported: on Ascend through the
+//! `async_npu` / `torch_to_npu` flow that ends on the task, on Kineto as the innermost host op
+//! enclosing the runtime call on its thread.
+
+use super::devices::{Device, DeviceRef, iv};
+use super::stats::{DurStats, dur_stats, pct, quantile};
+use crate::model::flows::FlowPhase;
+use crate::model::hash::FxHashMap;
+use crate::model::{Category, ProcessRole, Tables, ThreadId};
+use serde::Serialize;
+use std::collections::{BinaryHeap, HashMap};
+
+/// "No launch" in [`Launches::launch`].
+pub const NO_LAUNCH: u32 = u32::MAX;
+
+/// How a device's tasks are linked to their host calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Link {
+    /// Ascend `connection_id`: CANN API call ↔ device task.
+    ConnectionId,
+    /// Kineto `correlation`: runtime call ↔ kernel.
+    Correlation,
+    /// A flow from a host op to the task (`torch_to_npu` / `async_npu`), used when the file has
+    /// no CANN API calls (torch_npu Level0): the launcher is the framework op, so latency is
+    /// measured from the op's start, an upper bound of the launch latency.
+    Flow,
+}
+
+/// The launch call of each device task of one device.
+pub struct Launches {
+    pub link: Link,
+    /// Per entry of [`Device::events`]: the event index of the host call that launched it, or
+    /// [`NO_LAUNCH`].
+    pub launch: Vec<u32>,
+}
+
+/// The launches of `d`'s tasks, computed once per device.
+pub fn launches<'a>(t: &Tables, d: &'a Device) -> &'a Launches {
+    d.launches.get_or_init(|| link(t, d))
+}
+
+fn link(t: &Tables, d: &Device) -> Launches {
+    let kineto = t.processes.role[d.process.idx()] == ProcessRole::KinetoDevice;
+    let key = |i: usize| {
+        if kineto {
+            t.events.correlation_id[i]
+        } else {
+            t.events.connection_id[i]
+        }
+    };
+    // The host calls of the device's file by link id; the earliest when several share one.
+    let mut calls: FxHashMap<i64, u32> = FxHashMap::default();
+    let host_role = if kineto {
+        ProcessRole::Host
+    } else {
+        ProcessRole::CannApi
+    };
+    let host_process: Vec<bool> = (0..t.processes.len())
+        .map(|p| t.processes.file[p] == d.file && t.processes.role[p] == host_role)
+        .collect();
+    if host_process.iter().any(|&x| x) {
+        for i in 0..t.events.len() {
+            let k = key(i);
+            if k < 0
+                || t.events.category[i] != Category::HostOp
+                || !host_process[t.event_process(i).idx()]
+            {
+                continue;
+            }
+            let e = calls.entry(k).or_insert(i as u32);
+            if (t.events.ts_ns[i], i) < (t.events.ts_ns[*e as usize], *e as usize) {
+                *e = i as u32;
+            }
+        }
+    }
+    let mut link = if kineto {
+        Link::Correlation
+    } else {
+        Link::ConnectionId
+    };
+    if calls.is_empty() && !kineto {
+        calls = flow_calls(t, d);
+        link = Link::Flow;
+    }
+    let launch = d
+        .events
+        .iter()
+        .map(|&i| {
+            let k = key(i as usize);
+            if k < 0 {
+                NO_LAUNCH
+            } else {
+                calls.get(&k).copied().unwrap_or(NO_LAUNCH)
+            }
+        })
+        .collect();
+    Launches { link, launch }
+}
+
+/// Connection id → host op, from flows that start on a host op and finish on one of `d`'s tasks
+/// (the task's connection id stands for every task of that launch).
+fn flow_calls(t: &Tables, d: &Device) -> FxHashMap<i64, u32> {
+    let f = &t.flows;
+    let mut out: FxHashMap<i64, u32> = FxHashMap::default();
+    if f.is_empty() {
+        return out;
+    }
+    let tasks: FxHashMap<(ThreadId, i64), u32> = d
+        .events
+        .iter()
+        .map(|&i| ((t.events.thread[i as usize], t.events.ts_ns[i as usize]), i))
+        .collect();
+    // Flow id → the connection id of the task it finishes on.
+    let mut conn_of: FxHashMap<u64, i64> = FxHashMap::default();
+    for j in 0..f.len() {
+        if f.phase[j] == FlowPhase::Finish
+            && let Some(&i) = tasks.get(&(f.thread[j], f.ts_ns[j]))
+            && t.events.connection_id[i as usize] >= 0
+        {
+            conn_of.insert(f.id[j], t.events.connection_id[i as usize]);
+        }
+    }
+    // (host thread, start) of each flow start → connection ids (one op can launch several).
+    let mut starts: FxHashMap<(ThreadId, i64), Vec<i64>> = FxHashMap::default();
+    for j in 0..f.len() {
+        if f.phase[j] == FlowPhase::Start
+            && let Some(&c) = conn_of.get(&f.id[j])
+        {
+            starts.entry((f.thread[j], f.ts_ns[j])).or_default().push(c);
+        }
+    }
+    for i in 0..t.events.len() {
+        if t.events.category[i] == Category::HostOp
+            && let Some(cs) = starts.get(&(t.events.thread[i], t.events.ts_ns[i]))
+        {
+            for &c in cs {
+                out.entry(c).or_insert(i as u32);
+            }
+        }
+    }
+    out
+}
+
+/// Launch latency of one launch call: its first task's start − the call's start.
+#[derive(Debug, Clone, Serialize)]
+pub struct LatencyStats {
+    /// Launch calls with at least one linked task.
+    pub count: u64,
+    pub p50_ns: f64,
+    pub p90_ns: f64,
+    pub p99_ns: f64,
+    pub max_ns: i64,
+    pub mean_ns: f64,
+    /// Calls whose first task starts before the call (host and device clocks disagree).
+    pub negative: u64,
+}
+
+/// Queue depth at launch: tasks of this device launched by earlier calls and not yet ended
+/// when the call began.
+#[derive(Debug, Clone, Serialize)]
+pub struct DepthStats {
+    pub p50: f64,
+    pub p90: f64,
+    pub max: i64,
+    pub mean: f64,
+    /// Calls that found nothing queued (the device was waiting or about to wait for them).
+    pub empty_queue: u64,
+}
+
+/// One launch call with its first task.
+#[derive(Debug, Clone, Serialize)]
+pub struct LaunchRow {
+    /// The host call (`Node@launch`, `AscendCL@aclnnAdd`, `cudaLaunchKernel`).
+    pub call: String,
+    pub call_ts_ns: i64,
+    pub call_dur_ns: i64,
+    /// Host thread of the call.
+    pub thread: String,
+    /// The PyTorch op that issued the call, when known.
+    pub op: Option<String>,
+    /// Its first task.
+    pub task: String,
+    pub stream: i32,
+    pub task_ts_ns: i64,
+    pub latency_ns: i64,
+    pub queue_depth: i64,
+    /// Tasks this call launched on the device.
+    pub tasks: u64,
+}
+
+/// Host idle time of the device attributed to late launches (see bubbles' `host_dispatch`).
+#[derive(Debug, Clone, Serialize)]
+pub struct HostBound {
+    /// Gaps ≥ min_gap of the device (as bubbles counts them) and their total.
+    pub gaps: u64,
+    pub idle_ns: i64,
+    /// Gaps whose next task was launched after the gap began, and their total.
+    pub host_bound_gaps: u64,
+    pub host_bound_ns: i64,
+    /// host_bound_ns / idle_ns, percent.
+    pub pct_of_idle: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceDispatch {
+    pub device: DeviceRef,
+    pub link: Link,
+    /// Device tasks, and those whose launch call was found.
+    pub tasks: u64,
+    pub linked_tasks: u64,
+    /// One value per launch call (a call that launches several tasks counts once: its later
+    /// tasks wait for the earlier ones, not for the host).
+    pub latency: LatencyStats,
+    pub queue_depth: DepthStats,
+    /// Calls with the longest latency among those that found the queue empty (pure launch
+    /// overhead), longest first, at most top_n.
+    pub slowest_empty_queue: Vec<LaunchRow>,
+    pub host_bound: HostBound,
+    /// Host API calls of the device's file by name (msprof-analyze `cann_api_sum` /
+    /// api_statistic.csv; Kineto runtime calls): the top_n by total time.
+    pub host_apis: Vec<DurStats>,
+    /// APIs beyond the top_n: how many names, calls and ns.
+    pub host_apis_other: (u64, u64, i64),
+    /// Σ durations of all host API calls (the denominator of host_apis' pct_of_total).
+    pub host_api_total_ns: i64,
+}
+
+pub fn compute(
+    t: &Tables,
+    devices: &[Device],
+    min_gap_ns: i64,
+    top_n: usize,
+) -> Vec<DeviceDispatch> {
+    devices
+        .iter()
+        .filter_map(|d| one(t, d, min_gap_ns, top_n))
+        .collect()
+}
+
+/// One launch call: its index, its first task (index into Device::events) and task count.
+struct Call {
+    call: u32,
+    first: usize,
+    tasks: u64,
+}
+
+fn one(t: &Tables, d: &Device, min_gap_ns: i64, top_n: usize) -> Option<DeviceDispatch> {
+    if d.events.is_empty() {
+        return None;
+    }
+    let l = launches(t, d);
+    let mut by_call: FxHashMap<u32, Call> = FxHashMap::default();
+    for (k, &c) in l.launch.iter().enumerate() {
+        if c == NO_LAUNCH {
+            continue;
+        }
+        // Device events are in start order: the first seen is the first task.
+        by_call
+            .entry(c)
+            .or_insert(Call {
+                call: c,
+                first: k,
+                tasks: 0,
+            })
+            .tasks += 1;
+    }
+    let linked_tasks = by_call.values().map(|c| c.tasks).sum();
+    let mut calls: Vec<Call> = by_call.into_values().collect();
+    calls.sort_unstable_by_key(|c| (t.events.ts_ns[c.call as usize], c.call));
+
+    // Queue depth: sweep calls by start; a min-heap holds the end of every task launched so far.
+    let mut tasks_of: FxHashMap<u32, Vec<i64>> = FxHashMap::default();
+    for (k, &c) in l.launch.iter().enumerate() {
+        if c != NO_LAUNCH {
+            tasks_of.entry(c).or_default().push(iv(t, d.events[k]).1);
+        }
+    }
+    let mut heap: BinaryHeap<std::cmp::Reverse<i64>> = BinaryHeap::new();
+    let mut depth: Vec<i64> = Vec::with_capacity(calls.len());
+    for c in &calls {
+        let at = t.events.ts_ns[c.call as usize];
+        while heap.peek().is_some_and(|e| e.0 <= at) {
+            heap.pop();
+        }
+        depth.push(heap.len() as i64);
+        for &end in &tasks_of[&c.call] {
+            heap.push(std::cmp::Reverse(end));
+        }
+    }
+    let latency: Vec<i64> = calls
+        .iter()
+        .map(|c| t.events.ts_ns[d.events[c.first] as usize] - t.events.ts_ns[c.call as usize])
+        .collect();
+
+    let host_bound = host_bound(t, d, l, min_gap_ns);
+    let (host_apis, host_apis_other, host_api_total_ns) = host_apis(t, d, l.link, top_n);
+
+    // The slowest calls among those that found the queue empty.
+    let mut empty: Vec<usize> = (0..calls.len()).filter(|&k| depth[k] == 0).collect();
+    empty.sort_unstable_by_key(|&k| {
+        (
+            std::cmp::Reverse(latency[k]),
+            t.events.ts_ns[calls[k].call as usize],
+        )
+    });
+    empty.truncate(top_n);
+    let pairs: Vec<(u32, u32)> = empty
+        .iter()
+        .map(|&k| (d.events[calls[k].first], calls[k].call))
+        .collect();
+    let ops = ops_above(t, &pairs);
+    let slowest_empty_queue = empty
+        .iter()
+        .zip(ops)
+        .map(|(&k, op)| {
+            let c = &calls[k];
+            launch_row(
+                t,
+                d.events[c.first],
+                c.call,
+                op,
+                latency[k],
+                depth[k],
+                c.tasks,
+            )
+        })
+        .collect();
+
+    Some(DeviceDispatch {
+        device: d.evidence.clone(),
+        link: l.link,
+        tasks: d.events.len() as u64,
+        linked_tasks,
+        latency: latency_stats(&latency),
+        queue_depth: depth_stats(&depth),
+        slowest_empty_queue,
+        host_bound,
+        host_apis,
+        host_apis_other,
+        host_api_total_ns,
+    })
+}
+
+fn launch_row(
+    t: &Tables,
+    task: u32,
+    call: u32,
+    op: Option<u32>,
+    latency_ns: i64,
+    queue_depth: i64,
+    tasks: u64,
+) -> LaunchRow {
+    let (c, k) = (call as usize, task as usize);
+    LaunchRow {
+        call: t.event_name(c).to_string(),
+        call_ts_ns: t.events.ts_ns[c],
+        call_dur_ns: t.events.dur_ns[c],
+        thread: t.thread_label(t.events.thread[c]),
+        op: op.map(|o| t.event_name(o as usize).to_string()),
+        task: t.event_name(k).to_string(),
+        stream: t.events.stream[k],
+        task_ts_ns: t.events.ts_ns[k],
+        latency_ns,
+        queue_depth,
+        tasks,
+    }
+}
+
+fn latency_stats(v: &[i64]) -> LatencyStats {
+    let mut s = v.to_vec();
+    s.sort_unstable();
+    let q = |x: f64| if s.is_empty() { 0.0 } else { quantile(&s, x) };
+    LatencyStats {
+        count: s.len() as u64,
+        p50_ns: q(0.5),
+        p90_ns: q(0.9),
+        p99_ns: q(0.99),
+        max_ns: s.last().copied().unwrap_or(0),
+        mean_ns: if s.is_empty() {
+            0.0
+        } else {
+            s.iter().sum::<i64>() as f64 / s.len() as f64
+        },
+        negative: s.iter().filter(|&&x| x < 0).count() as u64,
+    }
+}
+
+fn depth_stats(v: &[i64]) -> DepthStats {
+    let mut s = v.to_vec();
+    s.sort_unstable();
+    let q = |x: f64| if s.is_empty() { 0.0 } else { quantile(&s, x) };
+    DepthStats {
+        p50: q(0.5),
+        p90: q(0.9),
+        max: s.last().copied().unwrap_or(0),
+        mean: if s.is_empty() {
+            0.0
+        } else {
+            s.iter().sum::<i64>() as f64 / s.len() as f64
+        },
+        empty_queue: s.iter().filter(|&&x| x == 0).count() as u64,
+    }
+}
+
+/// For one gap `[a, b)` of `d`: the first device task starting at or after `b` and its launch
+/// call, when the call is known.
+pub fn next_launch(t: &Tables, d: &Device, l: &Launches, b: i64) -> Option<(u32, u32)> {
+    let k = d
+        .events
+        .partition_point(|&i| t.events.ts_ns[i as usize] < b);
+    let &task = d.events.get(k)?;
+    (l.launch[k] != NO_LAUNCH).then_some((task, l.launch[k]))
+}
+
+fn host_bound(t: &Tables, d: &Device, l: &Launches, min_gap_ns: i64) -> HostBound {
+    let gaps = super::bubbles::device_gaps(t, d, min_gap_ns);
+    let (mut n, mut ns) = (0, 0);
+    for &(a, b) in &gaps {
+        if next_launch(t, d, l, b).is_some_and(|(_, c)| t.events.ts_ns[c as usize] > a) {
+            n += 1;
+            ns += b - a;
+        }
+    }
+    let idle: i64 = gaps.iter().map(|g| g.1 - g.0).sum();
+    HostBound {
+        gaps: gaps.len() as u64,
+        idle_ns: idle,
+        host_bound_gaps: n,
+        host_bound_ns: ns,
+        pct_of_idle: pct(ns, idle),
+    }
+}
+
+/// Host API calls of the device's file by name: Ascend `CANN` calls (the level prefix before
+/// `@` dropped, as msprof-analyze's cann_api_sum names them), Kineto runtime calls (events with
+/// a correlation id). Returns the top_n by total, the rest (names, calls, ns), and the total.
+fn host_apis(
+    t: &Tables,
+    d: &Device,
+    link: Link,
+    top_n: usize,
+) -> (Vec<DurStats>, (u64, u64, i64), i64) {
+    let mut by_name: HashMap<&str, Vec<i64>> = HashMap::new();
+    for i in 0..t.events.len() {
+        let p = t.event_process(i);
+        if t.processes.file[p.idx()] != d.file || t.events.category[i] != Category::HostOp {
+            continue;
+        }
+        let role = t.processes.role[p.idx()];
+        let name = t.event_name(i);
+        let name = match link {
+            Link::ConnectionId if role == ProcessRole::CannApi => {
+                name.split_once('@').map_or(name, |x| x.1)
+            }
+            Link::Correlation if role == ProcessRole::Host && t.events.correlation_id[i] >= 0 => {
+                name
+            }
+            _ => continue,
+        };
+        by_name.entry(name).or_default().push(t.events.dur_ns[i]);
+    }
+    let total: i64 = by_name.values().flatten().sum();
+    let mut rows: Vec<DurStats> = by_name
+        .into_iter()
+        .map(|(n, v)| dur_stats(n.to_string(), v, total))
+        .collect();
+    rows.sort_by(|a, b| b.sum_ns.cmp(&a.sum_ns).then_with(|| a.name.cmp(&b.name)));
+    let rest = rows.split_off(top_n.min(rows.len()));
+    let other = (
+        rest.len() as u64,
+        rest.iter().map(|r| r.count).sum(),
+        rest.iter().map(|r| r.sum_ns).sum(),
+    );
+    (rows, other, total)
+}
+
+/// The PyTorch op above each (task, launch call) pair: on Ascend the host end of a flow that
+/// finishes on the task (`async_npu`, `torch_to_npu`), else the innermost host op enclosing the
+/// call on its thread (Kineto). One pass over flows and one over events for the whole batch.
+pub fn ops_above(t: &Tables, pairs: &[(u32, u32)]) -> Vec<Option<u32>> {
+    if pairs.is_empty() {
+        return Vec::new();
+    }
+    // Flows that finish on a wanted task: (thread, ts) → flow id; then the starts of those ids.
+    let want_finish: FxHashMap<(ThreadId, i64), usize> = pairs
+        .iter()
+        .enumerate()
+        .map(|(k, &(task, _))| {
+            (
+                (
+                    t.events.thread[task as usize],
+                    t.events.ts_ns[task as usize],
+                ),
+                k,
+            )
+        })
+        .collect();
+    let f = &t.flows;
+    let mut id_of: FxHashMap<u64, usize> = FxHashMap::default();
+    for j in 0..f.len() {
+        if f.phase[j] == FlowPhase::Finish
+            && let Some(&k) = want_finish.get(&(f.thread[j], f.ts_ns[j]))
+        {
+            id_of.entry(f.id[j]).or_insert(k);
+        }
+    }
+    // (thread, ts) of the host end of each pair, when a flow gives it.
+    let mut start_of: Vec<Option<(ThreadId, i64)>> = vec![None; pairs.len()];
+    if !id_of.is_empty() {
+        for j in 0..f.len() {
+            if f.phase[j] == FlowPhase::Start
+                && let Some(&k) = id_of.get(&f.id[j])
+            {
+                start_of[k].get_or_insert((f.thread[j], f.ts_ns[j]));
+            }
+        }
+    }
+    let mut out: Vec<Option<u32>> = vec![None; pairs.len()];
+    // Best candidate so far per pair: (start, index), innermost = latest start.
+    let mut best: Vec<Option<(i64, u32)>> = vec![None; pairs.len()];
+    let by_thread: FxHashMap<ThreadId, Vec<usize>> = {
+        let mut m: FxHashMap<ThreadId, Vec<usize>> = FxHashMap::default();
+        for (k, &(_, call)) in pairs.iter().enumerate() {
+            let th = start_of[k].map_or(t.events.thread[call as usize], |s| s.0);
+            m.entry(th).or_default().push(k);
+        }
+        m
+    };
+    for i in 0..t.events.len() {
+        let Some(ks) = by_thread.get(&t.events.thread[i]) else {
+            continue;
+        };
+        if t.events.category[i] != Category::HostOp {
+            continue;
+        }
+        let (s, e) = iv(t, i as u32);
+        for &k in ks {
+            let call = pairs[k].1;
+            let hit = match start_of[k] {
+                Some((_, ts)) => s == ts,
+                None => {
+                    let (cs, ce) = iv(t, call);
+                    i as u32 != call && s <= cs && e >= ce && t.events.correlation_id[i] < 0
+                }
+            };
+            if hit && best[k].is_none_or(|b| (s, i as u32) > b) {
+                best[k] = Some((s, i as u32));
+            }
+        }
+    }
+    for (k, b) in best.into_iter().enumerate() {
+        out[k] = b.map(|x| x.1);
+    }
+    out
+}
