@@ -55,8 +55,11 @@ pub struct RankGen<'a> {
     phase: &'static str,
     /// End of the last busy run covered by Overlap Analysis rows.
     overlap_end: Option<i64>,
-    /// Why the gap before the next busy interval exists (ground truth of bubble causes).
+    /// Why the gap before the next busy interval exists (ground truth of bubble causes);
+    /// [`QUEUED`]: nothing but the launch explains it (see `busy`).
     gap_label: &'static str,
+    /// Start of the host call that launches the current step's device work.
+    launch_at: i64,
     /// This replay's host dispatch is slow (gaps of 2-6 µs between kernels).
     slow_replay: bool,
     gaps: Vec<(i64, i64)>,
@@ -65,6 +68,11 @@ pub struct RankGen<'a> {
     /// Compute kernel durations, percent of normal (100; more for an injected slow rank).
     pub compute_pct: i64,
 }
+
+/// A gap with no cause but its next task's launch (every generated task is linked to its
+/// step's launch call): `host_dispatch` when that call began after the gap began, else
+/// `device_scheduling` (docs/analyses/bubbles.md, rules 3 and 8).
+const QUEUED: &str = "queued";
 
 fn packed_pid(host_pid: i64, sort_index: i64, device: i64) -> i64 {
     (host_pid << 10) | (sort_index << 5) | device
@@ -93,7 +101,8 @@ impl<'a> RankGen<'a> {
             last_busy_end: None,
             phase: "prefill",
             overlap_end: None,
-            gap_label: "unknown",
+            gap_label: QUEUED,
+            launch_at: i64::MIN,
             slow_replay: false,
             gaps: Vec::new(),
             step_busy: Vec::new(),
@@ -277,11 +286,15 @@ impl<'a> RankGen<'a> {
             Some(prev) => {
                 let gap = ts - prev;
                 assert!(gap >= 0, "generator placed overlapping busy time");
+                // Serving markers outrank a late launch; every other cause yields to it.
+                let label = match self.gap_label {
+                    l @ ("update_step_context_sync" | "mtp_wait") => l,
+                    _ if self.launch_at > prev => "host_dispatch",
+                    QUEUED => "device_scheduling",
+                    l => l,
+                };
                 if gap >= super::truth::BUBBLE_MIN_GAP_NS {
-                    t.bubbles
-                        .entry(self.gap_label.to_string())
-                        .or_default()
-                        .add(gap);
+                    t.bubbles.entry(label.to_string()).or_default().add(gap);
                 }
             }
         }
@@ -291,7 +304,7 @@ impl<'a> RankGen<'a> {
         self.gap_label = if self.slow_replay {
             "host_dispatch"
         } else {
-            "unknown"
+            QUEUED
         };
     }
 
@@ -488,6 +501,7 @@ impl<'a> RankGen<'a> {
         self.begin_step("prefill");
         let step_start = self.now;
         let host0 = (step_start - 400_000).max(self.host_free);
+        self.launch_at = host0 + 41_000;
         let dev0 = step_start + self.rng.range(20_000, 60_000);
         let end = self.layers(dev0, layers, 4, false)?;
         let host_dur = (end - host0 - 50_000).max(60_000);
@@ -505,7 +519,7 @@ impl<'a> RankGen<'a> {
             (host0 + 40_000, 9_000),
             Some(1),
         )?;
-        self.launch("aclnnEmbedding", host0 + 41_000, 6_000, dev0)?;
+        self.launch("aclnnEmbedding", self.launch_at, 6_000, dev0)?;
         self.overlap_analysis()?;
         self.truth.prefill_steps += 1;
         self.now = end;
@@ -516,6 +530,7 @@ impl<'a> RankGen<'a> {
         self.begin_step("decode");
         let step_start = self.now;
         let host0 = (step_start - 150_000).max(self.host_free);
+        self.launch_at = host0 + 60_000;
         self.slow_replay = self.rng.chance(10);
         self.truth.slow_replays += self.slow_replay as u64;
         // update_step_context sync: mostly short, sometimes long.
@@ -603,7 +618,7 @@ impl<'a> RankGen<'a> {
             (host0 + 30_000, 8_000),
             Some(2),
         )?;
-        self.launch("aclmdlRIExecuteAsync", host0 + 60_000, 20_000, r0)?;
+        self.launch("aclmdlRIExecuteAsync", self.launch_at, 20_000, r0)?;
         self.overlap_analysis()?;
         if self.truth.decode_steps.is_multiple_of(8) {
             let kb = 41_943_040 + (self.truth.decode_steps % 64) as i64 * 1024;

@@ -6,6 +6,11 @@ its numbers for tests/msprof_analyze_agreement.rs. Test-time helper only; run by
     python3 tests/tools/run_msprof_analyze.py /tmp/msa-venv/bin/msprof-analyze \
         ../shared/samples/ascend-pt/db/level1 > tests/expected/msprof_analyze_26.2.0.json
 
+    # host API statistics (tests/dispatch.rs), one file per root:
+    for l in 0 1 2; do python3 tests/tools/run_msprof_analyze.py --modes cann_api_sum \
+        /tmp/msa-venv/bin/msprof-analyze ../shared/samples/ascend-pt/db/level$l \
+        > tests/expected/msprof_analyze_26.2.0_cann_api_sum_level$l.json; done
+
 The root is copied to a temporary folder first (msprof-analyze is given the folder layout of the
 sample as it is; the copy keeps the sample untouched). For each mode it runs
 `msprof-analyze cluster -d <copy> -m <mode> -o <out>` and dumps the tables of
@@ -25,10 +30,20 @@ MODES = {
     "hccl_sum": ["HcclPerRankStats", "HcclTopOpStats"],
     "cluster_time_summary": ["ClusterTimeSummary"],
 }
+# Modes run only when named with --modes.
+EXTRA_MODES = {
+    "cann_api_sum": ["CannApiSumRank"],
+}
 
 
 def main():
-    exe, root = sys.argv[1], Path(sys.argv[2])
+    args = sys.argv[1:]
+    modes = MODES
+    if args[0] == "--modes":
+        wanted = args[1].split(",")
+        modes = {m: {**MODES, **EXTRA_MODES}[m] for m in wanted}
+        args = args[2:]
+    exe, root = args[0], Path(args[1])
     banner = subprocess.run([exe, "-V"], capture_output=True, text=True)
     version = next(
         (l.strip() for l in (banner.stdout + banner.stderr).splitlines() if l.startswith("msprof-analyze ")),
@@ -38,7 +53,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / root.name
         shutil.copytree(root, data)
-        for mode, tables in MODES.items():
+        for mode, tables in modes.items():
             dest = Path(tmp) / f"out_{mode}"
             cmd = [exe, "cluster", "-d", str(data), "-m", mode, "-o", str(dest)]
             t0 = time.time()
