@@ -214,33 +214,33 @@ fn charts(r: &Report) -> String {
                 b.gaps,
                 h + 4.0
             );
-            let causes = [
-                "update_step_context_sync",
-                "waiting_for_collective",
-                "mtp_wait",
-                "host_dispatch",
-                "unknown",
-            ];
+            // Only the causes this device has, in the rule order, so the legend lists nothing absent.
+            // A cause keeps its colour (its rule number) whichever causes are present.
+            let colour = |c: &str| {
+                let k = crate::analysis::bubbles::Cause::ALL
+                    .iter()
+                    .position(|x| x.as_str() == c)
+                    .unwrap_or(0);
+                PALETTE[(k + 3) % PALETTE.len()]
+            };
+            let causes: Vec<&str> = crate::analysis::bubbles::Cause::ALL
+                .iter()
+                .map(|c| c.as_str())
+                .filter(|c| b.by_cause.contains_key(c))
+                .collect();
             for g in &b.largest {
                 let x = (g.start_ns - b.window_start_ns) as f64 / span * w;
                 let gw = (g.dur_ns as f64 / span * w).max(1.0);
-                let k = causes
-                    .iter()
-                    .position(|c| *c == g.cause.as_str())
-                    .unwrap_or(4);
                 s += &format!(
                     "<rect x='{x:.1}' y='2' width='{gw:.1}' height='{h}' fill='{}'><title>{}: {}</title></rect>",
-                    PALETTE[k + 3],
+                    colour(g.cause.as_str()),
                     g.cause.as_str(),
                     crate::render::human_ns(g.dur_ns)
                 );
             }
             s += "</svg><div class=lg>";
-            for (k, c) in causes.iter().enumerate() {
-                s += &format!(
-                    "<span><i style='background:{}'></i>{c}</span>",
-                    PALETTE[k + 3]
-                );
+            for c in &causes {
+                s += &format!("<span><i style='background:{}'></i>{c}</span>", colour(c));
             }
             o += &(s + "</div></div>");
         }

@@ -407,34 +407,51 @@ fn timeline(r: &Report, out: &mut Vec<Section>) {
                 human_ns(b.min_gap_ns)
             ),
             vec![
-                "gap start (ns)",
-                "duration",
-                "cause",
-                "evidence",
-                "before",
-                "after",
+                "at", "duration", "cause", "evidence", "launched", "before", "after",
             ],
         );
+        let nb = |n: &Option<crate::analysis::bubbles::Neighbour>| {
+            n.as_ref().map_or("-".into(), |n| {
+                if n.stream < 0 {
+                    format!("{} (host)", n.name)
+                } else {
+                    format!("{} (stream {})", n.name, n.stream)
+                }
+            })
+        };
         for g in &b.largest {
-            let nb = |n: &Option<crate::analysis::bubbles::Neighbour>| {
-                n.as_ref()
-                    .map_or("-".into(), |n| format!("{} (stream {})", n.name, n.stream))
+            let launched = match (g.launch_lag_ns, &g.launch_op) {
+                (Some(l), op) => {
+                    let when = if l > 0 {
+                        format!("{} after the gap began", human_ns(l))
+                    } else {
+                        format!("{} before", human_ns(-l))
+                    };
+                    match op {
+                        Some(op) => format!("{when} ({op})"),
+                        None => when,
+                    }
+                }
+                (None, _) => "-".into(),
             };
             s.rows.push(vec![
-                g.start_ns.to_string(),
+                format!("+{}", human_ns(g.start_ns - b.window_start_ns)),
                 human_ns(g.dur_ns),
                 g.cause.as_str().into(),
                 nb(&g.evidence),
+                launched,
                 nb(&g.before),
                 nb(&g.after),
             ]);
         }
         s.notes.push(format!(
-            "idle {} = {} of the {} window, in {} gaps; by cause: {}",
+            "idle {} = {} of the {} window, in {} gaps; {} of it has a named cause (unknown {}); by cause: {}",
             human_ns(b.idle_ns),
             pct(b.idle_pct_of_window),
             human_ns(b.window_ns),
             b.gaps,
+            pct(b.named_pct_of_idle),
+            human_ns(b.unknown_ns),
             b.by_cause
                 .iter()
                 .map(|(k, v)| format!(
@@ -446,6 +463,10 @@ fn timeline(r: &Report, out: &mut Vec<Section>) {
                 .collect::<Vec<_>>()
                 .join("; ")
         ));
+        s.notes.push(
+            "at: from the device's first busy instant; launched: when the host call that launched the next task began (docs/analyses/bubbles.md)"
+                .into(),
+        );
         let hist: Vec<String> = b
             .histogram
             .iter()
@@ -484,6 +505,8 @@ fn timeline(r: &Report, out: &mut Vec<Section>) {
         }
         out.push(s);
     }
+
+    dispatch(r, out);
 
     let mut u = sec(
         "update_step_context sync (NOTIFY_WAIT vs graph replay, per decode step)",
@@ -545,6 +568,120 @@ fn timeline(r: &Report, out: &mut Vec<Section>) {
     u.notes.push("bands: < 5% excellent, 5-25% acceptable, > 25% needs attention (host: > 5% needs attention)".into());
     if !u.rows.is_empty() {
         out.push(u);
+    }
+}
+
+/// Per device: the launch chain's figures, the slowest launches into an empty queue, and the
+/// host API calls by total time.
+fn dispatch(r: &Report, out: &mut Vec<Section>) {
+    use crate::analysis::dispatch::Link;
+    for d in &r.analyses.dispatch {
+        let mut s = sec(
+            format!("Dispatch: {}", dev(&d.device)),
+            vec![
+                "launch call",
+                "op above it",
+                "first task",
+                "stream",
+                "latency",
+                "tasks",
+            ],
+        );
+        for x in &d.slowest_empty_queue {
+            s.rows.push(vec![
+                x.call.clone(),
+                x.op.clone().unwrap_or_else(|| "-".into()),
+                x.task.clone(),
+                x.stream.to_string(),
+                human_ns(x.latency_ns),
+                x.tasks.to_string(),
+            ]);
+        }
+        if d.linked_tasks == 0 {
+            s.notes.push(format!(
+                "no launch links: none of the {} device tasks carries a connection id or correlation that a host call shares",
+                d.tasks
+            ));
+            out.push(s);
+            continue;
+        }
+        let link = match d.link {
+            Link::ConnectionId => "CANN call by connection_id",
+            Link::Correlation => "runtime call by correlation",
+            Link::Flow => {
+                "framework op by torch_to_npu flow (no CANN calls in the file; latency from the op's start)"
+            }
+        };
+        let l = &d.latency;
+        s.notes.push(format!(
+            "{} of {} tasks linked to their launcher ({link}); {} launch calls: latency p50 {}, p90 {}, p99 {}, max {}{}",
+            d.linked_tasks,
+            d.tasks,
+            l.count,
+            human_ns(l.p50_ns as i64),
+            human_ns(l.p90_ns as i64),
+            human_ns(l.p99_ns as i64),
+            human_ns(l.max_ns),
+            if l.negative > 0 {
+                format!(" ({} calls start after their first task: clock offset)", l.negative)
+            } else {
+                String::new()
+            }
+        ));
+        let q = &d.queue_depth;
+        s.notes.push(format!(
+            "queue depth at launch: p50 {:.0}, p90 {:.0}, max {} tasks; {} calls found the queue empty (listed above: the slowest of them)",
+            q.p50, q.p90, q.max, q.empty_queue
+        ));
+        let h = &d.host_bound;
+        s.notes.push(format!(
+            "host-bound idle: {} of {} gaps, {} = {} of idle {}, began while the host had not yet launched the next task",
+            h.host_bound_gaps,
+            h.gaps,
+            human_ns(h.host_bound_ns),
+            pct(h.pct_of_idle),
+            human_ns(h.idle_ns)
+        ));
+        out.push(s);
+        let mut a = sec(
+            format!("Host API calls: {}", dev(&d.device)),
+            vec![
+                "API",
+                "calls",
+                "total",
+                "mean",
+                "max",
+                "share of host API time",
+            ],
+        );
+        for x in &d.host_apis {
+            a.rows.push(vec![
+                x.name.clone(),
+                x.count.to_string(),
+                human_ns(x.sum_ns),
+                human_ns(x.mean_ns as i64),
+                human_ns(x.max_ns),
+                pct(x.pct_of_total),
+            ]);
+        }
+        let (names, calls, ns) = d.host_apis_other;
+        if names > 0 {
+            a.rows.push(vec![
+                format!("other ({names} APIs)"),
+                calls.to_string(),
+                human_ns(ns),
+                "-".into(),
+                "-".into(),
+                pct(crate::analysis::stats::pct(ns, d.host_api_total_ns)),
+            ]);
+        }
+        if !a.rows.is_empty() {
+            a.notes.push(format!(
+                "denominator: all host API calls of the file, {}",
+                human_ns(d.host_api_total_ns)
+            ));
+            out.push(a);
+        }
     }
 }
 

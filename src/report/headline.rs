@@ -1,6 +1,7 @@
 //! The headline: the answer in at most six lines, first in every format. Built from the report's
 //! results only (pure): window and steps; computing / exposed communication / free shares with a
-//! verdict and the rule that decided it; the slowest rank by device time and the rank the others
+//! verdict and the rule that decided it (idle-bound becomes host-bound when most idle waited for
+//! late launches); the slowest rank by device time and the rank the others
 //! wait for; the top bubble cause; the vendor self-audit; how many warnings.
 
 use super::analyses::Analyses;
@@ -19,7 +20,10 @@ pub fn build(a: &Analyses, diagnostics: &[Diagnostic]) -> Vec<String> {
     let mut out = Vec::new();
     let dt = &a.device_time;
     if dt.is_empty() {
-        out.push("no device timeline in the input: device time, bubbles and cross-rank comparisons do not apply".into());
+        // Said only when no device analysis found a device (not when `--only` skipped device_time).
+        if a.bubbles.is_empty() && a.dispatch.is_empty() && a.kernel_types.is_empty() {
+            out.push("no device timeline in the input: device time, bubbles and cross-rank comparisons do not apply".into());
+        }
     } else {
         let mut ranks: Vec<i32> = dt
             .iter()
@@ -76,9 +80,26 @@ pub fn build(a: &Analyses, diagnostics: &[Diagnostic]) -> Vec<String> {
         } else {
             "mixed"
         };
+        // Idle that the host caused (late launches) makes an idle-bound run host-bound.
+        let (host, idle) = a.dispatch.iter().fold((0i64, 0i64), |(h, i), d| {
+            (h + d.host_bound.host_bound_ns, i + d.host_bound.idle_ns)
+        });
+        let host_pct = host as f64 * 100.0 / idle.max(1) as f64;
+        let verdict = if verdict == "idle-bound" && host_pct >= BOUND_MIN_PCT {
+            "host-bound"
+        } else {
+            verdict
+        };
         out.push(format!(
-            "{verdict}: computing {:.1}%, exposed communication {:.1}%, free {:.1}% of the summed device windows (rule: the largest share if ≥ {BOUND_MIN_PCT}%, else mixed)",
-            shares[0].1, shares[1].1, shares[2].1
+            "{verdict}: computing {:.1}%, exposed communication {:.1}%, free {:.1}% of the summed device windows{} (rule: the largest share if ≥ {BOUND_MIN_PCT}%, else mixed; idle-bound is host-bound when ≥ {BOUND_MIN_PCT}% of idle waited for a late launch)",
+            shares[0].1,
+            shares[1].1,
+            shares[2].1,
+            if idle > 0 && !a.dispatch.is_empty() {
+                format!(", {host_pct:.1}% of idle host-bound")
+            } else {
+                String::new()
+            }
         ));
     }
     let mut who = Vec::new();
