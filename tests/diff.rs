@@ -116,6 +116,8 @@ fn diff_reports_the_injected_change_and_gates_on_thresholds() {
         "bubble_share",
         "notify_wait_ratio",
         "computing_share",
+        "host_bound_share",
+        "launch_latency_p99",
     ] {
         assert!(rows.contains_key(m), "{m}");
     }

@@ -119,6 +119,32 @@ pub fn metrics(report: &Value) -> BTreeMap<String, Metric> {
         ),
         "idle gaps / device window, % (bubbles, all devices)",
     );
+    let dispatch = list(report, "dispatch");
+    put(
+        "host_bound_share".into(),
+        "pct",
+        share(
+            dispatch,
+            |x| f(&x["host_bound"]["host_bound_ns"]),
+            |x| f(&x["host_bound"]["idle_ns"]),
+        ),
+        "idle gaps whose next task was launched after the gap began / idle, % (dispatch, all devices)",
+    );
+    let linked: Vec<&Value> = dispatch
+        .iter()
+        .filter(|x| f(&x["latency"]["count"]) > 0.0)
+        .collect();
+    put(
+        "launch_latency_p99".into(),
+        "ns",
+        (!linked.is_empty()).then(|| {
+            linked
+                .iter()
+                .map(|x| f(&x["latency"]["p99_ns"]))
+                .fold(f64::MIN, f64::max)
+        }),
+        "p99 launch latency (call start to first task start), the largest over devices (dispatch)",
+    );
     put(
         "notify_wait_ratio".into(),
         "pct",
