@@ -20,6 +20,17 @@ pub enum Severity {
     Error,
 }
 
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::DataLoss => "data_loss",
+            Severity::Error => "error",
+        }
+    }
+}
+
 /// How many examples each diagnostic keeps.
 pub const MAX_EXAMPLES: usize = 5;
 /// The longest example kept, in bytes (a 10 MB CSV header or event name is not echoed whole).

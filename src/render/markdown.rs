@@ -23,8 +23,10 @@ pub fn render(r: &Report) -> String {
     ));
     if let Some(p) = &r.phase_slice {
         o.push_str(&format!(
-            "Phase: {:?} only ({} events kept, {} dropped).\n\n",
-            p.phase, p.events_kept, p.events_dropped
+            "Phase: {} only ({} events kept, {} dropped).\n\n",
+            p.phase.as_str(),
+            p.events_kept,
+            p.events_dropped
         ));
     }
     for s in build(r) {

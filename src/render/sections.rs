@@ -51,7 +51,7 @@ pub fn build(r: &Report) -> Vec<Section> {
     for x in &r.diagnostics {
         d.rows.push(vec![
             x.code.to_string(),
-            format!("{:?}", x.severity),
+            x.severity.as_str().into(),
             x.count.to_string(),
             x.examples.first().cloned().unwrap_or_default(),
         ]);
@@ -772,10 +772,10 @@ fn kernels(r: &Report, out: &mut Vec<Section>) {
             ]);
         }
         s.notes.push(format!(
-            "denominator: {} of compute kernels ({} kernels); busiest stream {:?}",
+            "denominator: {} of compute kernels ({} kernels); busiest stream {}",
             human_ns(c.compute_ns),
             c.compute_kernels,
-            c.busiest_stream
+            c.busiest_stream.map_or("-".into(), |s| s.to_string())
         ));
         out.push(s);
     }
@@ -892,8 +892,11 @@ fn audits(r: &Report, out: &mut Vec<Section>) {
         ]);
     }
     s.notes.push(format!(
-        "batch {:?}; proven {}; ranks agree {}: {}",
-        b.batch, b.fixed_batch_proven, b.ranks_agree, b.statement
+        "batch {}; proven {}; ranks agree {}: {}",
+        b.batch.map_or("not determined".into(), |x| x.to_string()),
+        b.fixed_batch_proven,
+        b.ranks_agree,
+        b.statement
     ));
     out.push(s);
 }

@@ -46,8 +46,9 @@ pub fn render(r: &Report) -> String {
     }
     if let Some(p) = &r.phase_slice {
         out.push_str(&format!(
-            "phase: {:?} only ({} events kept, {} dropped; device events by launch {}, by own start {})\n",
-            p.phase, p.events_kept, p.events_dropped, p.device_by_launch, p.device_by_own_start
+            "phase: {} only ({} events kept, {} dropped; device events by launch {}, by own start {})\n",
+            p.phase.as_str(),
+            p.events_kept, p.events_dropped, p.device_by_launch, p.device_by_own_start
         ));
     }
     out.push('\n');
