@@ -278,22 +278,32 @@ fn one(t: &Tables, d: &Device, min_gap_ns: i64, top_n: usize) -> Option<DeviceDi
     calls.sort_unstable_by_key(|c| (t.events.ts_ns[c.call as usize], c.call));
 
     // Queue depth: sweep calls by start; a min-heap holds the end of every task launched so far.
-    let mut tasks_of: FxHashMap<u32, Vec<i64>> = FxHashMap::default();
-    for (k, &c) in l.launch.iter().enumerate() {
-        if c != NO_LAUNCH {
-            tasks_of.entry(c).or_default().push(iv(t, d.events[k]).1);
-        }
-    }
+    // Task ends grouped by the call's position in `calls` (one sort, no per-call allocation).
+    let pos: FxHashMap<u32, u32> = calls
+        .iter()
+        .enumerate()
+        .map(|(k, c)| (c.call, k as u32))
+        .collect();
+    let mut ends: Vec<(u32, i64)> = l
+        .launch
+        .iter()
+        .enumerate()
+        .filter(|&(_, &c)| c != NO_LAUNCH)
+        .map(|(k, c)| (pos[c], iv(t, d.events[k]).1))
+        .collect();
+    ends.sort_unstable();
     let mut heap: BinaryHeap<std::cmp::Reverse<i64>> = BinaryHeap::new();
     let mut depth: Vec<i64> = Vec::with_capacity(calls.len());
-    for c in &calls {
+    let mut next = 0;
+    for (k, c) in calls.iter().enumerate() {
         let at = t.events.ts_ns[c.call as usize];
         while heap.peek().is_some_and(|e| e.0 <= at) {
             heap.pop();
         }
         depth.push(heap.len() as i64);
-        for &end in &tasks_of[&c.call] {
-            heap.push(std::cmp::Reverse(end));
+        while next < ends.len() && ends[next].0 == k as u32 {
+            heap.push(std::cmp::Reverse(ends[next].1));
+            next += 1;
         }
     }
     let latency: Vec<i64> = calls
