@@ -206,9 +206,14 @@ fn neighbour(t: &Tables, i: u32) -> Neighbour {
 pub fn device_gaps(t: &Tables, d: &Device, min_gap_ns: i64) -> Vec<Iv> {
     let (compute, comm) = busy_unions(t, d);
     let busy = intervals::union_of(compute, comm);
-    windows(d, &busy)
+    gaps_in(&busy, &windows(d, &busy), min_gap_ns)
+}
+
+/// The gaps ≥ `min_gap_ns` of `busy` inside each observed window.
+fn gaps_in(busy: &[Iv], observed: &[Iv], min_gap_ns: i64) -> Vec<Iv> {
+    observed
         .iter()
-        .flat_map(|&w| intervals::gaps(&busy, w))
+        .flat_map(|&w| intervals::gaps(busy, w))
         .filter(|&(a, b)| b - a >= min_gap_ns)
         .collect()
 }
@@ -250,7 +255,7 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
     // Gaps inside each observed window (time between the pieces of a capture is not idle).
     let observed = windows(d, &busy);
     let observed_ns: i64 = observed.iter().map(|w| w.1 - w.0).sum();
-    let gaps = device_gaps(t, d, o.min_gap_ns);
+    let gaps = gaps_in(&busy, &observed, o.min_gap_ns);
 
     // A NOTIFY_WAIT is the update_step_context sync only in decode serving: graph-replay decode
     // steps on the device or host `update_step_context` scopes in the file. Elsewhere (training,
@@ -366,7 +371,7 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
             (Cause::DataMovement, Some(c.1))
         } else if let Some(s) = outside_steps(&steps, (a, b)) {
             (Cause::BetweenSteps, s)
-        } else if let Some((task, _)) = launch.filter(|&(_, c)| queued_before(t, launches, c, a)) {
+        } else if let Some((task, _)) = launch.filter(|&(_, c)| launches.issued_before(t, c, a)) {
             (Cause::DeviceScheduling, Some(task))
         } else {
             (Cause::Unknown, None)
@@ -526,17 +531,6 @@ fn outside_steps(steps: &[(Iv, u32)], g: Iv) -> Option<Option<u32>> {
             .max_by_key(|s| s.0.1)
             .map(|s| s.1),
     )
-}
-
-/// True when launch call `c` had certainly issued its task before `a`: it began before `a` (a
-/// CANN / runtime call), or, when the link is a framework op above the real call
-/// ([`super::dispatch::Link::Flow`]), the op had ended by `a`.
-fn queued_before(t: &Tables, l: &super::dispatch::Launches, c: u32, a: i64) -> bool {
-    let (start, end) = iv(t, c);
-    match l.link {
-        super::dispatch::Link::Flow => end <= a,
-        _ => start <= a,
-    }
 }
 
 /// True when the device's file has host `update_step_context` scopes.

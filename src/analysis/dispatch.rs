@@ -43,6 +43,19 @@ pub struct Launches {
     pub launch: Vec<u32>,
 }
 
+impl Launches {
+    /// True when launch call `c` had certainly issued its task before `a`: it began before `a`
+    /// (a CANN / runtime call), or, when the launcher is a framework op above the real call
+    /// ([`Link::Flow`]), the op had ended by `a`.
+    pub fn issued_before(&self, t: &Tables, c: u32, a: i64) -> bool {
+        let (start, end) = iv(t, c);
+        match self.link {
+            Link::Flow => end <= a,
+            _ => start <= a,
+        }
+    }
+}
+
 /// The launches of `d`'s tasks, computed once per device.
 pub fn launches<'a>(t: &Tables, d: &'a Device) -> &'a Launches {
     d.launches.get_or_init(|| link(t, d))
@@ -385,39 +398,59 @@ fn launch_row(
     }
 }
 
-fn latency_stats(v: &[i64]) -> LatencyStats {
-    let mut s = v.to_vec();
-    s.sort_unstable();
-    let q = |x: f64| if s.is_empty() { 0.0 } else { quantile(&s, x) };
-    LatencyStats {
-        count: s.len() as u64,
-        p50_ns: q(0.5),
-        p90_ns: q(0.9),
-        p99_ns: q(0.99),
-        max_ns: s.last().copied().unwrap_or(0),
-        mean_ns: if s.is_empty() {
+/// Sorted values with the quantile rule of every analysis, the mean, and the values.
+struct Spread {
+    sorted: Vec<i64>,
+    mean: f64,
+}
+
+impl Spread {
+    fn of(v: &[i64]) -> Spread {
+        let mut sorted = v.to_vec();
+        sorted.sort_unstable();
+        let mean = if sorted.is_empty() {
             0.0
         } else {
-            s.iter().sum::<i64>() as f64 / s.len() as f64
-        },
-        negative: s.iter().filter(|&&x| x < 0).count() as u64,
+            sorted.iter().sum::<i64>() as f64 / sorted.len() as f64
+        };
+        Spread { sorted, mean }
+    }
+    fn q(&self, x: f64) -> f64 {
+        if self.sorted.is_empty() {
+            0.0
+        } else {
+            quantile(&self.sorted, x)
+        }
+    }
+    fn max(&self) -> i64 {
+        self.sorted.last().copied().unwrap_or(0)
+    }
+    fn count(&self, f: impl Fn(i64) -> bool) -> u64 {
+        self.sorted.iter().filter(|&&x| f(x)).count() as u64
+    }
+}
+
+fn latency_stats(v: &[i64]) -> LatencyStats {
+    let s = Spread::of(v);
+    LatencyStats {
+        count: s.sorted.len() as u64,
+        p50_ns: s.q(0.5),
+        p90_ns: s.q(0.9),
+        p99_ns: s.q(0.99),
+        max_ns: s.max(),
+        mean_ns: s.mean,
+        negative: s.count(|x| x < 0),
     }
 }
 
 fn depth_stats(v: &[i64]) -> DepthStats {
-    let mut s = v.to_vec();
-    s.sort_unstable();
-    let q = |x: f64| if s.is_empty() { 0.0 } else { quantile(&s, x) };
+    let s = Spread::of(v);
     DepthStats {
-        p50: q(0.5),
-        p90: q(0.9),
-        max: s.last().copied().unwrap_or(0),
-        mean: if s.is_empty() {
-            0.0
-        } else {
-            s.iter().sum::<i64>() as f64 / s.len() as f64
-        },
-        empty_queue: s.iter().filter(|&&x| x == 0).count() as u64,
+        p50: s.q(0.5),
+        p90: s.q(0.9),
+        max: s.max(),
+        mean: s.mean,
+        empty_queue: s.count(|x| x == 0),
     }
 }
 
@@ -534,7 +567,6 @@ pub fn ops_above(t: &Tables, pairs: &[(u32, u32)]) -> Vec<Option<u32>> {
             }
         }
     }
-    let mut out: Vec<Option<u32>> = vec![None; pairs.len()];
     // Best candidate so far per pair: (start, index), innermost = latest start.
     let mut best: Vec<Option<(i64, u32)>> = vec![None; pairs.len()];
     let by_thread: FxHashMap<ThreadId, Vec<usize>> = {
@@ -567,8 +599,5 @@ pub fn ops_above(t: &Tables, pairs: &[(u32, u32)]) -> Vec<Option<u32>> {
             }
         }
     }
-    for (k, b) in best.into_iter().enumerate() {
-        out[k] = b.map(|x| x.1);
-    }
-    out
+    best.into_iter().map(|b| b.map(|x| x.1)).collect()
 }
