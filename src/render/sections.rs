@@ -238,8 +238,21 @@ fn summary(r: &Report, out: &mut Vec<Section>) {
         ]);
     }
     f.notes.push(format!(
-        "ranks {:?}; events {}, processes {}, threads {}, counter samples {}, flow events {}",
-        s.ranks, s.events, s.processes, s.threads, s.counters, s.flows
+        "ranks {}; events {}, processes {}, threads {}, counter samples {}, flow events {}",
+        if s.ranks.is_empty() {
+            "unknown".to_string()
+        } else {
+            s.ranks
+                .iter()
+                .map(|r| r.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        },
+        s.events,
+        s.processes,
+        s.threads,
+        s.counters,
+        s.flows
     ));
     out.push(f);
     let mut c = sec(

@@ -41,7 +41,11 @@ pub fn build(a: &Analyses, diagnostics: &[Diagnostic]) -> Vec<String> {
                 if n == 0 {
                     "no steps".to_string()
                 } else {
-                    format!("{n} steps ({})", c.step_source)
+                    format!(
+                        "{n} step{} ({})",
+                        if n == 1 { "" } else { "s" },
+                        c.step_source
+                    )
                 }
             })
             .collect::<Vec<_>>()
@@ -95,7 +99,8 @@ pub fn build(a: &Analyses, diagnostics: &[Diagnostic]) -> Vec<String> {
             shares[0].1,
             shares[1].1,
             shares[2].1,
-            if idle > 0 && !a.dispatch.is_empty() {
+            // Only when some launch is linked: without links nothing can be called host-bound.
+            if idle > 0 && a.dispatch.iter().any(|d| d.linked_tasks > 0) {
                 format!(", {host_pct:.1}% of idle host-bound")
             } else {
                 String::new()
