@@ -29,7 +29,7 @@ fn analyze_without_path_reads_the_demo_root() {
         String::from_utf8_lossy(&out.stderr)
     );
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(r["schema_version"], "0.6.0");
+    assert_eq!(r["schema_version"], "0.7.0");
     let a = &r["analyses"];
     for k in [
         "device_time",
@@ -38,6 +38,8 @@ fn analyze_without_path_reads_the_demo_root() {
         "top_events",
         "composition",
         "communication",
+        "communication_ops",
+        "dispatch",
         "phases",
         "batch_audit",
         "ranks",

@@ -101,12 +101,21 @@ pub fn extract(t: &Tables, devices: &[Device], min_gap_ns: i64) -> Vec<DeviceExt
 
 /// Host step windows of a file: (start, label, key, host duration) sorted by start, and their
 /// source.
-struct Windows {
+pub(super) struct Windows {
     source: &'static str,
     starts: Vec<(i64, String, i64, i64)>,
 }
 
-fn step_windows(t: &Tables) -> Vec<Windows> {
+impl Windows {
+    /// The step whose host window started last at or before `ts`; None before the first step
+    /// or without steps.
+    pub(super) fn step_at(&self, ts: i64) -> Option<i64> {
+        let k = self.starts.partition_point(|w| w.0 <= ts);
+        (k > 0).then(|| self.starts[k - 1].2)
+    }
+}
+
+pub(super) fn step_windows(t: &Tables) -> Vec<Windows> {
     let mut out: Vec<Windows> = (0..t.files.len())
         .map(|_| Windows {
             source: "none",

@@ -5,6 +5,7 @@
 pub mod batch_audit;
 pub mod bubbles;
 pub mod communication;
+pub mod communication_ops;
 pub mod composition;
 pub mod cross_rank;
 pub mod decode_steps;

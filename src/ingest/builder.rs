@@ -252,6 +252,7 @@ impl TablesBuilder {
             .map(|&(p, t)| self.thread(file, g(p), g(t)))
             .collect();
 
+        let base = self.t.events.len();
         let e = &mut self.t.events;
         e.reserve(out.ev_ts.len());
         e.thread
@@ -275,6 +276,22 @@ impl TablesBuilder {
         e.connection_id.extend_from_slice(&out.ev_conn);
         e.correlation_id.extend_from_slice(&out.ev_corr);
         e.pad_links();
+        for c in &out.comm {
+            let ct = &mut self.t.comm_tasks;
+            let row = ct.len() as u32;
+            ct.op_name.push(StrId::EMPTY);
+            ct.group.push(StrId::EMPTY);
+            ct.plane.push(-1);
+            ct.src_rank.push(c.src_rank);
+            ct.dst_rank.push(c.dst_rank);
+            ct.transport.push(smap[c.transport as usize]);
+            ct.link.push(smap[c.link as usize]);
+            ct.data_type.push(smap[c.data_type as usize]);
+            ct.size_bytes.push(c.size_bytes);
+            ct.bandwidth_bytes_per_s.push(c.bandwidth_bytes_per_s);
+            ct.notify_id.push(c.notify_id);
+            self.t.events.comm_task[base + c.event as usize] = row;
+        }
 
         for be in &out.begin_end {
             self.pending_be.push(PendingBe {

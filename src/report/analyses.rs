@@ -4,6 +4,7 @@ use crate::analysis::{
     batch_audit::{self, BatchAudit},
     bubbles::{self, BubbleOpts, DeviceBubbles},
     communication::{self, Communication},
+    communication_ops::{self, CommunicationOps},
     composition::{self, Composition},
     cross_rank::{self, CrossRank, DeviceExtract},
     device_time::{self, DeviceTime},
@@ -46,6 +47,7 @@ pub const ANALYSES: &[&str] = &[
     "op_types",
     "composition",
     "communication",
+    "communication_ops",
     "phases",
     "batch_audit",
     "ranks",
@@ -82,6 +84,9 @@ pub struct Analyses {
     pub op_types: Vec<OpTypes>,
     pub composition: Vec<Composition>,
     pub communication: Vec<Communication>,
+    /// Per collective op: transit / wait / synchronization / idle, bandwidth per link type, the
+    /// link matrix; the slow rank and slow link.
+    pub communication_ops: CommunicationOps,
     pub phases: Vec<Phases>,
     /// None when not run (`--only`).
     pub batch_audit: Option<BatchAudit>,
@@ -120,6 +125,7 @@ pub fn run_part(t: &Tables, o: &AnalyzeOpts) -> Part {
     let mut dispatch = Vec::new();
     let (mut top_events, mut op_types, mut composition) = <_>::default();
     let (mut communication, mut phases, mut batch_audit, mut rank_facts) = <_>::default();
+    let mut comm_ops = Vec::new();
     // Each task fills its own result when the analysis is selected (else it stays empty). The
     // order is by measured time on the 20 M-row db (docs/performance.md), longest first.
     rayon::scope(|s| {
@@ -153,6 +159,9 @@ pub fn run_part(t: &Tables, o: &AnalyzeOpts) -> Part {
         });
         task(s, on("communication"), &mut communication, || {
             communication::compute(t, d)
+        });
+        task(s, on("communication_ops"), &mut comm_ops, || {
+            communication_ops::compute(t, d, o.top_n)
         });
         task(s, on("top_events"), &mut top_events, || {
             top_events::compute(t, d, o.top_n)
@@ -190,6 +199,10 @@ pub fn run_part(t: &Tables, o: &AnalyzeOpts) -> Part {
             op_types,
             composition,
             communication,
+            communication_ops: CommunicationOps {
+                devices: comm_ops,
+                ..CommunicationOps::default()
+            },
             phases,
             batch_audit,
         },
@@ -219,6 +232,9 @@ pub fn finish(parts: Vec<Part>, o: &AnalyzeOpts) -> Analyses {
         a.op_types.extend(x.op_types);
         a.composition.extend(x.composition);
         a.communication.extend(x.communication);
+        a.communication_ops
+            .devices
+            .extend(x.communication_ops.devices);
         a.phases.extend(x.phases);
         audits.extend(x.batch_audit);
         facts.extend(p.rank_facts);
@@ -233,6 +249,7 @@ pub fn finish(parts: Vec<Part>, o: &AnalyzeOpts) -> Analyses {
     if selected(o, "cross_rank") {
         a.cross_rank = cross_rank::combine(extracts, o.top_n);
     }
+    a.communication_ops.summary = communication_ops::summarize(&a.communication_ops.devices);
     a.vendor_agreement = vendor_agreement::compute(&a.device_time);
     a
 }

@@ -13,7 +13,7 @@ use crate::analysis::summary::Summary;
 use crate::diag::{Diagnostic, Diagnostics};
 use serde::Serialize;
 
-pub const SCHEMA_VERSION: &str = "0.6.0";
+pub const SCHEMA_VERSION: &str = "0.7.0";
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {

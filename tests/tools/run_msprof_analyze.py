@@ -11,6 +11,12 @@ its numbers for tests/msprof_analyze_agreement.rs. Test-time helper only; run by
         /tmp/msa-venv/bin/msprof-analyze ../shared/samples/ascend-pt/db/level$l \
         > tests/expected/msprof_analyze_26.2.0_cann_api_sum_level$l.json; done
 
+    # communication depth (tests/communication_ops.rs), one file per root:
+    for l in 0 1 2; do python3 tests/tools/run_msprof_analyze.py \
+        --modes communication_time,communication_matrix /tmp/msa-venv/bin/msprof-analyze \
+        ../shared/samples/ascend-pt/db/level$l \
+        > tests/expected/msprof_analyze_26.2.0_communication_level$l.json; done
+
 The root is copied to a temporary folder first (msprof-analyze is given the folder layout of the
 sample as it is; the copy keeps the sample untouched). For each mode it runs
 `msprof-analyze cluster -d <copy> -m <mode> -o <out>` and dumps the tables of
@@ -33,6 +39,8 @@ MODES = {
 # Modes run only when named with --modes.
 EXTRA_MODES = {
     "cann_api_sum": ["CannApiSumRank"],
+    "communication_time": ["ClusterCommunicationTime", "ClusterCommunicationBandwidth"],
+    "communication_matrix": ["ClusterCommunicationMatrix"],
 }
 
 
@@ -61,11 +69,14 @@ def main():
             secs = time.time() - t0
             db = sqlite3.connect(dest / "cluster_analysis_output" / "cluster_analysis.db")
             db.row_factory = sqlite3.Row
+            present = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
             out["modes"][mode] = {
                 "command": f"msprof-analyze cluster -d <copy of {root}> -m {mode} -o <out>",
                 "wall_s": round(secs, 2),
                 "tables": {
                     t: [dict(r) for r in db.execute(f"SELECT * FROM {t} ORDER BY 1, 2")]
+                    if t in present
+                    else None
                     for t in tables
                 },
             }

@@ -70,6 +70,8 @@ pub struct ChunkOut<'a> {
     pub ev_kind: Vec<EventKind>,
     pub ev_conn: Vec<i64>,
     pub ev_corr: Vec<i64>,
+    /// HCCL plane task details (`args` with `transport type`), one per such event.
+    pub comm: Vec<CommRecord>,
     pub begin_end: Vec<BeginEnd>,
     pub metas: Vec<MetaRecord>,
     pub ctr_pid: Vec<IdKey>,
@@ -92,6 +94,21 @@ pub struct ChunkOut<'a> {
     pub skipped: Vec<(usize, &'static str)>,
     pub skipped_count: u64,
     pub ignored_meta: u64,
+}
+
+/// The HCCL details of a plane task (trace_view.json `Plane <n>` events), chunk-local.
+#[derive(Debug, Clone, Copy)]
+pub struct CommRecord {
+    /// Index of the event in the chunk's `ev_*` columns.
+    pub event: u32,
+    pub transport: u32,
+    pub link: u32,
+    pub data_type: u32,
+    pub src_rank: i64,
+    pub dst_rank: i64,
+    pub size_bytes: i64,
+    pub bandwidth_bytes_per_s: f64,
+    pub notify_id: i64,
 }
 
 /// Fields of one event, reused across events (no allocation per event).
@@ -121,6 +138,14 @@ struct Raw {
     meta_labels: RawStr,
     sort_index: Option<i64>,
     has_name: bool,
+    transport: RawStr,
+    link: RawStr,
+    data_type: RawStr,
+    src_rank: i64,
+    dst_rank: i64,
+    size_bytes: i64,
+    bandwidth_gb_s: f64,
+    notify_id: i64,
     nums: [(RawStr, (usize, u32)); 16],
     n_nums: usize,
     nums_overflow: bool,
@@ -152,6 +177,14 @@ impl Raw {
         self.meta_labels = RawStr::default();
         self.sort_index = None;
         self.has_name = false;
+        self.transport = RawStr::default();
+        self.link = RawStr::default();
+        self.data_type = RawStr::default();
+        self.src_rank = -1;
+        self.dst_rank = -1;
+        self.size_bytes = -1;
+        self.bandwidth_gb_s = f64::NAN;
+        self.notify_id = -1;
         self.n_nums = 0;
         self.nums_overflow = false;
     }
@@ -253,6 +286,41 @@ fn time_value(lx: &mut Lexer<'_>) -> Result<Option<i64>, LexError> {
         lx.scalar_token()?
     };
     Ok(us_to_ns(t))
+}
+
+fn float_value(lx: &mut Lexer<'_>) -> Result<f64, LexError> {
+    let t = match lx.peek()? {
+        b'"' => {
+            let s = lx.string()?;
+            lx.bytes(s)
+        }
+        b'{' | b'[' => {
+            lx.skip_value()?;
+            return Ok(f64::NAN);
+        }
+        _ => lx.scalar_token()?,
+    };
+    Ok(parse_f64(t).unwrap_or(f64::NAN))
+}
+
+/// A notify id, written as a decimal string; UINT64_MAX (none) and anything unparsable → -1.
+fn notify_value(lx: &mut Lexer<'_>) -> Result<i64, LexError> {
+    let t = match lx.peek()? {
+        b'"' => {
+            let s = lx.string()?;
+            lx.bytes(s)
+        }
+        b'{' | b'[' => {
+            lx.skip_value()?;
+            return Ok(-1);
+        }
+        _ => lx.scalar_token()?,
+    };
+    Ok(std::str::from_utf8(t)
+        .ok()
+        .and_then(|x| x.parse::<u64>().ok())
+        .and_then(|v| i64::try_from(v).ok())
+        .unwrap_or(-1))
 }
 
 #[inline]
@@ -361,6 +429,18 @@ fn parse_args(lx: &mut Lexer<'_>, raw: &mut Raw) -> Result<(), LexError> {
             keys::SORT_INDEX if keys::is(kb, b"sort_index") => {
                 raw.sort_index = Some(int_value(lx)?)
             }
+            keys::TRANSPORT_TYPE if keys::is(kb, b"transport type") => {
+                raw.transport = string_value(lx)?
+            }
+            keys::LINK_TYPE if keys::is(kb, b"link type") => raw.link = string_value(lx)?,
+            keys::DATA_TYPE if keys::is(kb, b"data type") => raw.data_type = string_value(lx)?,
+            keys::SRC_RANK if keys::is(kb, b"src rank") => raw.src_rank = int_value(lx)?,
+            keys::DST_RANK if keys::is(kb, b"dst rank") => raw.dst_rank = int_value(lx)?,
+            keys::SIZE_BYTE if keys::is(kb, b"size(Byte)") => raw.size_bytes = int_value(lx)?,
+            keys::BANDWIDTH_GB_S if keys::is(kb, b"bandwidth(GB/s)") => {
+                raw.bandwidth_gb_s = float_value(lx)?
+            }
+            keys::NOTIFY_ID if keys::is(kb, b"notify_id") => raw.notify_id = notify_value(lx)?,
             _ => match lx.peek()? {
                 b'"' | b'{' | b'[' | b't' | b'f' | b'n' => lx.skip_value()?,
                 _ => {
@@ -436,6 +516,23 @@ fn emit<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw, offset: usize) {
             out.ev_kind.push(kind);
             out.ev_conn.push(raw.conn);
             out.ev_corr.push(raw.corr);
+            if raw.transport.len > 0 {
+                let event = (out.ev_ts.len() - 1) as u32;
+                let transport = out.strings.intern(b, raw.transport);
+                let link = out.strings.intern(b, raw.link);
+                let data_type = out.strings.intern(b, raw.data_type);
+                out.comm.push(CommRecord {
+                    event,
+                    transport,
+                    link,
+                    data_type,
+                    src_rank: raw.src_rank,
+                    dst_rank: raw.dst_rank,
+                    size_bytes: raw.size_bytes,
+                    bandwidth_bytes_per_s: raw.bandwidth_gb_s * 1e9,
+                    notify_id: raw.notify_id,
+                });
+            }
             if raw.device >= 0
                 && out
                     .device_hints

@@ -60,6 +60,14 @@ pub const CORRELATION: u64 = tag(b"correlation");
 pub const DEVICE: u64 = tag(b"device");
 pub const LABELS: u64 = tag(b"labels");
 pub const SORT_INDEX: u64 = tag(b"sort_index");
+pub const TRANSPORT_TYPE: u64 = tag(b"transport type");
+pub const LINK_TYPE: u64 = tag(b"link type");
+pub const DATA_TYPE: u64 = tag(b"data type");
+pub const SRC_RANK: u64 = tag(b"src rank");
+pub const DST_RANK: u64 = tag(b"dst rank");
+pub const SIZE_BYTE: u64 = tag(b"size(Byte)");
+pub const BANDWIDTH_GB_S: u64 = tag(b"bandwidth(GB/s)");
+pub const NOTIFY_ID: u64 = tag(b"notify_id");
 
 #[cfg(test)]
 mod tests {
@@ -90,6 +98,14 @@ mod tests {
             DEVICE,
             LABELS,
             SORT_INDEX,
+            TRANSPORT_TYPE,
+            LINK_TYPE,
+            DATA_TYPE,
+            SRC_RANK,
+            DST_RANK,
+            SIZE_BYTE,
+            BANDWIDTH_GB_S,
+            NOTIFY_ID,
         ];
         let mut v = all.to_vec();
         v.sort();
