@@ -460,8 +460,8 @@ pub struct Cohort {
     pub kernel_count_mismatch_steps: u64,
     /// By device time: the rank with the most computing + free time in most steps.
     pub slowest: Option<Slowest>,
-    /// By arrival: the rank last into most collectives (None with fewer than 2 ranks or no
-    /// matched collective). When it differs from `slowest`, the others wait for this one.
+    /// By arrival: the rank whose late starts add up to the most time behind the first rank
+    /// (None with fewer than 2 ranks or no matched collective). When it differs from `slowest`, the others wait for this one.
     pub waited_for: Option<WaitedFor>,
     /// Compared steps with the largest step-time spread (max - min) first.
     pub widest_steps: Vec<StepCompare>,
@@ -675,8 +675,11 @@ fn waited_for(
     if devs.len() < 2 || matched == 0 {
         return None;
     }
+    // By total lateness, not by count: one collective entered 5 ms late keeps the others
+    // waiting longer than three entered 10 µs late.
     let r = (0..devs.len()).max_by_key(|&r| {
         (
+            per[r].lateness_ns,
             per[r].last,
             std::cmp::Reverse(per[r].wait_ns),
             std::cmp::Reverse(r),
@@ -703,10 +706,11 @@ fn waited_for(
         wait_ns: per[r].wait_ns,
         others_median_wait_ns: others,
         statement: format!(
-            "rank {} is last into {} of {} collectives ({:.1} µs after the first rank on average) and waits {} in them ({:.1} µs vs the others' median {:.1} µs){}",
+            "rank {} arrives latest: last into {} of {} collectives, {:.1} µs after the first rank in total ({:.1} µs on average), and waits {} in them ({:.1} µs vs the others' median {:.1} µs){}",
             d.rank,
             per[r].last,
             matched,
+            per[r].lateness_ns as f64 / 1e3,
             mean / 1e3,
             if waits_least { "less" } else { "more" },
             per[r].wait_ns as f64 / 1e3,

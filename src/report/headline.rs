@@ -2,7 +2,7 @@
 //! results only (pure): window and steps; computing / exposed communication / free shares with a
 //! verdict and the rule that decided it (idle-bound becomes host-bound when most idle waited for
 //! late launches); the slowest rank by device time and the rank the others
-//! wait for; the top bubble cause; the vendor self-audit; how many warnings.
+//! wait for (by arrival, and by the wait ratio of the collectives); the top bubble cause; the vendor self-audit; how many warnings.
 
 use super::analyses::Analyses;
 use crate::diag::{Diagnostic, Severity};
@@ -21,7 +21,11 @@ pub fn build(a: &Analyses, diagnostics: &[Diagnostic]) -> Vec<String> {
     let dt = &a.device_time;
     if dt.is_empty() {
         // Said only when no device analysis found a device (not when `--only` skipped device_time).
-        if a.bubbles.is_empty() && a.dispatch.is_empty() && a.kernel_types.is_empty() {
+        if a.bubbles.is_empty()
+            && a.dispatch.is_empty()
+            && a.kernel_types.is_empty()
+            && a.communication_ops.devices.is_empty()
+        {
             out.push("no device timeline in the input: device time, bubbles and cross-rank comparisons do not apply".into());
         }
     } else {
@@ -115,6 +119,20 @@ pub fn build(a: &Analyses, diagnostics: &[Diagnostic]) -> Vec<String> {
         if let Some(w) = &c.waited_for {
             who.push(format!("by arrival, {}", w.statement));
         }
+    }
+    let c = &a.communication_ops.summary;
+    if let Some(k) = c.slow_rank {
+        let others: Vec<String> = c
+            .wait_ratios
+            .iter()
+            .filter(|x| x.0 != k)
+            .map(|x| format!("{:.2}", x.1))
+            .collect();
+        let own = c.wait_ratios.iter().find(|x| x.0 == k).map_or(0.0, |x| x.1);
+        who.push(format!(
+            "by collective wait, rank {k} is the one the others wait for (wait ratio {own:.2} vs {})",
+            others.join(", ")
+        ));
     }
     if !who.is_empty() {
         out.push(who.join("; "));
