@@ -631,10 +631,18 @@ fn links_of(v: &View<'_>, mine: &[Task]) -> Links {
     out
 }
 
-/// `hcom_allReduce__210_0_1` → `allreduce`: the text between the first `_` and the next `__`.
+/// The op type in lower case: `hcom_allReduce__210_0_1` → `allreduce` (the text between the
+/// first `_` and the next `__`, the vendor's rule); names without the `hcom_` prefix (MindSpore's
+/// `Default/AllReduce-op534_0`) → the leading letters of the last path segment.
 pub fn op_type(name: &str) -> String {
-    let rest = name.split_once('_').map_or(name, |x| x.1);
-    let ty = rest.split_once("__").map_or(rest, |x| x.0);
+    let base = name.rsplit('/').next().unwrap_or(name);
+    let ty = match base.strip_prefix("hcom_") {
+        Some(rest) => rest.split_once("__").map_or(rest, |x| x.0),
+        None => base
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .next()
+            .unwrap_or(base),
+    };
     ty.to_lowercase()
 }
 
@@ -759,6 +767,7 @@ mod tests {
     fn op_type_is_the_vendor_spelling() {
         assert_eq!(op_type("hcom_allReduce__210_0_1"), "allreduce");
         assert_eq!(op_type("hcom_broadcast__586_1_1"), "broadcast");
+        assert_eq!(op_type("Default/AllReduce-op534_0"), "allreduce");
         assert_eq!(op_type("noseparator"), "noseparator");
     }
 

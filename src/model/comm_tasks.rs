@@ -1,5 +1,7 @@
-//! Per-task communication details (db COMMUNICATION_TASK_INFO, the HCCL `Plane <n>` tasks of a
-//! collective): one row per plane task, reached from `events.comm_task`.
+//! Per-task communication details (db COMMUNICATION_TASK_INFO, or the args of trace_view.json's
+//! HCCL `Plane <n>` events): one row per plane task of a collective, reached from
+//! `events.comm_task`. From JSON, op name and group are empty and the plane is -1 (the thread
+//! name says it).
 
 use super::strings::StrId;
 

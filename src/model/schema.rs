@@ -226,15 +226,15 @@ pub const TABLES: &[TableSchema] = &[
     },
     TableSchema {
         name: "comm_tasks",
-        doc: "Per-task communication details (db COMMUNICATION_TASK_INFO), reached from events.comm_task.",
+        doc: "Per-task communication details (db COMMUNICATION_TASK_INFO; trace_view.json `Plane <n>` events' args `transport type`, `link type`, `src rank`, ...), reached from events.comm_task.",
         columns: cols![
             (
                 "op_name",
                 "str",
-                "The collective op of the task (hcom_allReduce__210_0_1)."
+                "The collective op of the task (hcom_allReduce__210_0_1); empty from trace_view.json (the op is the Group thread's event whose window holds the task)."
             ),
-            ("group", "str", "Communication group name."),
-            ("plane", "i32", "HCCL plane (thread `Plane <n>`)."),
+            ("group", "str", "Communication group name; empty from trace_view.json."),
+            ("plane", "i32", "HCCL plane (thread `Plane <n>`); -1 from trace_view.json (read the thread name)."),
             ("src_rank / dst_rank", "i64", "Ranks; -1 unknown."),
             (
                 "transport / link / data_type",
