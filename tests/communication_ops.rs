@@ -443,3 +443,59 @@ fn the_slow_rank_is_named_only_when_ranks_wait_differently() {
     assert_eq!(slow.transport, "HCCS");
     assert!(slow.bandwidth_gb_s <= s.median_link_gb_s.unwrap());
 }
+
+#[test]
+fn diff_metrics_carry_the_collective_wait_ratio_and_link_bandwidth() {
+    // Expected from msprof-analyze's Total Op Info rows of db/level1 (recorded JSON):
+    // HCCS 427.596096 MB per rank in 28.57005090625 + 28.7885753125 ms;
+    // wait 3.68957371875 + 3.84153675 ms, transit 3.985659625 + 4.02176028125 ms.
+    let want = expected("msprof_analyze_26.2.0_communication_level1.json");
+    let rows = want["modes"]["communication_time"]["tables"]["ClusterCommunicationBandwidth"]
+        .as_array()
+        .unwrap();
+    let (mut bytes, mut ms) = (0.0, 0.0);
+    for r in rows.iter().filter(|r| {
+        r["hccl_op_name"] == "Total Op Info"
+            && r["band_type"] == "HCCS"
+            && r["count"] == 2
+            && r["package_size"].as_f64().unwrap() < 1.2
+    }) {
+        // One row per rank (the smallest packet size) carries the link's totals.
+        bytes += r["transit_size"].as_f64().unwrap() * 1e6;
+        ms += r["transit_time"].as_f64().unwrap();
+    }
+    let times = want["modes"]["communication_time"]["tables"]["ClusterCommunicationTime"]
+        .as_array()
+        .unwrap();
+    let (mut wait, mut transit) = (0.0, 0.0);
+    for r in times
+        .iter()
+        .filter(|r| r["hccl_op_name"] == "Total Op Info")
+    {
+        wait += r["wait_time"].as_f64().unwrap();
+        transit += r["transit_time"].as_f64().unwrap();
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_profscope"))
+        .args(["analyze", "--format", "json"])
+        .arg(common::samples_dir().join("ascend-pt/db/level1"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let m = profscope::report::diff::metrics(&report);
+    let hccs = &m["link_bandwidth.HCCS"];
+    assert_eq!(hccs.unit, "GB/s");
+    let gb_s = bytes / (ms * 1e6);
+    assert!(
+        (hccs.value - gb_s).abs() <= 1e-3 * gb_s,
+        "{} vs {gb_s}",
+        hccs.value
+    );
+    let w = &m["collective_wait_ratio"];
+    let pct = 100.0 * wait / (wait + transit);
+    assert!((w.value - pct).abs() <= 1e-3, "{} vs {pct}", w.value);
+}

@@ -233,8 +233,16 @@ pub const TABLES: &[TableSchema] = &[
                 "str",
                 "The collective op of the task (hcom_allReduce__210_0_1); empty from trace_view.json (the op is the Group thread's event whose window holds the task)."
             ),
-            ("group", "str", "Communication group name; empty from trace_view.json."),
-            ("plane", "i32", "HCCL plane (thread `Plane <n>`); -1 from trace_view.json (read the thread name)."),
+            (
+                "group",
+                "str",
+                "Communication group name; empty from trace_view.json."
+            ),
+            (
+                "plane",
+                "i32",
+                "HCCL plane (thread `Plane <n>`); -1 from trace_view.json (read the thread name)."
+            ),
             ("src_rank / dst_rank", "i64", "Ranks; -1 unknown."),
             (
                 "transport / link / data_type",

@@ -145,6 +145,39 @@ pub fn metrics(report: &Value) -> BTreeMap<String, Metric> {
         }),
         "p99 launch latency (call start to first task start), the largest over devices (dispatch)",
     );
+    let comm_ops: Vec<&Value> = report["analyses"]["communication_ops"]["devices"]
+        .as_array()
+        .map_or(Vec::new(), |a| a.iter().collect());
+    let (wait, transit) = comm_ops.iter().fold((0.0, 0.0), |(w, t), d| {
+        let x = &d["total"]["times"];
+        (w + f(&x["wait_ns"]), t + f(&x["transit_ns"]))
+    });
+    put(
+        "collective_wait_ratio".into(),
+        "pct",
+        (wait + transit > 0.0).then(|| 100.0 * wait / (wait + transit)),
+        "Notify_Wait time / (wait + transit) on the master plane of every collective op, % (communication_ops, all devices)",
+    );
+    let mut links: BTreeMap<String, (f64, f64)> = BTreeMap::new();
+    for d in &comm_ops {
+        for b in d["total"]["bandwidth"].as_array().into_iter().flatten() {
+            if f(&b["time_ns"]) > 0.0 {
+                let e = links
+                    .entry(b["link"].as_str().unwrap_or("?").to_string())
+                    .or_default();
+                e.0 += f(&b["size_bytes"]);
+                e.1 += f(&b["time_ns"]);
+            }
+        }
+    }
+    for (link, (bytes, ns)) in links {
+        put(
+            format!("link_bandwidth.{link}"),
+            "GB/s",
+            Some(bytes / ns),
+            "bytes / transfer time over one link type, all collective ops and devices (communication_ops)",
+        );
+    }
     put(
         "notify_wait_ratio".into(),
         "pct",
