@@ -333,6 +333,16 @@ fn expected_rows_restate_the_rust_analyses() {
                             same(b, row, col, &h[k + 1]["count"]);
                         }
                     }
+                    "launch_latency" => {
+                        let d = device(&a["dispatch"], b, row, |_| true);
+                        assert_ne!(d["link"], "flow", "flow links have no SQL row");
+                        same(b, row, "tasks", &d["tasks"]);
+                        same(b, row, "linked_tasks", &d["linked_tasks"]);
+                        same(b, row, "calls", &d["latency"]["count"]);
+                        same(b, row, "mean_latency_ns", &d["latency"]["mean_ns"]);
+                        same(b, row, "max_latency_ns", &d["latency"]["max_ns"]);
+                        same(b, row, "negative_calls", &d["latency"]["negative"]);
+                    }
                     other => panic!("no analysis mapping for query `{other}`: add one here"),
                 }
                 *checked.entry(b.query.clone()).or_default() += 1;

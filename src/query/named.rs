@@ -16,6 +16,7 @@ macro_rules! named {
 pub const NAMED: &[NamedQuery] = named!(
     "bubbles",
     "communication_share",
+    "launch_latency",
     "step_breakdown",
     "stream_composition",
     "top_kernels",
