@@ -38,12 +38,14 @@ fn dev(d: &crate::analysis::devices::DeviceRef) -> String {
 
 pub fn build(r: &Report) -> Vec<Section> {
     let mut out = Vec::new();
-    summary(r, &mut out);
+    // The answer first (the headline is printed above the sections), the inventory of what was
+    // read (files, categories, streams) last.
     ranks(r, &mut out);
     cross_rank(r, &mut out);
     timeline(r, &mut out);
     kernels(r, &mut out);
     audits(r, &mut out);
+    summary(r, &mut out);
     let mut d = sec(
         "Diagnostics",
         vec!["code", "severity", "count", "first example"],
