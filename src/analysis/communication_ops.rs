@@ -113,7 +113,7 @@ pub struct CommOp {
     /// Step number of the host step the op started in; None when the file has no steps.
     pub step: Option<i64>,
     pub start_ns: i64,
-    /// None when the op has no plane tasks (transit/wait/sync/idle unknown).
+    /// The time split (always present: ops without plane tasks are only counted).
     pub times: Option<OpTimes>,
     pub wait_ratio: Option<f64>,
     pub synchronization_ratio: Option<f64>,
@@ -166,7 +166,7 @@ pub struct DeviceCommOps {
     pub ops_without_tasks: u64,
     /// Ops with RDMA tasks, whose grouping rule is not checked on a real capture yet.
     pub ops_with_rdma: u64,
-    /// The slowest ops by elapsed time, at most top N.
+    /// The slowest ops with plane tasks by elapsed time, at most top N.
     pub slowest: Vec<CommOp>,
     pub steps: Vec<StepTotal>,
     /// Over every op with plane tasks.
@@ -345,9 +345,12 @@ fn one(
     top_n: usize,
 ) -> DeviceCommOps {
     let t = v.t;
-    let mut ops: Vec<CommOp> = Vec::with_capacity(d.comm_ops.len());
-    let mut op_links: Vec<Links> = Vec::with_capacity(d.comm_ops.len());
-    let (mut plane_tasks, mut rdma_ops) = (0u64, 0u64);
+    // Ops with plane tasks; their names stay interned until the top N are chosen (a db of 20 M
+    // rows has 1.5 M collectives).
+    let mut ops: Vec<CommOp> = Vec::new();
+    let mut names: Vec<StrId> = Vec::new();
+    let mut op_links: Vec<Links> = Vec::new();
+    let (mut plane_tasks, mut rdma_ops, mut without) = (0u64, 0u64, 0u64);
     let mut mine: Vec<Task> = Vec::new();
     for &op in &d.comm_ops {
         let (a, b) = iv(t, op);
@@ -360,6 +363,10 @@ fn one(
             own == StrId::EMPTY || own == name
         }));
         // Planes in order, each plane's tasks in time order.
+        if mine.is_empty() {
+            without += 1;
+            continue;
+        }
         mine.sort_by_key(|x| (x.plane, t.events.ts_ns[x.ev as usize], x.ev));
         plane_tasks += mine.len() as u64;
         if mine
@@ -370,8 +377,9 @@ fn one(
         }
         let (times, master) = times_of(v, &mine, b - a);
         op_links.push(links_of(v, &mine));
+        names.push(name);
         ops.push(CommOp {
-            name: t.str(name).to_string(),
+            name: String::new(),
             step: steps.step_at(a),
             start_ns: a,
             wait_ratio: times.map(|x| x.wait_ratio()),
@@ -382,7 +390,8 @@ fn one(
             bandwidth: bands_of(v, &mine),
         });
     }
-    let matrix = matrix(&ops, &op_links);
+    let name_of = |k: usize| t.str(names[k]);
+    let matrix = matrix(&ops, &name_of, &op_links);
     let mut by_step: Vec<StepTotal> = Vec::new();
     let mut total = empty_total(None);
     for op in ops.iter().filter(|o| o.times.is_some()) {
@@ -401,20 +410,31 @@ fn one(
     for s in by_step.iter_mut().chain(std::iter::once(&mut total)) {
         finish_total(s);
     }
-    let without = ops.iter().filter(|o| o.times.is_none()).count() as u64;
-    let ops_total = ops.len() as u64;
-    ops.sort_by(|x, y| {
+    let ops_total = d.comm_ops.len() as u64;
+    let mut order: Vec<usize> = (0..ops.len()).collect();
+    order.sort_by(|&x, &y| {
         let e = |o: &CommOp| o.times.map_or(0, |t| t.elapsed_ns);
-        e(y).cmp(&e(x)).then(x.start_ns.cmp(&y.start_ns))
+        e(&ops[y])
+            .cmp(&e(&ops[x]))
+            .then(ops[x].start_ns.cmp(&ops[y].start_ns))
     });
-    ops.truncate(top_n);
+    order.truncate(top_n);
+    let mut slots: Vec<Option<CommOp>> = ops.into_iter().map(Some).collect();
+    let slowest: Vec<CommOp> = order
+        .iter()
+        .filter_map(|&k| {
+            let mut o = slots[k].take()?;
+            o.name = name_of(k).to_string();
+            Some(o)
+        })
+        .collect();
     DeviceCommOps {
         device: d.evidence.clone(),
         ops_total,
         plane_tasks,
         ops_without_tasks: without,
         ops_with_rdma: rdma_ops,
-        slowest: ops,
+        slowest,
         steps: by_step,
         total,
         matrix,
@@ -647,16 +667,35 @@ pub fn op_type(name: &str) -> String {
 }
 
 /// The matrix: per (step, op type, link) the ops ranked by bandwidth, and the total.
-fn matrix(ops: &[CommOp], links: &[Links]) -> Vec<MatrixCell> {
-    type Key = (Option<i64>, String, (i64, i64));
+fn matrix<'a>(
+    ops: &[CommOp],
+    name_of: &dyn Fn(usize) -> &'a str,
+    links: &[Links],
+) -> Vec<MatrixCell> {
+    /// (step, op type index, link).
+    type Key = (Option<i64>, usize, (i64, i64));
     /// (bandwidth, op index, link index) of every op with this key.
     type Members = Vec<(f64, usize, usize)>;
     let mut groups: Vec<(Key, Members)> = Vec::new();
     let mut index: FxHashMap<Key, usize> = FxHashMap::default();
+    let mut types: Vec<String> = Vec::new();
+    let mut type_ids: FxHashMap<String, usize> = FxHashMap::default();
     for (k, (op, l)) in ops.iter().zip(links).enumerate() {
+        if l.is_empty() {
+            continue;
+        }
+        let ty = op_type(name_of(k));
+        let ty = match type_ids.get(&ty) {
+            Some(&i) => i,
+            None => {
+                types.push(ty.clone());
+                type_ids.insert(ty, types.len() - 1);
+                types.len() - 1
+            }
+        };
         for (j, link) in l.iter().enumerate() {
-            let key: Key = (op.step, op_type(&op.name), link.0);
-            let g = *index.entry(key.clone()).or_insert_with(|| {
+            let key: Key = (op.step, ty, link.0);
+            let g = *index.entry(key).or_insert_with(|| {
                 groups.push((key, Vec::new()));
                 groups.len() - 1
             });
@@ -665,6 +704,7 @@ fn matrix(ops: &[CommOp], links: &[Links]) -> Vec<MatrixCell> {
     }
     let mut out = Vec::new();
     for ((step, ty, (src, dst)), mut v) in groups {
+        let ty = &types[ty];
         // Highest bandwidth first; ties keep op order (a stable sort, as the vendor's).
         v.sort_by(|a, b| b.0.total_cmp(&a.0));
         let cell = |rank: &'static str, e: &(f64, usize, usize)| {
@@ -673,7 +713,7 @@ fn matrix(ops: &[CommOp], links: &[Links]) -> Vec<MatrixCell> {
                 step,
                 op_type: ty.clone(),
                 rank_by_bandwidth: rank,
-                op: Some(ops[e.1].name.clone()),
+                op: Some(name_of(e.1).to_string()),
                 src_rank: src,
                 dst_rank: dst,
                 transport: l.1.clone(),

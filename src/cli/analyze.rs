@@ -56,6 +56,10 @@ pub struct AnalyzeArgs {
     /// Exit 1 when `--phase` keeps no event (the report is still printed).
     #[arg(long)]
     pub fail_empty: bool,
+    /// Markdown: every section (default: the headline and the top tables, about 60 lines, sized
+    /// for a PR comment).
+    #[arg(long)]
+    pub full: bool,
 }
 
 /// A bubble threshold in µs: a finite number, zero or more.
@@ -146,7 +150,11 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         std::fs::write(path, render(&report, Format::Json))
             .with_context(|| format!("writing {}", path.display()))?;
     }
-    crate::cli::write_stdout(&render(&report, args.format))?;
+    crate::cli::write_stdout(&crate::render::render_detail(
+        &report,
+        args.format,
+        args.full,
+    ))?;
     let empty = report
         .phase_slice
         .as_ref()

@@ -1,4 +1,5 @@
-//! Markdown renderer, for PRs and notes: the same sections as the terminal renderer.
+//! Markdown renderer, for PRs and notes: the same sections as the terminal renderer; by default
+//! only the headline and the top tables ([`render_brief`]), every section with `--full`.
 
 use super::sections::build;
 use crate::report::Report;
@@ -7,7 +8,52 @@ fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
+/// Sections of the brief Markdown (a PR comment), by title prefix, in report order.
+const BRIEF: &[&str] = &["Cross-rank steps", "Device time", "Slowest links"];
+/// Rows and notes per section in the brief Markdown.
+const BRIEF_ROWS: usize = 6;
+const BRIEF_NOTES: usize = 3;
+
+/// The headline and the top tables, about 60 lines: what a PR comment can hold. The rest is one
+/// command away (`--full`), named on the last line.
+pub fn render_brief(r: &Report) -> String {
+    let mut o = head(r);
+    let all = build(r);
+    let mut left = Vec::new();
+    for mut s in all {
+        if !BRIEF.iter().any(|p| s.title.starts_with(p)) {
+            left.push(s.title);
+            continue;
+        }
+        let n = s.rows.len();
+        if n > BRIEF_ROWS {
+            s.rows.truncate(BRIEF_ROWS);
+            s.notes
+                .insert(0, format!("{BRIEF_ROWS} of {n} rows; `--full` lists all"));
+        }
+        s.notes.truncate(BRIEF_NOTES);
+        render_section(&s, &mut o);
+    }
+    if !left.is_empty() {
+        o.push_str(&format!(
+            "{} more sections with `--full` ({}).\n",
+            left.len(),
+            left.join("; ")
+        ));
+    }
+    o
+}
+
+/// Every section.
 pub fn render(r: &Report) -> String {
+    let mut o = head(r);
+    for s in build(r) {
+        render_section(&s, &mut o);
+    }
+    o
+}
+
+fn head(r: &Report) -> String {
     let mut o = format!("# profscope report (schema {})\n\n", r.schema_version);
     for l in &r.headline {
         o.push_str(&format!("- **{}**\n", cell(l)));
@@ -28,9 +74,6 @@ pub fn render(r: &Report) -> String {
             p.events_kept,
             p.events_dropped
         ));
-    }
-    for s in build(r) {
-        render_section(&s, &mut o);
     }
     o
 }

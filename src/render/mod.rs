@@ -20,11 +20,18 @@ pub enum Format {
     Md,
 }
 
+/// The report in `format`; Markdown is the brief one (headline and top tables).
 pub fn render(report: &Report, format: Format) -> String {
+    render_detail(report, format, false)
+}
+
+/// The report in `format`; `full` Markdown has every section.
+pub fn render_detail(report: &Report, format: Format, full: bool) -> String {
     match format {
         Format::Table => table::render(report),
         Format::Json => json::render(report),
-        Format::Md => markdown::render(report),
+        Format::Md if full => markdown::render(report),
+        Format::Md => markdown::render_brief(report),
     }
 }
 
