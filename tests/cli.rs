@@ -85,12 +85,19 @@ fn table_and_markdown_render() {
         s.contains("Events per category") && s.contains("compute_kernel") && s.contains("Stream 2"),
         "{s}"
     );
+    // Markdown fits a PR comment by default (headline and top tables, at most 60 lines); the
+    // inventory and every other section come with --full.
     let out = profscope(&["analyze", "--format", "md"]);
     let s = String::from_utf8(out.stdout).unwrap();
     assert!(
-        s.starts_with("# profscope report") && s.contains("| compute_kernel |"),
+        s.starts_with("# profscope report") && s.contains("## Device time"),
         "{s}"
     );
+    assert!(s.lines().count() <= 60, "{} lines", s.lines().count());
+    assert!(!s.contains("| compute_kernel |") && s.contains("more sections with `--full`"));
+    let out = profscope(&["analyze", "--format", "md", "--full"]);
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert!(s.contains("| compute_kernel |"), "{s}");
 }
 
 #[test]

@@ -35,10 +35,23 @@ pub fn render_brief(r: &Report) -> String {
         render_section(&s, &mut o);
     }
     if !left.is_empty() {
+        // Section kinds, once each, with how many there are (per-device sections repeat).
+        let mut kinds: Vec<(String, usize)> = Vec::new();
+        for title in &left {
+            let stem = title.split([':', '(']).next().unwrap_or(title).trim();
+            match kinds.iter_mut().find(|k| k.0 == stem) {
+                Some(k) => k.1 += 1,
+                None => kinds.push((stem.to_string(), 1)),
+            }
+        }
+        let kinds: Vec<String> = kinds
+            .into_iter()
+            .map(|(k, n)| if n > 1 { format!("{k} ×{n}") } else { k })
+            .collect();
         o.push_str(&format!(
-            "{} more sections with `--full` ({}).\n",
+            "{} more sections with `--full`: {}.\n",
             left.len(),
-            left.join("; ")
+            kinds.join(", ")
         ));
     }
     o
