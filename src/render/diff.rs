@@ -5,11 +5,15 @@ use super::sections::{Section, sec};
 use super::{Format, human_ns, markdown, table};
 use crate::report::diff::{Diff, Row, Status};
 
+/// A value as displayed: ns metrics as a time (below 1 µs with one decimal, so a mean of 16.4 ns
+/// does not show as 16.000 ns), pct as a percent, any other unit after the number.
 fn value(unit: &str, v: Option<f64>) -> String {
     match (unit, v) {
         (_, None) => "-".into(),
+        ("ns", Some(x)) if x.abs() < 1e3 => format!("{x:.1} ns"),
         ("ns", Some(x)) => human_ns(x.round() as i64),
-        (_, Some(x)) => format!("{x:.2}%"),
+        ("pct", Some(x)) => format!("{x:.2}%"),
+        (u, Some(x)) => format!("{x:.2} {u}"),
     }
 }
 
@@ -17,11 +21,13 @@ fn change(r: &Row) -> String {
     let Some(c) = r.change else {
         return "-".into();
     };
-    let abs = if r.unit == "ns" {
-        let s = human_ns(c.round() as i64);
-        if c >= 0.0 { format!("+{s}") } else { s }
-    } else {
-        format!("{c:+.2} pt")
+    let abs = match r.unit {
+        "ns" => {
+            let s = value("ns", Some(c));
+            if c >= 0.0 { format!("+{s}") } else { s }
+        }
+        "pct" => format!("{c:+.2} pt"),
+        u => format!("{c:+.2} {u}"),
     };
     match r.change_pct {
         Some(p) => format!("{abs} ({p:+.1}%)"),
@@ -29,12 +35,36 @@ fn change(r: &Row) -> String {
     }
 }
 
+/// A change too small to show at the displayed precision.
+fn unchanged(r: &Row) -> bool {
+    matches!(r.status, Status::Ok) && value(r.unit, r.base) == value(r.unit, r.new)
+}
+
 fn section(d: &Diff) -> Section {
+    let fails: Vec<&str> = d
+        .rows
+        .iter()
+        .filter(|r| matches!(r.status, Status::Fail))
+        .map(|r| r.metric.as_str())
+        .collect();
+    let verdict = if fails.is_empty() {
+        "pass (no threshold crossed)".to_string()
+    } else {
+        format!("FAIL ({})", fails.join(", "))
+    };
     let mut s = sec(
-        format!("profscope diff: {} -> {}", d.base, d.new),
+        format!("profscope diff: {} -> {}: {verdict}", d.base, d.new),
         vec!["metric", "base", "new", "change", "threshold", "status"],
     );
-    for r in &d.rows {
+    // Failures first, then what changed, then metrics of one run only; unchanged ones folded.
+    let rank = |r: &Row| match r.status {
+        Status::Fail => 0,
+        Status::Ok => 1,
+        Status::Missing => 2,
+    };
+    let mut rows: Vec<&Row> = d.rows.iter().filter(|r| !unchanged(r)).collect();
+    rows.sort_by_key(|r| rank(r));
+    for r in rows {
         s.rows.push(vec![
             r.metric.clone(),
             value(r.unit, r.base),
@@ -49,17 +79,19 @@ fn section(d: &Diff) -> Section {
             .into(),
         ]);
     }
-    let fails: Vec<&str> = d
+    let same: Vec<&str> = d
         .rows
         .iter()
-        .filter(|r| matches!(r.status, Status::Fail))
+        .filter(|r| unchanged(r))
         .map(|r| r.metric.as_str())
         .collect();
-    s.notes.push(if fails.is_empty() {
-        "verdict: pass (no threshold crossed)".into()
-    } else {
-        format!("verdict: FAIL ({})", fails.join(", "))
-    });
+    if !same.is_empty() {
+        s.notes.push(format!(
+            "unchanged at the displayed precision ({}): {}",
+            same.len(),
+            same.join(", ")
+        ));
+    }
     if !d.unmatched_thresholds.is_empty() {
         s.notes.push(format!(
             "thresholds matching no metric (not evaluated): {}",
