@@ -106,6 +106,41 @@ fn a_session_end_to_end() {
     assert!(b["full_bytes"].as_u64().unwrap() > 4000);
     assert!(!b["cut"].as_array().unwrap().is_empty());
 
+    // The whole report bounded to 8000 and 20000 bytes (the full one is about 127 KB) still
+    // answers: the headline whole, both ranks' cross-rank rows with their shares, the slowest rank
+    // (rank 1 in the unbounded report above) and the verdicts; detail is what goes.
+    for (id, max) in [(40, 8000u64), (41, 20000)] {
+        let res = s.call(id, "analyze", json!({"paths": [ROOT], "max_bytes": max}));
+        let b = &res["structuredContent"];
+        assert_eq!(b["truncated"], true);
+        assert!(b.to_string().len() as u64 <= max, "{}", b.to_string().len());
+        let r = &b["result"];
+        assert_eq!(
+            r["headline"], rep["headline"],
+            "headline kept whole at {max}"
+        );
+        let cohort = &r["analyses"]["cross_rank"]["cohorts"][0];
+        let ranks = cohort["ranks"].as_array().unwrap();
+        assert_eq!(ranks.len(), 2, "both ranks' rows at {max}");
+        for (k, row) in ranks.iter().enumerate() {
+            let full = &rep["analyses"]["cross_rank"]["cohorts"][0]["ranks"][k];
+            for f in [
+                "computing_pct",
+                "communication_not_overlapped_pct",
+                "free_pct",
+                "step_mean_ns",
+            ] {
+                assert!(full[f].is_number(), "{f}");
+                assert_eq!(row[f], full[f], "{f} at {max}");
+            }
+        }
+        assert_eq!(
+            cohort["slowest"]["rank"],
+            rep["analyses"]["cross_rank"]["cohorts"][0]["slowest"]["rank"]
+        );
+        assert_eq!(cohort["slowest"]["rank"], 1);
+    }
+
     // list_ranks: the two dbs with their ranks, without parsing.
     let res = s.call(5, "list_ranks", json!({"paths": [ROOT]}));
     let inputs = res["structuredContent"]["result"]["inputs"]

@@ -138,6 +138,8 @@ pub struct StepTotal {
 /// One cell of the link matrix.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct MatrixCell {
+    /// The step, or None for a capture without steps or with more than top N steps (the cells
+    /// then rank the ops of the whole capture).
     pub step: Option<i64>,
     /// Op type in lower case (`allreduce`).
     pub op_type: String,
@@ -391,7 +393,13 @@ fn one(
         });
     }
     let name_of = |k: usize| t.str(names[k]);
-    let matrix = matrix(&ops, &name_of, &op_links);
+    // Per step while the steps are few; over the whole capture (step null) beyond top N steps,
+    // so the matrix stays bounded on long captures.
+    let mut step_ids: Vec<Option<i64>> = ops.iter().map(|o| o.step).collect();
+    step_ids.sort_unstable();
+    step_ids.dedup();
+    let per_step = step_ids.len() <= top_n.max(1);
+    let matrix = matrix(&ops, &name_of, &op_links, per_step);
     let mut by_step: Vec<StepTotal> = Vec::new();
     let mut total = empty_total(None);
     for op in ops.iter().filter(|o| o.times.is_some()) {
@@ -671,6 +679,7 @@ fn matrix<'a>(
     ops: &[CommOp],
     name_of: &dyn Fn(usize) -> &'a str,
     links: &[Links],
+    per_step: bool,
 ) -> Vec<MatrixCell> {
     /// (step, op type index, link).
     type Key = (Option<i64>, usize, (i64, i64));
@@ -694,7 +703,7 @@ fn matrix<'a>(
             }
         };
         for (j, link) in l.iter().enumerate() {
-            let key: Key = (op.step, ty, link.0);
+            let key: Key = (op.step.filter(|_| per_step), ty, link.0);
             let g = *index.entry(key).or_insert_with(|| {
                 groups.push((key, Vec::new()));
                 groups.len() - 1

@@ -3,7 +3,8 @@
 //! `tools/list`, `tools/call`. Tools: `analyze` (all analyses or some, per `only`), `memory`,
 //! `diff`, `list_ranks`, `query` (needs the `sql` build). Every result is the JSON report
 //! contract of the matching command, wrapped with `truncated` / `full_bytes` and bounded to
-//! `max_bytes` (long arrays cut, the cut paths listed); failures are tool results with
+//! `max_bytes` (long arrays cut, never the headline or the per-rank rows; then whole analyses left
+//! out, detail first; the cut paths listed); failures are tool results with
 //! `isError: true` and a JSON `{"error": ...}`, never a crashed server.
 
 use crate::pipeline::{self, RunOpts};
@@ -68,44 +69,106 @@ fn query_tool(args: &Value) -> anyhow::Result<Value> {
     Ok(serde_json::to_value(&r)?)
 }
 
-/// Cuts arrays longer than `n` to `n` items, recording the paths cut.
-fn cut(v: &mut Value, n: usize, at: &str, cuts: &mut Vec<String>) {
+/// Arrays an answer needs, never cut: the headline, the rank lists, the per-device lists of the
+/// analyses (their detail inside is cut), each cross-rank cohort's per-rank rows and the
+/// per-rank collective wait ratios.
+fn protected(at: &str) -> bool {
+    let per_device = at
+        .strip_prefix("$.analyses.")
+        .is_some_and(|rest| !rest.contains(['.', '[']));
+    per_device
+        || at == "$.headline"
+        || at == "$.summary.ranks"
+        || at.ends_with(".cross_rank.cohorts")
+        || (at.contains(".cross_rank.cohorts[") && at.ends_with("].ranks"))
+        || at.ends_with(".present")
+        || at.ends_with(".wait_ratios")
+}
+
+/// Analyses left out, in this order, when cutting arrays is not enough: detail first, then the
+/// per-device sections; what stays is the headline, the verdicts and the per-rank rows.
+const DROP_ORDER: &[&str] = &[
+    "composition",
+    "op_types",
+    "top_events",
+    "kernel_types_complete_steps",
+    "kernel_types",
+    "communication_ops",
+    "dispatch",
+    "bubbles",
+    "communication",
+    "phases",
+    "mtp",
+    "step_sync",
+    "batch_audit",
+    "vendor_agreement",
+    "device_time",
+];
+
+/// Cuts arrays longer than `n` to `n` items (protected ones only when `all`), recording the paths
+/// cut.
+fn cut(v: &mut Value, n: usize, at: &str, all: bool, cuts: &mut Vec<String>) {
     match v {
         Value::Array(a) => {
-            if a.len() > n {
+            if a.len() > n && (all || !protected(at)) {
                 cuts.push(format!("{at} ({} of {})", n, a.len()));
                 a.truncate(n);
             }
             for (i, x) in a.iter_mut().enumerate() {
-                cut(x, n, &format!("{at}[{i}]"), cuts);
+                cut(x, n, &format!("{at}[{i}]"), all, cuts);
             }
         }
         Value::Object(o) => {
             for (k, x) in o.iter_mut() {
-                cut(x, n, &format!("{at}.{k}"), cuts);
+                cut(x, n, &format!("{at}.{k}"), all, cuts);
             }
         }
         _ => {}
     }
 }
 
-/// The result wrapped and bounded to `max` bytes of JSON.
+/// The result wrapped and bounded to `max` bytes of JSON: long arrays are cut first (never the
+/// headline or the per-rank rows); a report that still does not fit loses whole analyses in
+/// [`DROP_ORDER`], each replaced by a line saying how to ask for it.
 pub fn bounded(tool: &str, v: Value, max: usize) -> Value {
     let full = v.to_string().len();
     let wrap = |result: Value, cuts: Vec<String>| json!({"schema_version": crate::report::SCHEMA_VERSION, "tool": tool, "truncated": !cuts.is_empty(), "full_bytes": full, "cut": cuts.iter().take(20).collect::<Vec<_>>(), "result": result});
     if full <= max {
         return wrap(v, vec![]);
     }
-    for n in [100, 30, 10, 3, 1, 0] {
+    let fits = |w: &Value| w.to_string().len() <= max;
+    for n in [100, 30, 10, 3, 1] {
         let mut x = v.clone();
         let mut cuts = Vec::new();
-        cut(&mut x, n, "$", &mut cuts);
+        cut(&mut x, n, "$", false, &mut cuts);
         let w = wrap(x, cuts);
-        if w.to_string().len() <= max || n == 0 {
+        if fits(&w) {
             return w;
         }
     }
-    unreachable!()
+    if v["analyses"].is_object() {
+        for k in 1..=DROP_ORDER.len() {
+            let mut x = v.clone();
+            let dropped = &DROP_ORDER[..k];
+            for name in dropped {
+                if let Some(a) = x["analyses"].get_mut(*name) {
+                    *a = json!(format!(
+                        "left out to fit max_bytes: call analyze with only [\"{name}\"]"
+                    ));
+                }
+            }
+            let mut cuts = vec![format!("$.analyses left out: {}", dropped.join(", "))];
+            cut(&mut x, 0, "$", false, &mut cuts);
+            let w = wrap(x, cuts);
+            if fits(&w) {
+                return w;
+            }
+        }
+    }
+    let mut x = v;
+    let mut cuts = Vec::new();
+    cut(&mut x, 0, "$", true, &mut cuts);
+    wrap(x, cuts)
 }
 
 fn strings(v: &Value) -> Vec<PathBuf> {
