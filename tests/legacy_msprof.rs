@@ -333,3 +333,63 @@ fn headline_says_communication_bound_with_the_vendor_shares() {
         r["headline"][0]
     );
 }
+
+/// A graph-sink capture has no host launches: the gaps inside an iteration with no wait, copy or
+/// collective in them are the device starting the model's next queued task. Checked here: no
+/// unknown idle is left, the named causes add up to the idle, and every `device_scheduling` gap
+/// listed ends exactly where its evidence task starts, inside one of the device's `Iteration N`
+/// windows read from the files with serde_json.
+#[test]
+fn graph_sink_gaps_inside_an_iteration_are_device_scheduling() {
+    use profscope::analysis::bubbles::{self, BubbleOpts};
+    let t = common::ingest(&root());
+    let devs = devices::devices(&t);
+    let b = bubbles::compute(
+        &t,
+        &devs,
+        &BubbleOpts {
+            min_gap_ns: 1_000,
+            top_n: 10_000,
+        },
+    );
+    assert_eq!(b.len(), 2);
+    for (d, g) in devs.iter().zip(&b) {
+        assert_eq!(g.unknown_ns, 0, "device {}", d.evidence.device_id);
+        let named: i64 = g.by_cause.values().map(|c| c.total_ns).sum();
+        assert_eq!(named, g.idle_ns);
+        let folder = format!("device_{}", d.evidence.device_id);
+        let mut iterations: Vec<(i64, i64)> = Vec::new();
+        for p in iteration_files(&folder).values() {
+            for e in &read_trace(p).complete {
+                let name = e["name"].as_str().unwrap_or("");
+                if name.starts_with("Iteration ") {
+                    let ts = e["ts"]
+                        .as_str()
+                        .map_or_else(|| e["ts"].as_f64().unwrap(), |s| s.parse::<f64>().unwrap());
+                    let dur = e["dur"].as_f64().unwrap();
+                    iterations.push((ns(ts), ns(ts + dur)));
+                }
+            }
+        }
+        // Each iteration file carries its `Iteration N` (the step-trace thread and a subset).
+        assert!(iterations.len() >= 10, "{}", iterations.len());
+        let sched: Vec<_> = g
+            .largest
+            .iter()
+            .filter(|x| x.cause == bubbles::Cause::DeviceScheduling)
+            .collect();
+        assert!(!sched.is_empty());
+        for x in sched {
+            let ev = x.evidence.as_ref().unwrap();
+            assert_eq!(ev.ts_ns, x.end_ns, "evidence starts where the gap ends");
+            assert!(
+                iterations
+                    .iter()
+                    .any(|&(s, e)| s <= x.start_ns + 1 && x.end_ns <= e + 1),
+                "gap {}..{} inside an iteration",
+                x.start_ns,
+                x.end_ns
+            );
+        }
+    }
+}

@@ -19,6 +19,10 @@
 //!    was queued; with a framework-op link, the op had ended) and nothing above lies in the gap:
 //!    the device took that long to start a queued task (evidence: that task; its launch call is
 //!    in `launch`);
+//!    The same cause when the capture is a sunk graph (no task has a host launch and the steps
+//!    are the device's `Iteration N`): a gap inside an iteration with none of the evidence above
+//!    (evidence: the task ending the gap; the model's tasks were submitted when the iteration
+//!    began);
 //! 9. `unknown`: no evidence (e.g. tasks without a launch link).
 
 use super::device_time::busy_unions;
@@ -307,6 +311,16 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
     }
     let launches = super::dispatch::launches(t, d);
     let steps = step_spans(t, d);
+    // Graph sink (legacy CANN / MindSpore): no task has a host launch, and the steps are the
+    // device's own iterations; the model's tasks were submitted together when the iteration began.
+    let graph_sunk = !steps.is_empty()
+        && launches
+            .launch
+            .iter()
+            .all(|&l| l == super::dispatch::NO_LAUNCH)
+        && steps
+            .iter()
+            .all(|s| t.event_name(s.1 as usize).starts_with("Iteration "));
 
     let kernels: Vec<u32> = d
         .events
@@ -385,6 +399,14 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
             .find(|&&i| iv(t, i).1 <= a)
             .copied();
         let after = kernels.get(k).copied();
+        let (cause, ev) = if cause == Cause::Unknown
+            && graph_sunk
+            && steps.iter().any(|s| s.0.0 <= a && b <= s.0.1)
+        {
+            (Cause::DeviceScheduling, after)
+        } else {
+            (cause, ev)
+        };
         all.push(RawGap {
             start_ns: a,
             end_ns: b,
