@@ -419,21 +419,17 @@ fn one(
         finish_total(s);
     }
     let ops_total = d.comm_ops.len() as u64;
-    let mut order: Vec<usize> = (0..ops.len()).collect();
-    order.sort_by(|&x, &y| {
+    let mut listed: Vec<(StrId, CommOp)> = names.into_iter().zip(ops).collect();
+    listed.sort_by(|(_, x), (_, y)| {
         let e = |o: &CommOp| o.times.map_or(0, |t| t.elapsed_ns);
-        e(&ops[y])
-            .cmp(&e(&ops[x]))
-            .then(ops[x].start_ns.cmp(&ops[y].start_ns))
+        e(y).cmp(&e(x)).then(x.start_ns.cmp(&y.start_ns))
     });
-    order.truncate(top_n);
-    let mut slots: Vec<Option<CommOp>> = ops.into_iter().map(Some).collect();
-    let slowest: Vec<CommOp> = order
-        .iter()
-        .filter_map(|&k| {
-            let mut o = slots[k].take()?;
-            o.name = name_of(k).to_string();
-            Some(o)
+    listed.truncate(top_n);
+    let slowest: Vec<CommOp> = listed
+        .into_iter()
+        .map(|(name, mut o)| {
+            o.name = t.str(name).to_string();
+            o
         })
         .collect();
     DeviceCommOps {

@@ -288,36 +288,29 @@ fn time_value(lx: &mut Lexer<'_>) -> Result<Option<i64>, LexError> {
     Ok(us_to_ns(t))
 }
 
-fn float_value(lx: &mut Lexer<'_>) -> Result<f64, LexError> {
-    let t = match lx.peek()? {
+/// The bytes of a scalar value, quoted or not; None (the value skipped) for an object or array.
+fn scalar_bytes<'b>(lx: &mut Lexer<'b>) -> Result<Option<&'b [u8]>, LexError> {
+    Ok(match lx.peek()? {
         b'"' => {
             let s = lx.string()?;
-            lx.bytes(s)
+            Some(lx.bytes(s))
         }
         b'{' | b'[' => {
             lx.skip_value()?;
-            return Ok(f64::NAN);
+            None
         }
-        _ => lx.scalar_token()?,
-    };
-    Ok(parse_f64(t).unwrap_or(f64::NAN))
+        _ => Some(lx.scalar_token()?),
+    })
+}
+
+fn float_value(lx: &mut Lexer<'_>) -> Result<f64, LexError> {
+    Ok(scalar_bytes(lx)?.and_then(parse_f64).unwrap_or(f64::NAN))
 }
 
 /// A notify id, written as a decimal string; UINT64_MAX (none) and anything unparsable → -1.
 fn notify_value(lx: &mut Lexer<'_>) -> Result<i64, LexError> {
-    let t = match lx.peek()? {
-        b'"' => {
-            let s = lx.string()?;
-            lx.bytes(s)
-        }
-        b'{' | b'[' => {
-            lx.skip_value()?;
-            return Ok(-1);
-        }
-        _ => lx.scalar_token()?,
-    };
-    Ok(std::str::from_utf8(t)
-        .ok()
+    Ok(scalar_bytes(lx)?
+        .and_then(|t| std::str::from_utf8(t).ok())
         .and_then(|x| x.parse::<u64>().ok())
         .and_then(|v| i64::try_from(v).ok())
         .unwrap_or(-1))
