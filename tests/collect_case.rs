@@ -9,6 +9,7 @@
 
 mod common;
 use common::procs_mentioning;
+use common::validate_schema as validate;
 
 use profscope::collect::case::{self, CaseOpts};
 use profscope::collect::manifest::{Manifest, Workload};
@@ -539,71 +540,6 @@ fn collect_analyse_cli_runs_ranks_in_parallel() {
         String::from_utf8_lossy(&st.stdout)
     );
     let _ = std::fs::remove_dir_all(&work);
-}
-
-/// A small JSON Schema checker for what docs/collect-manifest.schema.json uses: type (one or a
-/// list), const, enum, properties, required, additionalProperties: false, items, oneOf, minimum.
-fn validate(v: &Value, s: &Value, at: &str) -> Result<(), String> {
-    let type_ok = |t: &str| match t {
-        "string" => v.is_string(),
-        "number" => v.is_number(),
-        "integer" => v.is_i64() || v.is_u64(),
-        "boolean" => v.is_boolean(),
-        "object" => v.is_object(),
-        "array" => v.is_array(),
-        "null" => v.is_null(),
-        _ => false,
-    };
-    match &s["type"] {
-        Value::String(t) if !type_ok(t) => return Err(format!("{at}: not {t}: {v}")),
-        Value::Array(ts) if !ts.iter().any(|t| type_ok(t.as_str().unwrap())) => {
-            return Err(format!("{at}: not any of {ts:?}: {v}"));
-        }
-        _ => {}
-    }
-    if let Some(c) = s.get("const")
-        && c != v
-    {
-        return Err(format!("{at}: {v} != {c}"));
-    }
-    if let Some(e) = s["enum"].as_array()
-        && !e.contains(v)
-    {
-        return Err(format!("{at}: {v} not in {e:?}"));
-    }
-    if let (Some(m), Some(x)) = (s["minimum"].as_f64(), v.as_f64())
-        && x < m
-    {
-        return Err(format!("{at}: {x} < {m}"));
-    }
-    if let Some(one) = s["oneOf"].as_array() {
-        let n = one.iter().filter(|o| validate(v, o, at).is_ok()).count();
-        if n != 1 {
-            return Err(format!("{at}: matches {n} of oneOf"));
-        }
-    }
-    if let (Some(props), Some(obj)) = (s["properties"].as_object(), v.as_object()) {
-        for r in s["required"].as_array().into_iter().flatten() {
-            if !obj.contains_key(r.as_str().unwrap()) {
-                return Err(format!("{at}: missing {r}"));
-            }
-        }
-        for (k, x) in obj {
-            match props.get(k) {
-                Some(ps) => validate(x, ps, &format!("{at}.{k}"))?,
-                None if s["additionalProperties"] == Value::Bool(false) => {
-                    return Err(format!("{at}: unexpected {k}"));
-                }
-                None => {}
-            }
-        }
-    }
-    if let (Some(items), Some(arr)) = (s.get("items"), v.as_array()) {
-        for (i, x) in arr.iter().enumerate() {
-            validate(x, items, &format!("{at}[{i}]"))?;
-        }
-    }
-    Ok(())
 }
 
 #[test]

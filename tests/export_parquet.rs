@@ -6,6 +6,15 @@
 //! tests/expected/msprof_analyze_26.2.0.json (see tests/msprof_analyze_agreement.rs). Without it
 //! the DuckDB part prints SKIPPED.
 
+/// A SKIPPED line written straight to stderr: libtest captures `eprintln!`, not this, so the
+/// line shows in a plain `cargo test` run.
+macro_rules! skipped {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
+}
+
 use serde_json::Value;
 use std::process::Command;
 
@@ -48,7 +57,7 @@ fn parquet_partitions_and_duckdb() {
         assert!(head.starts_with(b"PAR1") && head.ends_with(b"PAR1"));
     }
     let Some(py) = std::env::var("PROFSCOPE_PYTHON").ok() else {
-        eprintln!("SKIPPED DuckDB check: set PROFSCOPE_PYTHON to a python with `duckdb` installed");
+        skipped!("SKIPPED DuckDB check: set PROFSCOPE_PYTHON to a python with `duckdb` installed");
         return;
     };
     let glob = format!("{}/**/*.parquet", dir.display());

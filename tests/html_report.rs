@@ -4,6 +4,15 @@
 //! `chromium` is installed (.ci/run installs it when it can), renders headless with no console
 //! message and a non-empty screenshot. Without chromium the browser part says SKIPPED.
 
+/// A SKIPPED line written straight to stderr: libtest captures `eprintln!`, not this, so the
+/// line shows in a plain `cargo test` run.
+macro_rules! skipped {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
+}
+
 use serde_json::Value;
 use std::process::Command;
 
@@ -75,7 +84,7 @@ fn html_report_is_self_contained_and_renders() {
             .output()
             .is_ok_and(|o| o.status.success())
     }) else {
-        eprintln!("SKIPPED browser check: no chromium on PATH (apt-get install chromium)");
+        skipped!("SKIPPED browser check: no chromium on PATH (apt-get install chromium)");
         return;
     };
     let shot = dir.join("shot.png");

@@ -61,17 +61,43 @@ fn a_session_end_to_end() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["analyze", "memory", "diff", "list_ranks", "query"]);
-    assert!(
-        r["result"]["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|t| t["inputSchema"]["type"] == "object")
-    );
+    // `query` only where the build can run it.
+    if cfg!(feature = "sql") {
+        assert_eq!(names, ["analyze", "memory", "diff", "list_ranks", "query"]);
+    } else {
+        assert_eq!(names, ["analyze", "memory", "diff", "list_ranks"]);
+    }
+    for t in r["result"]["tools"].as_array().unwrap() {
+        let name = t["name"].as_str().unwrap();
+        assert_eq!(t["inputSchema"]["type"], "object", "{name}");
+        assert_eq!(t["annotations"]["readOnlyHint"], true, "{name}");
+        assert_eq!(t["outputSchema"]["type"], "object", "{name}");
+        // Every parameter says what it is.
+        for (p, schema) in t["inputSchema"]["properties"].as_object().unwrap() {
+            let d = schema["description"].as_str().unwrap_or("");
+            assert!(d.len() > 20, "{name}.{p} has no description");
+        }
+    }
+    let memory_paths = r["result"]["tools"][1]["inputSchema"]["properties"]["paths"]["description"]
+        .as_str()
+        .unwrap();
+    assert!(memory_paths.contains("npu-smi"), "{memory_paths}");
 
-    // analyze on the real root: the same report contract the CLI prints.
-    let res = s.call(3, "analyze", json!({"paths": [ROOT]}));
+    // analyze without `only` or `max_bytes`: a brief of at most 12,000 bytes that still holds the
+    // headline and says how to ask for the rest.
+    let brief = s.call(30, "analyze", json!({"paths": [ROOT]}));
+    let b = &brief["structuredContent"];
+    assert_eq!(b["truncated"], true);
+    assert!(b.to_string().len() <= 12_000, "{}", b.to_string().len());
+    assert!(b["result"]["headline"].as_array().unwrap().len() >= 4);
+    assert!(b["cut"].to_string().contains("only"), "{}", b["cut"]);
+
+    // analyze on the real root, unbounded: the same report contract the CLI prints.
+    let res = s.call(
+        3,
+        "analyze",
+        json!({"paths": [ROOT], "max_bytes": 10_000_000}),
+    );
     assert_eq!(res["isError"], false);
     let b = &res["structuredContent"];
     assert_eq!(b["truncated"], false);
@@ -228,4 +254,96 @@ fn a_session_end_to_end() {
         s.child.wait().unwrap().success(),
         "EOF ends the server cleanly"
     );
+}
+
+/// The official MCP Python SDK as a real client (tests/tools/mcp_sdk_client.py): it initializes,
+/// lists the tools, validates every result against the tool's output schema (the SDK does this
+/// itself), and calls analyze on the real level1 root by default, at max_bytes 8000, and on a
+/// missing path. The SDK lives in a throwaway venv (`mcp==2.3.0` from PyPI, made once under the
+/// temp dir, or PROFSCOPE_MCP_PYTHON); without Python or PyPI the check says SKIPPED.
+#[test]
+fn the_official_python_sdk_as_client() {
+    let Some(python) = sdk_python() else {
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED MCP SDK client check: no python with the `mcp` package (set PROFSCOPE_MCP_PYTHON, or let the test pip-install mcp==2.3.0)"
+        );
+        return;
+    };
+    let out = Command::new(&python)
+        .args([
+            "tests/tools/mcp_sdk_client.py",
+            env!("CARGO_BIN_EXE_profscope"),
+            ROOT,
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the SDK client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = v["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(&names[..4], ["analyze", "memory", "diff", "list_ranks"]);
+    assert!(
+        v["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["annotations"]["readOnlyHint"] == true)
+    );
+    let default = &v["calls"]["default"];
+    assert_eq!(default["is_error"], false);
+    assert!(default["text_bytes"].as_u64().unwrap() <= 12_000);
+    let small = &v["calls"]["bytes8000"];
+    assert_eq!(small["is_error"], false);
+    assert!(small["text_bytes"].as_u64().unwrap() <= 8000);
+    // The answer survives the cut: both ranks' rows and the slowest rank (rank 1, as the
+    // unbounded report in `a_session_end_to_end` says).
+    let cohort = &small["structured"]["result"]["analyses"]["cross_rank"]["cohorts"][0];
+    assert_eq!(cohort["ranks"].as_array().unwrap().len(), 2);
+    assert_eq!(cohort["slowest"]["rank"], 1);
+    let bad = &v["calls"]["bad"];
+    assert_eq!(bad["is_error"], true);
+    assert!(
+        bad["structured"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("/nonexistent/profscope")
+    );
+}
+
+/// A python that imports `mcp`: PROFSCOPE_MCP_PYTHON, else a venv made once under the temp dir.
+fn sdk_python() -> Option<std::path::PathBuf> {
+    let works = |p: &std::path::Path| {
+        Command::new(p)
+            .args(["-c", "import mcp.client.stdio"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if let Some(p) = std::env::var_os("PROFSCOPE_MCP_PYTHON") {
+        let p = std::path::PathBuf::from(p);
+        return works(&p).then_some(p);
+    }
+    let venv = std::env::temp_dir().join("profscope-mcp-sdk-2.3.0");
+    let python = venv.join("bin/python");
+    if works(&python) {
+        return Some(python);
+    }
+    let made = Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(&venv)
+        .status()
+        .is_ok_and(|s| s.success())
+        && Command::new(venv.join("bin/pip"))
+            .args(["install", "-q", "mcp==2.3.0"])
+            .status()
+            .is_ok_and(|s| s.success());
+    (made && works(&python)).then_some(python)
 }

@@ -514,3 +514,28 @@ fn real_evidence_renders_with_sources_and_unknowns() {
         .collect();
     assert!(text.contains("status incomplete"));
 }
+
+/// Real npu-smi tables of two different machines (the 843 4-card A2 and the 5606 2-card A2 from
+/// ../shared/samples/npu-smi/SOURCES.md) are not one run: `memory` refuses to merge them into one
+/// device list and names both machine shapes and files (it merged them into devices 0-7 before).
+/// Two A3 tables with the same 16 dies and bus ids (5784, 3548) are one shape and still combine
+/// (`real_evidence_renders_with_sources_and_unknowns`).
+#[test]
+fn npu_smi_tables_of_different_machines_are_refused() {
+    let a = Path::new(S)
+        .join("npu-smi/vllm-ascend-843_a2-910b4_4card-visible_procs_npu-smi-23.0.6.txt");
+    let b = Path::new(S)
+        .join("npu-smi/vllm-ascend-5606_a2-910b4-1_2card_vllmworker-tp_npu-smi-25.2.2.txt");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_profscope"))
+        .arg("memory")
+        .args([&a, &b])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("2 different machines"), "{err}");
+    // 843 shows NPUs 4-7 (4 visible cards), 5606 two cards.
+    assert!(err.contains("4 devices 4-7"), "{err}");
+    assert!(err.contains("2 devices"), "{err}");
+    assert!(err.contains("843_a2") && err.contains("5606_a2"), "{err}");
+}

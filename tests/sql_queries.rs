@@ -12,6 +12,15 @@
 //! * against `profscope query` (polars) in a build with `--features sql`; a default build instead
 //!   checks that `query` says how to get the engine.
 
+/// A SKIPPED line written straight to stderr: libtest captures `eprintln!`, not this, so the
+/// line shows in a plain `cargo test` run.
+macro_rules! skipped {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
+}
+
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -387,7 +396,7 @@ fn export(fixture: &str, engine: &str) -> std::path::PathBuf {
 fn duckdb_over_parquet_returns_the_expected_rows() {
     match std::env::var("PROFSCOPE_PYTHON") {
         Ok(py) => engine_over_parquet(&py, "tests/tools/duckdb_query.py", "duckdb"),
-        Err(_) => eprintln!(
+        Err(_) => skipped!(
             "SKIPPED DuckDB check: set PROFSCOPE_PYTHON to a python with `duckdb` installed"
         ),
     }
@@ -399,7 +408,7 @@ fn duckdb_over_parquet_returns_the_expected_rows() {
 fn spark_over_parquet_returns_the_expected_rows() {
     match std::env::var("PROFSCOPE_SPARK_PYTHON") {
         Ok(py) => engine_over_parquet(&py, "tests/tools/spark_query.py", "spark"),
-        Err(_) => eprintln!(
+        Err(_) => skipped!(
             "SKIPPED Spark check: set PROFSCOPE_SPARK_PYTHON to a python with `pyspark` (and a JDK 17+)"
         ),
     }

@@ -579,10 +579,11 @@ fn cohort_of(format: &'static str, devs: Vec<DeviceExtract>, top_n: usize) -> Co
                 reason,
                 mean_excess_ns: mean,
                 statement: format!(
-                    "rank {} is the slowest in {} of {} steps, mostly by more {} time ({:.1} µs above the other ranks' median per step)",
+                    "rank {} is the slowest in {} of {} step{}, mostly by more {} time ({:.1} µs above the other ranks' median per step)",
                     d.rank,
                     slowest_count[r],
                     compared.len(),
+                    if compared.len() == 1 { "" } else { "s" },
                     reason,
                     mean / 1e3
                 ),

@@ -70,8 +70,15 @@ fn link(t: &Tables, d: &Device) -> Launches {
             t.events.connection_id[i]
         }
     };
-    // The host calls of the device's file by link id; the earliest when several share one.
-    let mut calls: FxHashMap<i64, u32> = FxHashMap::default();
+    // The host calls of the device's file by link id, only for the ids the device's tasks carry
+    // (a file has far more host calls than launches); the earliest when several share one.
+    let mut wanted: FxHashMap<i64, u32> = FxHashMap::default();
+    for &i in &d.events {
+        let k = key(i as usize);
+        if k >= 0 {
+            wanted.insert(k, NO_LAUNCH);
+        }
+    }
     let host_role = if kineto {
         ProcessRole::Host
     } else {
@@ -80,6 +87,8 @@ fn link(t: &Tables, d: &Device) -> Launches {
     let host_process: Vec<bool> = (0..t.processes.len())
         .map(|p| t.processes.file[p] == d.file && t.processes.role[p] == host_role)
         .collect();
+    // Whether the file has host calls with link ids at all (else: flows, below).
+    let mut any_call = false;
     if host_process.iter().any(|&x| x) {
         for i in 0..t.events.len() {
             let k = key(i);
@@ -89,18 +98,28 @@ fn link(t: &Tables, d: &Device) -> Launches {
             {
                 continue;
             }
-            let e = calls.entry(k).or_insert(i as u32);
-            if (t.events.ts_ns[i], i) < (t.events.ts_ns[*e as usize], *e as usize) {
+            any_call = true;
+            if wanted.is_empty() {
+                break;
+            }
+            let Some(e) = wanted.get_mut(&k) else {
+                continue;
+            };
+            if *e == NO_LAUNCH
+                || (t.events.ts_ns[i], i) < (t.events.ts_ns[*e as usize], *e as usize)
+            {
                 *e = i as u32;
             }
         }
     }
+    let mut calls = wanted;
+    calls.retain(|_, c| *c != NO_LAUNCH);
     let mut link = if kineto {
         Link::Correlation
     } else {
         Link::ConnectionId
     };
-    if calls.is_empty() && !kineto {
+    if !any_call && !kineto {
         calls = flow_calls(t, d);
         link = Link::Flow;
     }

@@ -43,6 +43,32 @@ pub const FAMILIES: &[(&str, &[&str])] = &[
     ("TopK/Sampling", &["topk", "argmax", "sample"]),
     ("Quant", &["quant", "dequant", "antiquant"]),
     ("Activation", &["relu", "gelu", "silu", "swiglu", "sigmoid"]),
+    // Training and eager-mode kernels of the real level1 roots (aclnn<Op>_<Kernel>_<Type> names).
+    ("Foreach (optimizer)", &["foreach"]),
+    ("Dropout", &["dropout", "dsagenbitmask"]),
+    ("Loss", &["nllloss", "crossentropy", "mseloss"]),
+    ("Copy/TensorMove", &["tensormove", "copy"]),
+    (
+        "Elementwise",
+        &[
+            "add",
+            "sub",
+            "mul",
+            "div",
+            "realdiv",
+            "fill",
+            "oneslike",
+            "zeroslike",
+            "equal",
+            "broadcastto",
+            "maximum",
+            "minimum",
+            "neg",
+            "sqrt",
+            "rsqrt",
+            "pow",
+        ],
+    ),
 ];
 
 /// The family of a kernel name, or the name itself when no family matches.
@@ -118,5 +144,38 @@ mod tests {
         );
         assert_eq!(family_of("AscendDequant"), "Quant");
         assert_eq!(family_of("MaxPoolWithArgmax"), "Pooling");
+        // The real db/level1 root's names that were their own rows before.
+        for (name, family) in [
+            (
+                "aclnnForeachAddListV2_ForeachAddListV2_ForeachAddList",
+                "Foreach (optimizer)",
+            ),
+            (
+                "aclnnInplaceCopy_TensorMoveAiCore_TensorMove",
+                "Copy/TensorMove",
+            ),
+            ("aclnnMuls_MulAiCore_Mul", "Elementwise"),
+            (
+                "aclnnDropoutDoMask_DropoutDoMaskAiCore_DropOutDoMask",
+                "Dropout",
+            ),
+            (
+                "aclnnDropoutGenMaskV2_DSAGenBitMask_DSAGenBitMask",
+                "Dropout",
+            ),
+            ("aclnnNLLLoss_NLLLossAiCore_NLLLoss", "Loss"),
+            ("aclnnInplaceOne_OnesLikeAiCore_OnesLike", "Elementwise"),
+            ("aclnnEqTensor_EqualAiCore_Equal", "Elementwise"),
+            ("aclnnInplaceFillScalar_FillAiCore_Fill", "Elementwise"),
+            ("aclnnDivs_RealDivAiCore_RealDiv", "Elementwise"),
+            // Earlier families keep their names.
+            ("AddRmsNorm", "RmsNorm"),
+            ("aclnnAddmm_MatMulCommon_MatMulV2", "MatMul"),
+            ("aclnnLogSoftmax_LogSoftmaxAiCore_LogSoftmaxV2", "Softmax"),
+        ] {
+            assert_eq!(family_of(name), family, "{name}");
+        }
+        // `madd` holds `add` inside a word only: its own row.
+        assert_eq!(family_of("Vmadd_custom"), "Vmadd_custom");
     }
 }

@@ -40,6 +40,7 @@ pub struct ExportArgs {
     /// Smallest device gap drawn on the bubbles track, µs.
     #[arg(long, default_value_t = 1.0)]
     pub min_gap_us: f64,
+    /// Never show the progress bar.
     #[arg(long)]
     pub quiet: bool,
 }

@@ -17,25 +17,90 @@ use std::process::ExitCode;
 /// Protocol versions this server speaks (it answers with the client's when it knows it).
 const VERSIONS: &[&str] = &["2025-06-18", "2025-03-26", "2024-11-05"];
 const DEFAULT_MAX_BYTES: usize = 256 * 1024;
+/// `analyze` without `only` or `max_bytes`: a brief an agent reads whole (the headline, per-rank
+/// rows and verdicts; detail one call away).
+const ANALYZE_BRIEF_BYTES: usize = 12_000;
 
 #[derive(clap::Args)]
 pub struct McpArgs {}
 
+/// What every tool result holds (`structuredContent`; the same JSON as the text content).
+fn output_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "schema_version": {"type": "string", "description": "Version of the report contract (docs/json-output.md)."},
+            "tool": {"type": "string"},
+            "truncated": {"type": "boolean", "description": "True when arrays were cut or analyses left out to fit max_bytes."},
+            "full_bytes": {"type": "integer", "description": "Size of the uncut result's JSON, bytes."},
+            "cut": {"type": "array", "items": {"type": "string"}, "description": "JSON paths that were cut or left out, and how to ask for them."},
+            "result": {"description": "The command's JSON contract: the analyze report, the memory report, the diff, the rank list or the query result."},
+            "error": {"type": "string", "description": "Set instead of result when the call failed (isError is true)."}
+        },
+        "required": ["schema_version", "tool"]
+    })
+}
+
+/// The tools with a description of every parameter; `query` only in builds that can run it.
 fn tools() -> Value {
-    let paths = json!({"type": "array", "items": {"type": "string"}, "description": "Profile files or folders (a collect manifest works too)."});
-    let max = json!({"type": "integer", "description": "Bound on the result's JSON size (default 262144)."});
-    json!([
-        {"name": "analyze", "description": "Analyse Ascend / PyTorch profiles: device time, bubbles, communication, kernels, ranks, cross-rank steps. The JSON report contract (docs/json-output.md).",
-         "inputSchema": {"type": "object", "properties": {"paths": paths, "only": {"type": "array", "items": {"type": "string", "enum": crate::report::analyses::ANALYSES}}, "phase": {"type": "string", "enum": ["prefill", "decode"]}, "max_bytes": max}, "required": ["paths"]}},
-        {"name": "memory", "description": "HBM attribution per device from npu-smi, vLLM logs, safetensors and msprof module memory, with sources.",
-         "inputSchema": {"type": "object", "properties": {"paths": paths, "tp": {"type": "integer"}, "dp": {"type": "integer"}, "expert_parallel": {"type": "boolean"}, "max_bytes": max}, "required": ["paths"]}},
-        {"name": "diff", "description": "Compare two runs (saved reports or profiles) metric by metric, with optional thresholds (e.g. step_time>+3%).",
-         "inputSchema": {"type": "object", "properties": {"base": {"type": "string"}, "new": {"type": "string"}, "fail_on": {"type": "string"}, "max_bytes": max}, "required": ["base", "new"]}},
-        {"name": "list_ranks", "description": "The profiling inputs under paths, one per rank capture, with format, size and rank (no parsing).",
-         "inputSchema": {"type": "object", "properties": {"paths": paths, "max_bytes": max}, "required": ["paths"]}},
-        {"name": "query", "description": format!("Read-only SQL over the normalized tables: `events` (one row per event, denormalized) and `steps` (docs/query.md). Give `sql`, or `query`: one of {}. Rows are capped at `limit` (default {QUERY_DEFAULT_ROWS}, at most {QUERY_MAX_ROWS}); total_rows says how many there were. Needs a build with the cargo feature `sql`.", crate::query::named::NAMED.iter().map(|n| n.name).collect::<Vec<_>>().join(", ")),
-         "inputSchema": {"type": "object", "properties": {"paths": paths, "sql": {"type": "string"}, "query": {"type": "string", "enum": crate::query::named::NAMED.iter().map(|n| n.name).collect::<Vec<_>>()}, "limit": {"type": "integer"}, "run": {"type": "string"}, "max_bytes": max}, "required": ["paths"]}},
-    ])
+    let profiles = json!({"type": "array", "items": {"type": "string"}, "description": "Profiling inputs: files or folders (an ascend_pytorch_profiler_<rank>.db, a *_ascend_pt / PROF_* folder or a root holding several, Chrome trace JSON (.gz), msprof CSV exports, or a `collect case` manifest.json). Folders are walked."});
+    let evidence = json!({"type": "array", "items": {"type": "string"}, "description": "Memory evidence files or folders: npu-smi info captures (a folder per role: idle/, ready/, peak/, post/), vLLM logs, safetensors checkpoints or their index, msprof npu_module_mem.csv exports."});
+    let max = |default: usize| json!({"type": "integer", "minimum": 1000, "description": format!("Bound on the result's JSON size in bytes (default {default}). Long arrays are cut first, then whole analyses are left out, detail first; the headline, per-rank rows and verdicts stay. `cut` lists what went and how to ask for it.")});
+    let read_only = |title: &str| json!({"title": title, "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false});
+    let mut list = vec![
+        json!({"name": "analyze",
+         "description": format!("Analyse Ascend / PyTorch profiles: the headline (window, compute / communication / free shares and the verdict, slowest rank and why, top bubble cause, vendor agreement), then per analysis: device time, bubbles and their causes, dispatch, collective ops, kernels, ranks, cross-rank steps. The JSON report contract (docs/json-output.md). Without `only` the result is a brief of about {ANALYZE_BRIEF_BYTES} bytes: ask for a section with `only` (a few analyses) or raise `max_bytes`."),
+         "annotations": read_only("Analyse profiles"),
+         "inputSchema": {"type": "object", "properties": {
+             "paths": profiles,
+             "only": {"type": "array", "items": {"type": "string", "enum": crate::report::analyses::ANALYSES}, "description": "Run only these analyses (default: all). Each name is a key of the report's `analyses` object."},
+             "phase": {"type": "string", "enum": ["prefill", "decode"], "description": "Slice to one vLLM phase before analysing (CPU forward_eager / forward_cudagraph scopes; device work follows its launch). A slice that keeps no event says so in the headline."},
+             "max_bytes": max(ANALYZE_BRIEF_BYTES)},
+           "required": ["paths"]},
+         "outputSchema": output_schema()}),
+        json!({"name": "memory",
+         "description": "What holds HBM on each device (weights, KV cache, graph capture, HCCL, runtime, activations, residual), with the source of every figure and what stays unknown.",
+         "annotations": read_only("Attribute HBM"),
+         "inputSchema": {"type": "object", "properties": {
+             "paths": evidence,
+             "tp": {"type": "integer", "minimum": 1, "description": "Tensor-parallel size of the service (divides the weights per device; default 1)."},
+             "dp": {"type": "integer", "minimum": 1, "description": "Data-parallel size (replicas; default 1)."},
+             "expert_parallel": {"type": "boolean", "description": "Experts are sharded across the TP×DP devices (vLLM --enable-expert-parallel; default false)."},
+             "max_bytes": max(DEFAULT_MAX_BYTES)},
+           "required": ["paths"]},
+         "outputSchema": output_schema()}),
+        json!({"name": "diff",
+         "description": "Compare two runs metric by metric (step time, shares, bubbles, kernels, collective waits, link bandwidth), with optional thresholds: the CI regression gate.",
+         "annotations": read_only("Compare two runs"),
+         "inputSchema": {"type": "object", "properties": {
+             "base": {"type": "string", "description": "The baseline: a saved report (analyze --save / --format json) or a profiling root."},
+             "new": {"type": "string", "description": "The run to judge: a saved report or a profiling root."},
+             "fail_on": {"type": "string", "description": "Thresholds, comma-separated: `METRIC>+N` fails on a rise above N, `METRIC<-N` on a fall below -N; N ends in `%` (relative to base), `pt` (percentage points, for share metrics) or a time unit `ns`, `us`, `µs`, `ms`, `s`. METRIC may end in `*` (`kernel.*>+5%`). Example: `step_time>+3%,bubble_share>+1pt`. Metric names: docs/diff.md. A crossed threshold is a FAIL row."},
+             "max_bytes": max(DEFAULT_MAX_BYTES)},
+           "required": ["base", "new"]},
+         "outputSchema": output_schema()}),
+        json!({"name": "list_ranks",
+         "description": "The profiling inputs under paths, one per rank capture, with format, size and rank, and what was skipped and why (no parsing: instant).",
+         "annotations": read_only("List rank captures"),
+         "inputSchema": {"type": "object", "properties": {"paths": profiles, "max_bytes": max(DEFAULT_MAX_BYTES)}, "required": ["paths"]},
+         "outputSchema": output_schema()}),
+    ];
+    if cfg!(feature = "sql") {
+        let names: Vec<&str> = crate::query::named::NAMED.iter().map(|n| n.name).collect();
+        list.push(json!({"name": "query",
+         "description": format!("Read-only SQL over the normalized tables: `events` (one row per event, denormalized) and `steps` (docs/query.md). Give `sql`, or `query`: one of {}. Rows are capped at `limit`; total_rows says how many there were.", names.join(", ")),
+         "annotations": read_only("SQL over the tables"),
+         "inputSchema": {"type": "object", "properties": {
+             "paths": profiles,
+             "sql": {"type": "string", "description": "One read-only SELECT over `events` and `steps` (DuckDB / polars SQL dialect, docs/query.md)."},
+             "query": {"type": "string", "enum": names, "description": "A named query instead of `sql` (queries/*.sql)."},
+             "limit": {"type": "integer", "minimum": 1, "maximum": QUERY_MAX_ROWS, "description": format!("Rows returned (default {QUERY_DEFAULT_ROWS}, at most {QUERY_MAX_ROWS}).")},
+             "run": {"type": "string", "description": "The value of the `run` column (default: the first input's folder name), to tell runs apart when results are combined."},
+             "max_bytes": max(DEFAULT_MAX_BYTES)},
+           "required": ["paths"]},
+         "outputSchema": output_schema()}));
+    }
+    Value::Array(list)
 }
 
 /// Rows the `query` tool returns unless `limit` says otherwise, and its hard cap.
@@ -78,7 +143,9 @@ fn protected(at: &str) -> bool {
         .is_some_and(|rest| !rest.contains(['.', '[']));
     per_device
         || at == "$.headline"
+        || at == "$.inputs"
         || at == "$.summary.ranks"
+        || at == "$.analyses.ranks.rows"
         || at.ends_with(".cross_rank.cohorts")
         || (at.contains(".cross_rank.cohorts[") && at.ends_with("].ranks"))
         || at.ends_with(".present")
@@ -157,7 +224,10 @@ pub fn bounded(tool: &str, v: Value, max: usize) -> Value {
                     ));
                 }
             }
-            let mut cuts = vec![format!("$.analyses left out: {}", dropped.join(", "))];
+            let mut cuts = vec![format!(
+                "$.analyses left out (call analyze with only: [name] for one): {}",
+                dropped.join(", ")
+            )];
             cut(&mut x, 0, "$", false, &mut cuts);
             let w = wrap(x, cuts);
             if fits(&w) {
@@ -200,12 +270,13 @@ fn call_tool(name: &str, args: &Value) -> anyhow::Result<Value> {
                     crate::report::analyses::ANALYSES.join(", ")
                 );
             }
-            use crate::analysis::phases::Phase;
+            use clap::ValueEnum;
             let phase = match args["phase"].as_str() {
                 None => None,
-                Some("prefill") => Some(Phase::Prefill),
-                Some("decode") => Some(Phase::Decode),
-                Some(p) => anyhow::bail!("phase is prefill or decode, not `{p}`"),
+                Some(p) => Some(
+                    crate::analysis::phases::Phase::from_str(p, false)
+                        .map_err(|_| anyhow::anyhow!("phase is prefill or decode, not `{p}`"))?,
+                ),
             };
             let opts = RunOpts {
                 analyze: AnalyzeOpts {
@@ -299,9 +370,12 @@ pub fn handle(msg: &Value) -> Option<Value> {
         "tools/call" => {
             let name = msg["params"]["name"].as_str().unwrap_or("");
             let args = msg["params"].get("arguments").cloned().unwrap_or(json!({}));
-            let max = args["max_bytes"]
-                .as_u64()
-                .map_or(DEFAULT_MAX_BYTES, |m| m as usize);
+            let default = if name == "analyze" && args.get("only").is_none() {
+                ANALYZE_BRIEF_BYTES
+            } else {
+                DEFAULT_MAX_BYTES
+            };
+            let max = args["max_bytes"].as_u64().map_or(default, |m| m as usize);
             let out = std::panic::catch_unwind(|| call_tool(name, &args))
                 .unwrap_or_else(|_| Err(anyhow::anyhow!("internal error in `{name}`")));
             match out {

@@ -22,6 +22,10 @@ use std::process::ExitCode;
     about = "Turns Ascend NPU / PyTorch profiles into answers"
 )]
 struct Cli {
+    /// Plain ASCII in tables and text (`us` for µs, `x` for ×, `->` for →, `+--+` borders), for
+    /// terminals and logs that cannot show them. JSON is never changed.
+    #[arg(long, global = true)]
+    ascii: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -42,7 +46,7 @@ enum Command {
     /// activations, residual), from npu-smi, vLLM logs, safetensors and msprof evidence.
     Memory(memory::MemoryArgs),
     /// Export the tables: --perfetto OUT.json (a windowed Chrome trace with derived tracks for
-    /// the Perfetto UI).
+    /// the Perfetto UI) and/or --parquet DIR (the events as Hive-partitioned Parquet).
     Export(export::ExportArgs),
     /// SQL over the normalized tables of any input (--sql, --query NAME, FILE.sql; --list).
     /// Needs a build with the cargo feature `sql`.
@@ -58,6 +62,7 @@ enum Command {
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    crate::render::set_ascii(cli.ascii);
     let result = match cli.command {
         Command::Analyze(a) => analyze::run(a),
         Command::Diff(a) => diff::run(a),

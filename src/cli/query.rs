@@ -23,6 +23,7 @@ pub struct QueryArgs {
     /// List the named queries and exit.
     #[arg(long)]
     pub list: bool,
+    /// Output format (csv: every row of the result up to --limit; json: the result contract).
     #[arg(long, value_enum, default_value_t = QueryFormat::Table)]
     pub format: QueryFormat,
     /// Rows to print at most (0: all). The result always says how many rows there were.

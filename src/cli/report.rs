@@ -18,10 +18,13 @@ pub struct ReportArgs {
     /// Memory evidence (npu-smi, vLLM logs, safetensors, msprof module memory) for the HBM section.
     #[arg(long, num_args = 1..)]
     pub memory: Vec<PathBuf>,
+    /// Tensor-parallel size for the HBM section (weights per device).
     #[arg(long, default_value_t = 1)]
     pub tp: u64,
+    /// Data-parallel size for the HBM section.
     #[arg(long, default_value_t = 1)]
     pub dp: u64,
+    /// Never show the progress bar.
     #[arg(long)]
     pub quiet: bool,
 }

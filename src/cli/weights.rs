@@ -14,13 +14,16 @@ use std::process::ExitCode;
 pub struct WeightsArgs {
     /// A `.safetensors` file, its header `.json`, or a `model.safetensors.index.json`.
     pub path: PathBuf,
+    /// Tensor-parallel size: dense weights are divided by it per device.
     #[arg(long, default_value_t = 1)]
     pub tp: u64,
+    /// Data-parallel size (with --expert-parallel, experts split over TP x DP).
     #[arg(long, default_value_t = 1)]
     pub dp: u64,
     /// Experts are split across EP = TP x DP ranks (vLLM `--enable-expert-parallel`).
     #[arg(long)]
     pub expert_parallel: bool,
+    /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
 }

@@ -89,14 +89,19 @@ fn call(
 const PIXEL: &str = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
 
 fn chat_body(o: &CaseOpts, max_tokens: u64) -> serde_json::Value {
-    let prompt = "hello ".repeat(o.workload.prompt_tokens.max(1) as usize);
-    let content = if o.workload.request_kind == "vl" {
+    chat_request(&o.served_model_name, &o.workload, max_tokens)
+}
+
+/// One chat completion request of the workload.
+fn chat_request(served_model_name: &str, w: &Workload, max_tokens: u64) -> serde_json::Value {
+    let prompt = "hello ".repeat(w.prompt_tokens.max(1) as usize);
+    let content = if w.request_kind == "vl" {
         json!([{"type": "text", "text": prompt}, {"type": "image_url", "image_url": {"url": PIXEL}}])
     } else {
         json!(prompt)
     };
     json!({
-        "model": o.served_model_name,
+        "model": served_model_name,
         "messages": [{"role": "user", "content": content}],
         "max_tokens": max_tokens,
         "temperature": 0,
@@ -117,7 +122,17 @@ fn completion_ok(r: &Response) -> Option<u64> {
 }
 
 fn benchmark(o: &CaseOpts) -> Benchmark {
-    let total = o.workload.total_requests;
+    run_workload(&o.url, &o.served_model_name, &o.workload, o.request_timeout)
+}
+
+/// The benchmark wave: `total_requests` chat completions, `concurrency` at a time.
+pub(crate) fn run_workload(
+    url: &str,
+    served_model_name: &str,
+    w: &Workload,
+    request_timeout: Duration,
+) -> Benchmark {
+    let total = w.total_requests;
     let next = Arc::new(AtomicU64::new(0));
     let out = Arc::new(Mutex::new((
         Vec::<f64>::new(),
@@ -125,16 +140,16 @@ fn benchmark(o: &CaseOpts) -> Benchmark {
         0u64,
         Vec::<String>::new(),
     )));
-    let body = Arc::new(chat_body(o, o.workload.output_tokens));
+    let body = Arc::new(chat_request(served_model_name, w, w.output_tokens));
     let t0 = Instant::now();
-    let threads: Vec<_> = (0..o.workload.concurrency.clamp(1, total.max(1)))
+    let threads: Vec<_> = (0..w.concurrency.clamp(1, total.max(1)))
         .map(|_| {
             let (next, out, body, url, timeout) = (
                 next.clone(),
                 out.clone(),
                 body.clone(),
-                o.url.clone(),
-                o.request_timeout,
+                url.to_string(),
+                request_timeout,
             );
             std::thread::spawn(move || {
                 while next.fetch_add(1, Ordering::Relaxed) < total {
@@ -185,16 +200,33 @@ fn benchmark(o: &CaseOpts) -> Benchmark {
     }
 }
 
-struct Service {
-    child: Option<Child>,
+/// A service we may have started (`--serve-start`); stopped on every exit path.
+pub(crate) struct Service {
+    pub(crate) child: Option<Child>,
 }
 
 impl Service {
-    /// Stops what we started: the stop command, then SIGTERM to the group, then SIGKILL.
+    /// Starts `cmd` in its own process group.
+    pub(crate) fn start(cmd: &str) -> std::io::Result<Service> {
+        let c = Command::new("sh")
+            .arg("-c")
+            .arg(cmd)
+            .stdin(Stdio::null())
+            .process_group(0)
+            .spawn()?;
+        progress("service_started", json!({"pid": c.id(), "cmd": cmd}));
+        Ok(Service { child: Some(c) })
+    }
+
     fn stop(&mut self, o: &CaseOpts) -> Option<String> {
+        self.stop_with(o.serve_stop.as_deref(), o.stop_grace)
+    }
+
+    /// Stops what we started: the stop command, then SIGTERM to the group, then SIGKILL.
+    pub(crate) fn stop_with(&mut self, stop_cmd: Option<&str>, grace: Duration) -> Option<String> {
         let mut c = self.child.take()?;
         let mut how = "already_exited".to_string();
-        if let Some(cmd) = &o.serve_stop {
+        if let Some(cmd) = stop_cmd {
             let st = Command::new("sh")
                 .arg("-c")
                 .arg(cmd)
@@ -217,8 +249,8 @@ impl Service {
         };
         if !wait_exit(
             &mut c,
-            if o.serve_stop.is_some() {
-                o.stop_grace
+            if stop_cmd.is_some() {
+                grace
             } else {
                 Duration::ZERO
             },
@@ -228,7 +260,7 @@ impl Service {
                 .arg(format!("-{}", c.id()))
                 .stderr(Stdio::null())
                 .status();
-            if wait_exit(&mut c, o.stop_grace) {
+            if wait_exit(&mut c, grace) {
                 how = "terminated".into();
             } else {
                 kill_group(&mut c);
@@ -305,6 +337,40 @@ pub fn run(o: &CaseOpts) -> Manifest {
     m
 }
 
+/// Waits until `url/health` answers 2xx: the seconds it took, or why it never did (the service
+/// we started exited, or the timeout passed).
+pub(crate) fn wait_healthy(
+    url: &str,
+    timeout: Duration,
+    service: &mut Service,
+) -> Result<f64, String> {
+    let t = Instant::now();
+    loop {
+        if let Ok(r) = http::request("GET", url, "/health", None, Duration::from_secs(5))
+            && r.ok()
+        {
+            let after = t.elapsed().as_secs_f64();
+            progress("service_ready", json!({"after_s": after}));
+            return Ok(after);
+        }
+        if let Some(c) = &mut service.child
+            && let Ok(Some(st)) = c.try_wait()
+        {
+            service.child = None;
+            return Err(format!(
+                "the service exited ({st}) before {url}/health answered"
+            ));
+        }
+        if t.elapsed() >= timeout {
+            return Err(format!(
+                "{url}/health did not answer 2xx within {:.0} s",
+                timeout.as_secs_f64()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
 /// Service up to `/stop_profile`. Returns whether a capture was stopped cleanly.
 fn capture(o: &CaseOpts, m: &mut Manifest, service: &mut Service) -> bool {
     if let Ok(dirs) = verify::rank_dirs(&o.profiler_dir)
@@ -324,17 +390,10 @@ fn capture(o: &CaseOpts, m: &mut Manifest, service: &mut Service) -> bool {
         return false;
     }
     if let Some(cmd) = &o.serve_start {
-        match Command::new("sh")
-            .arg("-c")
-            .arg(cmd)
-            .stdin(Stdio::null())
-            .process_group(0)
-            .spawn()
-        {
-            Ok(c) => {
+        match Service::start(cmd) {
+            Ok(started) => {
                 m.serve.started_by_us = true;
-                progress("service_started", json!({"pid": c.id(), "cmd": cmd}));
-                service.child = Some(c);
+                *service = started;
             }
             Err(e) => {
                 fail(
@@ -347,45 +406,12 @@ fn capture(o: &CaseOpts, m: &mut Manifest, service: &mut Service) -> bool {
             }
         }
     }
-    // Health.
-    let t = Instant::now();
-    loop {
-        if let Ok(r) = http::request("GET", &o.url, "/health", None, Duration::from_secs(5))
-            && r.ok()
-        {
-            m.serve.ready_after_s = Some(t.elapsed().as_secs_f64());
-            progress(
-                "service_ready",
-                json!({"after_s": t.elapsed().as_secs_f64()}),
-            );
-            break;
-        }
-        if let Some(c) = &mut service.child
-            && let Ok(Some(st)) = c.try_wait()
-        {
-            service.child = None;
-            fail(
-                m,
-                "health",
-                &["service_never_ready"],
-                format!("the service exited ({st}) before {}/health answered", o.url),
-            );
+    match wait_healthy(&o.url, o.health_timeout, service) {
+        Ok(after) => m.serve.ready_after_s = Some(after),
+        Err(why) => {
+            fail(m, "health", &["service_never_ready"], why);
             return false;
         }
-        if t.elapsed() >= o.health_timeout {
-            fail(
-                m,
-                "health",
-                &["service_never_ready"],
-                format!(
-                    "{}/health did not answer 2xx within {:.0} s",
-                    o.url,
-                    o.health_timeout.as_secs_f64()
-                ),
-            );
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(200));
     }
     let (start, _) = call("POST", &o.url, "/start_profile", None, o.control_timeout);
     progress(

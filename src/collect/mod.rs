@@ -2,7 +2,8 @@
 //! before anyone analyses it. [`verify`] checks that every rank's analyse() output landed;
 //! [`archive`] copies a verified root so that the copy is itself a valid root; [`analyse`] runs
 //! the per-rank analyse step; [`case`] drives a serving service through one capture and writes
-//! the [`manifest`]; [`msprof`] attaches CANN's dynamic collector to a running service (xLLM).
+//! the [`manifest`]; [`msprof`] attaches CANN's dynamic collector to a running service (xLLM);
+//! [`memory`] captures the HBM evidence phases around a running service.
 
 pub mod analyse;
 pub mod archive;
@@ -10,6 +11,7 @@ pub mod case;
 pub mod http;
 pub mod knowledge;
 pub mod manifest;
+pub mod memory;
 pub mod msprof;
 pub mod sha256;
 pub mod verify;

@@ -86,10 +86,24 @@ pub fn looks_like_chrome_trace(path: &Path) -> std::io::Result<bool> {
         .copied()
         .find(|c| !c.is_ascii_whitespace() && *c != 0xEF && *c != 0xBB && *c != 0xBF);
     Ok(match first {
-        Some(b'[') => true,
+        Some(b'[') => array_of_events(&head),
         Some(b'{') => memchr::memmem::find(&head, b"\"traceEvents\"").is_some(),
         _ => false,
     })
+}
+
+/// A JSON array is a trace when its first item is an object and an event key (`"ph"`) appears in
+/// the head, or when it is empty or cut right after `[` (a rank that died at once): a pip
+/// package's `issue.json` list or a list of numbers is not.
+fn array_of_events(head: &[u8]) -> bool {
+    let Some(open) = head.iter().position(|&c| c == b'[') else {
+        return false;
+    };
+    match head[open + 1..].iter().find(|c| !c.is_ascii_whitespace()) {
+        None | Some(b']') => true,
+        Some(b'{') => memchr::memmem::find(head, b"\"ph\"").is_some(),
+        Some(_) => false,
+    }
 }
 
 /// Every input under `path` (a file is taken as given; a folder is walked, sorted by path), and
@@ -139,12 +153,15 @@ pub fn find_inputs(path: &Path) -> Result<(Vec<Input>, Vec<String>), IngestError
     Ok((w.out, w.problems))
 }
 
-/// An input left out because the same rank has a better export of the same capture.
+/// An input left out because the same rank has a better export of the same capture, or because
+/// it belongs to another capture of the same ranks.
 #[derive(Debug, Clone)]
 pub struct Skipped {
     pub path: String,
     /// The inputs kept for that rank folder.
     pub kept: Vec<String>,
+    /// When the whole capture was left out: (its root, the root read instead).
+    pub other_capture: Option<(String, String)>,
 }
 
 /// How good an export is, per torch_npu rank folder (lower is better): the profiler db, then
@@ -324,37 +341,86 @@ fn tag_folders(inputs: Vec<Input>, root: &Path) -> Vec<(Input, Folder)> {
         .collect()
 }
 
+/// Per rank, one capture. Rank folders are grouped by the folder holding them (a capture root:
+/// `level1/` of `level1/rank0_ascend_pt`); roots are taken newest first (their newest rank
+/// folder's time), and a root whose ranks overlap a root already taken is another capture of the
+/// same job and is left out whole, so two sessions are never mixed rank by rank (roots with
+/// disjoint ranks, such as one per node, are all read). Inside a root, a rank written twice keeps
+/// its newest folder.
 fn newest(inputs: Vec<(Input, Folder)>) -> (Vec<(Input, Folder)>, Vec<Skipped>) {
-    use std::collections::BTreeMap;
-    let mut newest: BTreeMap<i32, (std::path::PathBuf, (u8, u128))> = BTreeMap::new();
-    let mut rank_of: BTreeMap<std::path::PathBuf, i32> = BTreeMap::new();
+    use std::collections::{BTreeMap, BTreeSet};
+    type PathBuf = std::path::PathBuf;
+    type Stamp = (u8, u128);
+    type Root = (BTreeSet<i32>, Stamp);
+    let mut rank_of: BTreeMap<PathBuf, (i32, Stamp)> = BTreeMap::new();
     for f in inputs.iter().filter_map(|(_, f)| f.as_ref()) {
         if rank_of.contains_key(f) {
             continue;
         }
-        let Some(r) = super::rank::profiler_info_rank(f) else {
-            continue;
-        };
-        rank_of.insert(f.clone(), r);
-        let t = folder_time(f);
-        if newest.get(&r).is_none_or(|(_, best)| *best < t) {
-            newest.insert(r, (f.clone(), t));
+        if let Some(r) = super::rank::profiler_info_rank(f) {
+            rank_of.insert(f.clone(), (r, folder_time(f)));
+        }
+    }
+    let root_of = |f: &Path| f.parent().map(Path::to_path_buf).unwrap_or_default();
+    // Per capture root: its ranks and its newest folder time.
+    let mut roots: BTreeMap<PathBuf, Root> = BTreeMap::new();
+    for (f, (r, t)) in &rank_of {
+        let e = roots.entry(root_of(f)).or_default();
+        e.0.insert(*r);
+        e.1 = e.1.max(*t);
+    }
+    let mut order: Vec<(&PathBuf, &Root)> = roots.iter().collect();
+    order.sort_by(|a, b| b.1.1.cmp(&a.1.1).then(a.0.cmp(b.0)));
+    // Left-out root → the taken root it overlaps.
+    let mut instead: BTreeMap<&PathBuf, &PathBuf> = BTreeMap::new();
+    let mut taken_roots: Vec<&PathBuf> = Vec::new();
+    for (root, (ranks, _)) in &order {
+        match taken_roots
+            .iter()
+            .find(|t| !roots[**t].0.is_disjoint(ranks))
+        {
+            Some(t) => {
+                instead.insert(root, t);
+            }
+            None => taken_roots.push(root),
+        }
+    }
+    // Inside a taken root: the newest folder per rank.
+    let mut newest: BTreeMap<(PathBuf, i32), (PathBuf, Stamp)> = BTreeMap::new();
+    for (f, (r, t)) in &rank_of {
+        let key = (root_of(f), *r);
+        if newest.get(&key).is_none_or(|(_, best)| *best < *t) {
+            newest.insert(key, (f.clone(), *t));
         }
     }
     let mut kept = Vec::new();
     let mut skipped = Vec::new();
     for (i, f) in inputs {
-        let winner = f
-            .as_ref()
-            .and_then(|f| rank_of.get(f))
-            .map(|r| &newest[r].0)
-            .filter(|w| Some(*w) != f.as_ref());
-        match winner {
-            Some(w) => skipped.push(Skipped {
+        let Some((folder, (r, _))) = f.as_ref().and_then(|f| rank_of.get_key_value(f)) else {
+            kept.push((i, f));
+            continue;
+        };
+        let root = root_of(folder);
+        if let Some(t) = instead.get(&root) {
+            skipped.push(Skipped {
+                path: i.path,
+                kept: vec![format!(
+                    "{} (the newest capture of the same ranks)",
+                    t.display()
+                )],
+                other_capture: Some((root.display().to_string(), t.display().to_string())),
+            });
+            continue;
+        }
+        let w = &newest[&(root, *r)].0;
+        if w != folder {
+            skipped.push(Skipped {
                 path: i.path,
                 kept: vec![format!("{} (newer capture of the same rank)", w.display())],
-            }),
-            None => kept.push((i, f)),
+                other_capture: None,
+            });
+        } else {
+            kept.push((i, f));
         }
     }
     (kept, skipped)
@@ -392,6 +458,7 @@ fn best(inputs: Vec<(Input, Folder)>) -> (Vec<Input>, Vec<Skipped>) {
                 .and_then(|f| kept_in.get(f))
                 .cloned()
                 .unwrap_or_default(),
+            other_capture: None,
         })
         .collect();
     // Fallbacks: when a folder keeps one input, the single-file levels it skipped, best first.
@@ -545,6 +612,18 @@ mod rank_folder_tests {
         }
     }
 
+    /// Rank folders `dirs` (name, rank) under `root`, each with a trace_view.json input and its
+    /// profiler_info_<rank>.json.
+    fn rank_folders(root: &Path, dirs: &[(&str, i32)]) -> Vec<Input> {
+        dirs.iter()
+            .map(|(d, r)| {
+                let input = touch(root, &format!("{d}/ASCEND_PROFILER_OUTPUT/trace_view.json"));
+                std::fs::write(root.join(d).join(format!("profiler_info_{r}.json")), "{}").unwrap();
+                input
+            })
+            .collect()
+    }
+
     #[test]
     fn keeps_the_best_export_per_rank_folder() {
         let root = std::env::temp_dir().join(format!("profscope-detect-{}", std::process::id()));
@@ -583,17 +662,7 @@ mod rank_folder_tests {
             ("host_1_20250109081500001_ascend_pt", 0),
             ("host_2_20250109075448999_ascend_pt", 1),
         ];
-        let inputs: Vec<Input> = dirs
-            .iter()
-            .map(|(d, r)| {
-                let input = touch(
-                    &root,
-                    &format!("{d}/ASCEND_PROFILER_OUTPUT/trace_view.json"),
-                );
-                std::fs::write(root.join(d).join(format!("profiler_info_{r}.json")), "{}").unwrap();
-                input
-            })
-            .collect();
+        let inputs = rank_folders(&root, &dirs);
         let (kept, skipped) = newest_per_rank(inputs, &root);
         let has = |v: &[String], d: &str| v.iter().any(|p| p.contains(d));
         let kept: Vec<String> = kept.into_iter().map(|i| i.path).collect();
@@ -602,6 +671,41 @@ mod rank_folder_tests {
         assert_eq!(skipped.len(), 1);
         assert!(skipped[0].path.contains(dirs[0].0));
         assert!(skipped[0].kept[0].contains(dirs[1].0));
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    /// Three capture roots under one folder: `old/` and `new/` hold the same ranks (0, 1), so only
+    /// the newer is read, whole (its rank 0 is not swapped for `old/`'s even where `old/` has a
+    /// newer rank-0 folder name); `node1/` holds other ranks (2, 3): a second node of the newest
+    /// capture, read too.
+    #[test]
+    fn one_capture_per_rank_set_never_mixed() {
+        let root = std::env::temp_dir().join(format!("profscope-captures-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let dirs = [
+            ("old/h_1_20250109090000000_ascend_pt", 0),
+            ("old/h_2_20250101000000000_ascend_pt", 1),
+            ("new/h_1_20250105000000000_ascend_pt", 0),
+            ("new/h_2_20250110000000000_ascend_pt", 1),
+            ("node1/h_3_20250105000000000_ascend_pt", 2),
+            ("node1/h_4_20250105000000000_ascend_pt", 3),
+        ];
+        let inputs = rank_folders(&root, &dirs);
+        let (kept, skipped) = newest_per_rank(inputs, &root);
+        let kept: Vec<String> = kept.into_iter().map(|i| i.path).collect();
+        assert_eq!(kept.len(), 4, "{kept:?}");
+        for (d, _) in &dirs[2..] {
+            assert!(kept.iter().any(|p| p.contains(d)), "{d} kept");
+        }
+        assert_eq!(skipped.len(), 2);
+        for s in &skipped {
+            assert!(s.path.contains("/old/"), "{}", s.path);
+            let (from, to) = s.other_capture.as_ref().unwrap();
+            assert!(
+                from.ends_with("/old") && to.ends_with("/new"),
+                "{from} {to}"
+            );
+        }
         let _ = std::fs::remove_dir_all(&root);
     }
 }

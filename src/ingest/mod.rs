@@ -35,7 +35,22 @@ impl Discovered {
     /// `input_skipped` diagnostics for the left-out files.
     pub fn skipped_diagnostics(&self) -> crate::diag::Diagnostics {
         let mut d = crate::diag::Diagnostics::default();
-        for sk in &self.skipped {
+        // Whole captures left out: one warning per capture root, named in the headline.
+        let mut captures: Vec<&(String, String)> = self
+            .skipped
+            .iter()
+            .filter_map(|s| s.other_capture.as_ref())
+            .collect();
+        captures.sort();
+        captures.dedup();
+        for (root, instead) in captures {
+            d.add("other_capture_skipped", crate::diag::Severity::Warning, || {
+                format!(
+                    "{root}: another capture of the same ranks, not read; read {instead}, the newest (by the folder-name timestamp, else mtime); pass {root} to analyse it"
+                )
+            });
+        }
+        for sk in self.skipped.iter().filter(|s| s.other_capture.is_none()) {
             d.add("input_skipped", crate::diag::Severity::Info, || {
                 format!(
                     "{}: not read; read instead: {}",
@@ -167,9 +182,14 @@ fn ingest_input_with(
                 overlap_events: opts.vendor_overlap_events,
                 ..Default::default()
             };
-            return ascend_db::ingest_file_with(&input.path, b, db);
+            let r = ascend_db::ingest_file_with(&input.path, b, db);
+            progress.add(input.size_bytes);
+            return r;
         }
-        detect::InputFormat::KernelCsv => msprof_csv::ingest_file(&input.path, b)?,
+        detect::InputFormat::KernelCsv => {
+            msprof_csv::ingest_file(&input.path, b)?;
+            progress.add(input.size_bytes);
+        }
     }
     // The db carries its memory tables; a text export has them as CSVs beside it.
     msprof_csv::companions(&input.path, b);

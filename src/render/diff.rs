@@ -114,5 +114,9 @@ pub fn render(d: &Diff, format: Format) -> String {
         Format::Table => table::render_section(&section(d), &mut out),
         Format::Md => markdown::render_section(&section(d), &mut out),
     }
-    out
+    if format == Format::Json {
+        out
+    } else {
+        super::for_people(out)
+    }
 }

@@ -29,17 +29,20 @@ fn dev(d: &DeviceRef) -> String {
     }
 }
 
-/// One horizontal stacked bar (parts in percent of the whole) with a legend.
+/// Chart width in px (the page is at most 1200 px wide).
+const W: f64 = 1000.0;
+
+/// One horizontal stacked bar (parts in percent of the whole) with a 0-100% axis and a legend.
 fn stacked(title: &str, parts: &[(String, f64)]) -> String {
-    let (w, h) = (720.0, 26.0);
+    let h = 26.0;
     let mut x = 0.0;
     let mut s = format!(
-        "<div class=chart><div class=ct>{}</div><svg width='{w}' height='{}' role='img'>",
+        "<div class=chart><div class=ct>{}</div><svg width='{W}' height='{}' role='img'>",
         esc(title),
-        h + 4.0
+        h + 20.0
     );
     for (k, (name, pct)) in parts.iter().enumerate() {
-        let pw = (pct.max(0.0) / 100.0 * w).min(w - x);
+        let pw = (pct.max(0.0) / 100.0 * W).min(W - x);
         if pw > 0.0 {
             s += &format!(
                 "<rect x='{x:.1}' y='2' width='{pw:.1}' height='{h}' fill='{}'><title>{}: {pct:.2}%</title></rect>",
@@ -49,6 +52,7 @@ fn stacked(title: &str, parts: &[(String, f64)]) -> String {
         }
         x += pw;
     }
+    s += &axis(h + 2.0, 0.0, W, &[(0.0, "0%"), (0.5, "50%"), (1.0, "100%")]);
     s += "</svg><div class=lg>";
     for (k, (name, pct)) in parts.iter().enumerate() {
         s += &format!(
@@ -60,38 +64,94 @@ fn stacked(title: &str, parts: &[(String, f64)]) -> String {
     s + "</div></div>"
 }
 
-/// Vertical bars with labels.
-fn bars(title: &str, unit: &str, items: &[(String, f64)]) -> String {
-    let (bw, gap, h) = (46.0, 14.0, 140.0);
-    let max = items.iter().map(|i| i.1).fold(0.0f64, f64::max).max(1e-12);
-    let w = (bw + gap) * items.len() as f64 + gap;
+/// A horizontal axis line at `y` from `x0` to `x0 + w` with ticks at fractions of it.
+fn axis(y: f64, x0: f64, w: f64, ticks: &[(f64, &str)]) -> String {
     let mut s = format!(
-        "<div class=chart><div class=ct>{}</div><svg width='{w:.0}' height='{}' role='img'>",
+        "<line x1='{x0:.1}' y1='{y:.1}' x2='{:.1}' y2='{y:.1}' class=ax/>",
+        x0 + w
+    );
+    for (f, label) in ticks {
+        let x = x0 + f * w;
+        let anchor = if *f <= 0.0 {
+            "start"
+        } else if *f >= 1.0 {
+            "end"
+        } else {
+            "middle"
+        };
+        s += &format!(
+            "<line x1='{x:.1}' y1='{y:.1}' x2='{x:.1}' y2='{:.1}' class=ax/><text x='{x:.1}' y='{:.1}' class=t text-anchor='{anchor}'>{}</text>",
+            y + 4.0,
+            y + 15.0,
+            esc(label)
+        );
+    }
+    s
+}
+
+/// How a bar chart's values read: a count (whole numbers) or a quantity with a unit.
+#[derive(Clone, Copy)]
+enum Values<'a> {
+    Count,
+    Unit(&'a str),
+}
+
+impl Values<'_> {
+    fn show(self, v: f64) -> String {
+        match self {
+            Values::Count => format!("{v:.0}"),
+            Values::Unit(u) => format!("{}{u}", short(v)),
+        }
+    }
+}
+
+/// Horizontal bars: the full label on the left, the value after the bar, an axis from 0 to the
+/// largest value below.
+fn bars(title: &str, values: Values, items: &[(String, f64)]) -> String {
+    let (label_w, row, gap) = (300.0, 18.0, 6.0);
+    let plot = W - label_w - 90.0;
+    let max = items.iter().map(|i| i.1).fold(0.0f64, f64::max).max(1e-12);
+    let h = (row + gap) * items.len() as f64;
+    let mut s = format!(
+        "<div class=chart><div class=ct>{}</div><svg width='{W}' height='{:.0}' role='img'>",
         esc(title),
-        h + 60.0
+        h + 24.0
     );
     for (k, (name, v)) in items.iter().enumerate() {
-        let bh = v / max * h;
-        let x = gap + k as f64 * (bw + gap);
+        let y = k as f64 * (row + gap);
+        let bw = (v / max * plot).max(0.0);
+        let label: String = if name.chars().count() > 46 {
+            name.chars().take(45).chain(['…']).collect()
+        } else {
+            name.clone()
+        };
         s += &format!(
-            "<rect x='{x:.1}' y='{:.1}' width='{bw}' height='{bh:.1}' fill='{}'><title>{}: {v:.3} {unit}</title></rect>",
-            10.0 + h - bh,
-            PALETTE[k % PALETTE.len()],
+            "<text x='{:.1}' y='{:.1}' class=l text-anchor='end'>{}<title>{}</title></text>",
+            label_w - 6.0,
+            y + row - 5.0,
+            esc(&label),
             esc(name)
         );
         s += &format!(
-            "<text x='{:.1}' y='{:.1}' class=v>{}</text>",
-            x + bw / 2.0,
-            8.0 + h - bh,
-            short(*v)
+            "<rect x='{label_w}' y='{y:.1}' width='{bw:.1}' height='{row}' fill='{}'><title>{}: {}</title></rect>",
+            PALETTE[k % PALETTE.len()],
+            esc(name),
+            values.show(*v)
         );
         s += &format!(
-            "<text x='{:.1}' y='{:.1}' class=l>{}</text>",
-            x + bw / 2.0,
-            h + 26.0,
-            esc(&name.chars().take(9).collect::<String>())
+            "<text x='{:.1}' y='{:.1}' class=v>{}</text>",
+            label_w + bw + 4.0,
+            y + row - 5.0,
+            values.show(*v)
         );
     }
+    let (mid, top) = (values.show(max / 2.0), values.show(max));
+    s += &axis(
+        h + 2.0,
+        label_w,
+        plot,
+        &[(0.0, &values.show(0.0)), (0.5, &mid), (1.0, &top)],
+    );
     s + "</svg></div>"
 }
 
@@ -175,8 +235,11 @@ fn charts(r: &Report) -> String {
                 .collect();
             if !fam.is_empty() {
                 o += &bars(
-                    &format!("{} — kernel families, % of compute", dev(&c.device)),
-                    "%",
+                    &format!(
+                        "{} — the 10 largest kernel families, % of compute-kernel time",
+                        dev(&c.device)
+                    ),
+                    Values::Unit("%"),
                     &fam,
                 );
             }
@@ -185,34 +248,43 @@ fn charts(r: &Report) -> String {
     if !a.bubbles.is_empty() {
         o += "<h2>Bubbles</h2>";
         for b in &a.bubbles {
-            let hist: Vec<(String, f64)> = b
-                .histogram
+            // Bins from the first to the last non-empty one, as [lo, hi) ranges.
+            let first = b.histogram.iter().position(|h| h.count > 0);
+            let last = b.histogram.iter().rposition(|h| h.count > 0);
+            let bins = match (first, last) {
+                (Some(f), Some(l)) => &b.histogram[f..=l],
+                _ => &b.histogram[..0],
+            };
+            let hist: Vec<(String, f64)> = bins
                 .iter()
                 .map(|h| {
-                    (
-                        format!("≥{}", crate::render::human_ns(h.lo_ns)),
-                        h.count as f64,
-                    )
+                    let lo = crate::render::human_ns(h.lo_ns);
+                    let label = if h.hi_ns < 0 {
+                        format!("≥ {lo}")
+                    } else {
+                        format!("[{lo}, {})", crate::render::human_ns(h.hi_ns))
+                    };
+                    (label, h.count as f64)
                 })
                 .collect();
             o += &bars(
                 &format!(
-                    "{} — gaps ≥ {} by length (count)",
+                    "{} — gaps ≥ {} by length (number of gaps)",
                     dev(&b.device),
                     crate::render::human_ns(b.min_gap_ns)
                 ),
-                "gaps",
+                Values::Count,
                 &hist,
             );
             // Timeline strip: the largest gaps inside the device window, coloured by cause.
-            let (w, h) = (720.0, 22.0);
+            let (w, h) = (W, 22.0);
             let span = (b.window_end_ns - b.window_start_ns).max(1) as f64;
             let mut s = format!(
-                "<div class=chart><div class=ct>{} — largest gaps on the timeline ({} shown of {})</div><svg width='{w}' height='{}' role='img'><rect x='0' y='2' width='{w}' height='{h}' fill='#eef'/>",
+                "<div class=chart><div class=ct>{} — largest gaps on the timeline ({} shown of {}; time from the device's first busy instant)</div><svg width='{w}' height='{}' role='img'><rect x='0' y='2' width='{w}' height='{h}' fill='#eef'/>",
                 esc(&dev(&b.device)),
                 b.largest.len(),
                 b.gaps,
-                h + 4.0
+                h + 20.0
             );
             // Only the causes this device has, in the rule order, so the legend lists nothing absent.
             // A cause keeps its colour (its rule number) whichever causes are present.
@@ -238,6 +310,13 @@ fn charts(r: &Report) -> String {
                     crate::render::human_ns(g.dur_ns)
                 );
             }
+            let at = |f: f64| format!("+{}", crate::render::human_ns((span * f) as i64));
+            let ticks: Vec<(f64, String)> = [0.0, 0.25, 0.5, 0.75, 1.0]
+                .into_iter()
+                .map(|f| (f, at(f)))
+                .collect();
+            let ticks: Vec<(f64, &str)> = ticks.iter().map(|(f, t)| (*f, t.as_str())).collect();
+            s += &axis(h + 2.0, 0.0, w, &ticks);
             s += "</svg><div class=lg>";
             for c in &causes {
                 s += &format!("<span><i style='background:{}'></i>{c}</span>", colour(c));
@@ -249,10 +328,14 @@ fn charts(r: &Report) -> String {
         o += "<h2>Communication shares</h2>";
         for c in &a.communication {
             o += &format!(
-                "<p class=n><b>{}</b>: communication ({}) = {:.1}% of compute-kernel time ({:.3} ms); {:.1}% of communication overlaps compute</p>",
+                "<p class=n><b>{}</b>: communication kernels ({}) = {} ({:.3} ms of compute kernels); {:.1}% of communication overlaps compute</p>",
                 esc(&dev(&c.device)),
                 c.comm_kernels_source,
-                c.comm_kernels.pct,
+                if c.comm_kernels.pct >= 100.0 {
+                    format!("{:.1}× compute-kernel time", c.comm_kernels.pct / 100.0)
+                } else {
+                    format!("{:.1}% of compute-kernel time", c.comm_kernels.pct)
+                },
                 c.compute_kernel_ns as f64 / 1e6,
                 c.overlapped_pct_of_comm
             );
@@ -262,11 +345,11 @@ fn charts(r: &Report) -> String {
                     dev(&c.device),
                     c.device_task_ns as f64 / 1e6
                 ),
-                "%",
+                Values::Unit("%"),
                 &[
-                    ("notify".into(), c.notify_wait.pct),
-                    ("waits".into(), c.event_and_mem_waits.pct),
-                    ("copies".into(), c.data_movement.pct),
+                    ("NOTIFY_WAIT".into(), c.notify_wait.pct),
+                    ("EVENT / MEM waits".into(), c.event_and_mem_waits.pct),
+                    ("data movement (copies)".into(), c.data_movement.pct),
                 ],
             );
         }
@@ -276,11 +359,15 @@ fn charts(r: &Report) -> String {
             continue;
         }
         o += &format!(
-            "<h2>Per-rank step breakdown (cohort {}, {} steps from {})</h2>",
+            "<h2>Per-rank step breakdown (cohort {}, {} from {})</h2>",
             k + 1,
-            cohort.steps_compared,
+            super::sections::count_of(cohort.steps_compared, "step"),
             esc(&cohort.step_source)
         );
+        if cohort.steps_compared <= 1 {
+            o += "<p class=n>One step per rank: its breakdown is the device time above.</p>";
+            continue;
+        }
         for rk in &cohort.ranks {
             o += &stacked(
                 &format!(
@@ -330,7 +417,7 @@ fn memory_charts(m: &MemoryReport) -> String {
     o + &secs.join("")
 }
 
-const CSS: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ccc}h3{font-size:15px;margin-top:18px}table{border-collapse:collapse;margin:6px 0;font-size:12px}td,th{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}th{background:#f4f4f4}.chart{margin:10px 0}.ct{font-weight:600;margin-bottom:2px}.lg span{margin-right:14px;font-size:12px}.lg i{display:inline-block;width:10px;height:10px;margin-right:4px}.n{color:#555;font-size:12px;margin:2px 0}svg text.v{font-size:10px;text-anchor:middle}svg text.l{font-size:10px;text-anchor:middle}.meta{color:#555}";
+const CSS: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ccc}h3{font-size:15px;margin-top:18px}table{border-collapse:collapse;margin:6px 0;font-size:12px}td,th{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}th{background:#f4f4f4}.chart{margin:10px 0}.ct{font-weight:600;margin-bottom:2px}.lg span{margin-right:14px;font-size:12px}.lg i{display:inline-block;width:10px;height:10px;margin-right:4px}.n{color:#555;font-size:12px;margin:2px 0}svg text.v{font-size:11px}svg text.l{font-size:11px}svg text.t{font-size:10px;fill:#555}svg line.ax{stroke:#888;stroke-width:1}.meta{color:#555}";
 
 pub fn render(r: &Report, memory: Option<&MemoryReport>) -> String {
     let mut o = format!(
@@ -343,14 +430,19 @@ pub fn render(r: &Report, memory: Option<&MemoryReport>) -> String {
     }
     o += "</ul>";
     o += &format!(
-        "<p class=meta>schema {} · {} {} · inputs: {} · {} events in {} files, ranks {:?}</p>",
+        "<p class=meta>schema {} · {} {} · inputs: {} · {} events in {} files, ranks {}</p>",
         r.schema_version,
         r.tool,
         r.tool_version,
         esc(&r.inputs.join(", ")),
         r.summary.events,
         r.summary.files.len(),
-        r.summary.ranks
+        r.summary
+            .ranks
+            .iter()
+            .map(i32::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     o += &charts(r);
     if let Some(m) = memory {

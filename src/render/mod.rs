@@ -11,6 +11,54 @@ pub mod sections;
 pub mod table;
 
 use crate::report::Report;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// `--ascii`: plain ASCII for terminals and logs that cannot show µ, ×, → or box drawing.
+static ASCII: AtomicBool = AtomicBool::new(false);
+
+/// Switches every people-facing renderer to plain ASCII (`us`, `x`, `->`, `+--+` tables).
+pub fn set_ascii(on: bool) {
+    ASCII.store(on, Ordering::Relaxed);
+}
+
+pub fn ascii() -> bool {
+    ASCII.load(Ordering::Relaxed)
+}
+
+/// Text for people as the output style asks: unchanged, or with `--ascii` every non-ASCII sign
+/// spelled in ASCII (anything else non-ASCII, such as a kernel name in another script, becomes
+/// `?`). JSON never goes through this: its strings are data.
+pub fn for_people(s: String) -> String {
+    if !ascii() || s.is_ascii() {
+        return s;
+    }
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            c if c.is_ascii() => out.push(c),
+            'µ' | 'μ' => out.push('u'),
+            '×' => out.push('x'),
+            '→' => out.push_str("->"),
+            '←' => out.push_str("<-"),
+            '≥' => out.push_str(">="),
+            '≤' => out.push_str("<="),
+            '≠' => out.push_str("!="),
+            '≈' => out.push('~'),
+            '±' => out.push_str("+/-"),
+            '−' | '–' | '—' => out.push('-'),
+            '…' => out.push_str("..."),
+            '»' => out.push('>'),
+            '·' | '•' => out.push('*'),
+            '∪' => out.push('U'),
+            '∩' => out.push('^'),
+            '∑' | 'Σ' => out.push_str("sum"),
+            '‘' | '’' => out.push('\''),
+            '“' | '”' => out.push('"'),
+            _ => out.push('?'),
+        }
+    }
+    out
+}
 
 /// Output format of every subcommand (`--format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -28,10 +76,10 @@ pub fn render(report: &Report, format: Format) -> String {
 /// The report in `format`; `full` Markdown has every section.
 pub fn render_detail(report: &Report, format: Format, full: bool) -> String {
     match format {
-        Format::Table => table::render(report),
+        Format::Table => for_people(table::render(report)),
         Format::Json => json::render(report),
-        Format::Md if full => markdown::render(report),
-        Format::Md => markdown::render_brief(report),
+        Format::Md if full => for_people(markdown::render(report)),
+        Format::Md => for_people(markdown::render_brief(report)),
     }
 }
 
@@ -43,7 +91,7 @@ pub fn human_ns(ns: i64) -> String {
     } else if a >= 1e6 {
         (ns as f64 / 1e6, "ms")
     } else if a >= 1e3 {
-        (ns as f64 / 1e3, "us")
+        (ns as f64 / 1e3, if ascii() { "us" } else { "µs" })
     } else {
         (ns as f64, "ns")
     };
@@ -73,5 +121,5 @@ pub fn render_sections(sections: &[sections::Section], format: Format) -> String
             table::render_section(s, &mut out);
         }
     }
-    out
+    for_people(out)
 }

@@ -2,7 +2,10 @@
 //! JSON result contract.
 
 use crate::report::query::QueryResult;
-use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+use comfy_table::{
+    ContentArrangement, Table,
+    presets::{ASCII_FULL_CONDENSED, UTF8_FULL_CONDENSED},
+};
 use serde_json::Value;
 
 /// Output formats of `profscope query`.
@@ -48,9 +51,13 @@ fn csv(r: &QueryResult) -> String {
 
 fn table(r: &QueryResult) -> String {
     let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(r.columns.iter().map(|c| c.name.as_str()));
+    t.load_preset(if super::ascii() {
+        ASCII_FULL_CONDENSED
+    } else {
+        UTF8_FULL_CONDENSED
+    })
+    .set_content_arrangement(ContentArrangement::Dynamic)
+    .set_header(r.columns.iter().map(|c| c.name.as_str()));
     for row in &r.rows {
         t.add_row(row.iter().map(cell));
     }
@@ -68,5 +75,5 @@ fn table(r: &QueryResult) -> String {
     for c in &r.caveats {
         out += &format!("caveat: {c}\n");
     }
-    out
+    super::for_people(out)
 }

@@ -21,8 +21,51 @@ pub fn sec(title: impl Into<String>, header: Vec<&'static str>) -> Section {
     }
 }
 
+/// Kernel families shown per device before one `other` row (JSON lists all).
+const FAMILY_ROWS: usize = 10;
+
+/// `1 step`, `2 steps`; `1 family`, `3 families`.
+pub fn count_of(n: u64, one: &str) -> String {
+    match (n, one.strip_suffix('y')) {
+        (1, _) => format!("1 {one}"),
+        (_, Some(stem)) => format!("{n} {stem}ies"),
+        _ => format!("{n} {one}s"),
+    }
+}
+
+/// A share of compute-kernel time that can pass 100%: as a share below it, as a multiple above
+/// (`11.5× compute-kernel time`, not `1146.84%`).
+fn against_compute(p: f64) -> String {
+    if p >= 100.0 {
+        format!("{:.1}× compute-kernel time", p / 100.0)
+    } else {
+        format!("{p:.2}% of compute-kernel time")
+    }
+}
+
 fn pct(p: f64) -> String {
     format!("{p:.2}%")
+}
+
+/// `path` relative to the input it was found under (the inputs are printed above every
+/// report), so a row shows `rank0_ascend_pt/…/ascend_pytorch_profiler_0.db`, not the whole path.
+pub fn rel<'a>(r: &Report, path: &'a str) -> &'a str {
+    r.inputs
+        .iter()
+        .filter_map(|i| {
+            let i = i.trim_end_matches('/');
+            path.strip_prefix(i)?.strip_prefix('/')
+        })
+        .filter(|p| !p.is_empty())
+        .min_by_key(|p| p.len())
+        .unwrap_or_else(|| {
+            // A file given as the input itself: its name.
+            if r.inputs.iter().any(|i| i == path) {
+                path.rsplit('/').next().unwrap_or(path)
+            } else {
+                path
+            }
+        })
 }
 
 /// A device row's title: rank, device id and process when known; without a rank, the file name
@@ -166,7 +209,7 @@ fn cross_rank(r: &Report, out: &mut Vec<Section>) {
                     human_ns(x.collective_wait_ns),
                     human_ns(x.collective_transit_ns)
                 ),
-                format!("{} steps", x.slowest_in_steps),
+                count_of(x.slowest_in_steps, "step"),
                 x.last_to_start_collectives.to_string(),
             ]);
         }
@@ -177,8 +220,10 @@ fn cross_rank(r: &Report, out: &mut Vec<Section>) {
             s.notes.push(format!("by arrival: {}", w.statement));
         }
         s.notes.push(format!(
-            "{} steps compared, {} not on every rank, {} with different compute-kernel counts; shares are of the summed step time",
-            c.steps_compared, c.steps_unmatched, c.kernel_count_mismatch_steps
+            "{} compared, {} not on every rank, {} with different compute-kernel counts; shares are of the summed step time",
+            count_of(c.steps_compared, "step"),
+            c.steps_unmatched,
+            c.kernel_count_mismatch_steps
         ));
         let k = &c.collectives;
         if k.matched > 0 {
@@ -228,9 +273,9 @@ fn summary(r: &Report, out: &mut Vec<Section>) {
             .map_or("-".into(), |w| human_ns(w.duration_ns));
         f.rows.push(vec![
             if x.parts > 1 {
-                format!("{} (+{} parts)", x.path, x.parts - 1)
+                format!("{} (+{} parts)", rel(r, &x.path), x.parts - 1)
             } else {
-                x.path.clone()
+                rel(r, &x.path).to_string()
             },
             x.format.into(),
             size,
@@ -408,6 +453,9 @@ fn timeline(r: &Report, out: &mut Vec<Section>) {
                     .collect::<Vec<_>>()
                     .join("; "),
             ]);
+        }
+        if !k.rows.is_empty() && !a.device_time.is_empty() {
+            k.notes.push("idle here is HTA's: the span minus the union of kernels, and a collective's waits (Notify Wait, EVENT_WAIT) are not kernels, so time spent waiting in a collective is idle; the vendor's free time above counts the whole collective as busy: the two differ mostly by the time spent waiting inside collectives".into());
         }
         if !k.rows.is_empty() {
             out.push(k);
@@ -938,12 +986,21 @@ fn kernels(r: &Report, out: &mut Vec<Section>) {
                 pct(x.pct_of_compute),
             ]);
         }
-        for x in &c.families {
+        for x in c.families.iter().take(FAMILY_ROWS) {
             s.rows.push(vec![
                 format!("family {}", x.name),
                 x.count.to_string(),
                 human_ns(x.sum_ns),
                 pct(x.pct_of_compute),
+            ]);
+        }
+        let rest = c.families.get(FAMILY_ROWS..).unwrap_or_default();
+        if !rest.is_empty() {
+            s.rows.push(vec![
+                format!("other ({})", count_of(rest.len() as u64, "family")),
+                rest.iter().map(|x| x.count).sum::<u64>().to_string(),
+                human_ns(rest.iter().map(|x| x.sum_ns).sum()),
+                pct(rest.iter().map(|x| x.pct_of_compute).sum()),
             ]);
         }
         s.notes.push(format!(
@@ -959,7 +1016,7 @@ fn kernels(r: &Report, out: &mut Vec<Section>) {
         vec![
             "device",
             "(a) comm kernels",
-            "(a) % of compute",
+            "(a) against compute kernels",
             "(b) EVENT/MEM waits",
             "(b) NOTIFY_WAIT",
             "(b) data movement",
@@ -976,7 +1033,7 @@ fn kernels(r: &Report, out: &mut Vec<Section>) {
                 human_ns(c.comm_kernels.max_ns),
                 c.comm_kernels_source
             ),
-            pct(c.comm_kernels.pct),
+            against_compute(c.comm_kernels.pct),
             format!(
                 "{} ({})",
                 human_ns(c.event_and_mem_waits.sum_ns),
@@ -1021,7 +1078,7 @@ fn audits(r: &Report, out: &mut Vec<Section>) {
     );
     for x in &a.phases {
         p.rows.push(vec![
-            x.file.clone(),
+            rel(r, &x.file).to_string(),
             x.rank.to_string(),
             x.prefill.count.to_string(),
             x.decode.count.to_string(),
@@ -1029,6 +1086,26 @@ fn audits(r: &Report, out: &mut Vec<Section>) {
             x.decode_valid.to_string(),
             x.statement.clone(),
         ]);
+    }
+    let markers = a
+        .phases
+        .iter()
+        .any(|x| x.prefill.count > 0 || x.decode.count > 0);
+    if !a.phases.is_empty() && !markers {
+        out.push(sec(
+            format!(
+                "Phase validation: no vLLM phase markers (forward_eager / forward_cudagraph) in {}: phase validation and decode audit do not apply",
+                count_of(a.phases.len() as u64, "file")
+            ),
+            Vec::new(),
+        ));
+        let replays = a
+            .batch_audit
+            .as_ref()
+            .is_some_and(|b| b.ranks.iter().any(|x| x.replays > 0));
+        if !replays {
+            return;
+        }
     }
     if !p.rows.is_empty() {
         out.push(p);
@@ -1053,7 +1130,7 @@ fn audits(r: &Report, out: &mut Vec<Section>) {
     };
     for x in &b.ranks {
         s.rows.push(vec![
-            x.file.clone(),
+            rel(r, &x.file).to_string(),
             x.rank.to_string(),
             x.replays.to_string(),
             x.qualified.to_string(),

@@ -2,7 +2,10 @@
 
 use super::sections::{Section, build};
 use crate::report::Report;
-use comfy_table::{Cell, Table, presets::UTF8_FULL_CONDENSED};
+use comfy_table::{
+    Cell, Table,
+    presets::{ASCII_FULL_CONDENSED, UTF8_FULL_CONDENSED},
+};
 
 /// One section as a title, a comfy-table table and its notes.
 pub fn render_section(s: &Section, out: &mut String) {
@@ -10,7 +13,11 @@ pub fn render_section(s: &Section, out: &mut String) {
     out.push('\n');
     if !s.rows.is_empty() {
         let mut t = Table::new();
-        t.load_preset(UTF8_FULL_CONDENSED);
+        t.load_preset(if super::ascii() {
+            ASCII_FULL_CONDENSED
+        } else {
+            UTF8_FULL_CONDENSED
+        });
         t.set_header(s.header.iter().map(Cell::new));
         for r in &s.rows {
             t.add_row(r.iter().map(Cell::new));

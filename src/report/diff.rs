@@ -317,7 +317,7 @@ fn parse_one(text: &str) -> Result<Threshold, DiffError> {
         (Measure::Points, n, 1.0)
     } else if let Some(n) = rest.strip_suffix("ns") {
         (Measure::Nanos, n, 1.0)
-    } else if let Some(n) = rest.strip_suffix("us") {
+    } else if let Some(n) = rest.strip_suffix("us").or_else(|| rest.strip_suffix("µs")) {
         (Measure::Nanos, n, 1e3)
     } else if let Some(n) = rest.strip_suffix("ms") {
         (Measure::Nanos, n, 1e6)

@@ -2,7 +2,7 @@
 //! results only (pure): window and steps; computing / exposed communication / free shares with a
 //! verdict and the rule that decided it (idle-bound becomes host-bound when most idle waited for
 //! late launches); the slowest rank by device time and the rank the others
-//! wait for (by arrival, and by the wait ratio of the collectives); the top bubble cause; the vendor self-audit; how many warnings.
+//! wait for (by arrival, and by the wait ratio of the collectives); the top bubble cause; the vendor self-audit; which capture was read when a folder held several; how many warnings.
 
 use super::analyses::Analyses;
 use crate::diag::{Diagnostic, Severity};
@@ -158,6 +158,28 @@ pub fn build(a: &Analyses, diagnostics: &[Diagnostic]) -> Vec<String> {
         ));
     }
     out.push(a.vendor_agreement.verdict.clone());
+    if let Some(d) = diagnostics
+        .iter()
+        .find(|d| d.code == "other_capture_skipped")
+    {
+        let roots: Vec<&str> = d
+            .examples
+            .iter()
+            .filter_map(|e| e.split(": ").next())
+            .collect();
+        let instead = d.examples[0]
+            .split("; read ")
+            .nth(1)
+            .and_then(|x| x.split(", the newest").next())
+            .unwrap_or("");
+        out.push(format!(
+            "read one capture, the newest: {instead}; {} other capture{} of the same ranks not read: {}{} (pass one as the path to analyse it)",
+            d.count,
+            if d.count == 1 { "" } else { "s" },
+            roots.join(", "),
+            if d.count as usize > roots.len() { ", …" } else { "" }
+        ));
+    }
     let warnings: u64 = diagnostics
         .iter()
         .filter(|d| d.severity >= Severity::Warning)

@@ -182,3 +182,50 @@ pub fn gather(paths: &[PathBuf], explicit: &[(SnapshotRole, PathBuf)]) -> Gather
     g.module_tables = b.finish();
     g
 }
+
+/// The npu-smi snapshots grouped by the machine they describe: the device set with each chip's
+/// name, HBM size and bus id. Snapshots of one run share it; two groups mean tables of different
+/// hosts or device sets, which must not be merged into one device list. Each group: a short
+/// description (`devices 0-3, Ascend910B4, 32768 MB HBM each`) and its files.
+pub fn machine_groups(g: &Gathered) -> Vec<(String, Vec<String>)> {
+    let mut groups: Vec<(Shape, String, Vec<String>)> = Vec::new();
+    for (snap, _) in &g.snapshots {
+        let mut shape: Shape = snap
+            .chips
+            .iter()
+            .map(|c| (c.device(), c.name.clone(), c.hbm_total_mb, c.bus_id.clone()))
+            .collect();
+        shape.sort();
+        match groups.iter_mut().find(|x| x.0 == shape) {
+            Some(x) => x.2.push(snap.path.clone()),
+            None => {
+                let desc = describe(&shape);
+                groups.push((shape, desc, vec![snap.path.clone()]));
+            }
+        }
+    }
+    groups.into_iter().map(|(_, d, f)| (d, f)).collect()
+}
+
+/// Per chip, sorted: device id, name, HBM total (MB), bus id.
+type Shape = Vec<(u32, String, u64, String)>;
+
+fn describe(shape: &[(u32, String, u64, String)]) -> String {
+    let (Some(first), Some(last)) = (shape.first(), shape.last()) else {
+        return "no devices".into();
+    };
+    let mut names: Vec<&str> = shape.iter().map(|c| c.1.as_str()).collect();
+    names.dedup();
+    let mut hbm: Vec<u64> = shape.iter().map(|c| c.2).collect();
+    hbm.dedup();
+    format!(
+        "{} device{} {}-{}, {}, {} MB HBM{}",
+        shape.len(),
+        if shape.len() == 1 { "" } else { "s" },
+        first.0,
+        last.0,
+        names.join("/"),
+        hbm.iter().map(u64::to_string).collect::<Vec<_>>().join("/"),
+        if hbm.len() == 1 { " each" } else { "" }
+    )
+}
