@@ -74,6 +74,12 @@ fn html_report_is_self_contained_and_renders() {
     ] {
         assert!(html.contains(title), "{title}");
     }
+    // Charts say what they show: the full family names (no 9-character cut), bins as ranges
+    // with whole counts, a time axis under each gap strip.
+    assert!(html.contains(">Foreach (optimizer)<") && html.contains(">TransData/Transpose<"));
+    assert!(html.contains(">[10.000 µs, 100.000 µs)<"), "histogram bins as ranges");
+    assert!(!html.contains(">52.0<") && html.contains(">52<"), "counts are whole numbers");
+    assert!(html.contains(">+0.000 ns<"), "time axis of the gap strip");
     let svgs = html.matches("<svg").count();
     assert!(svgs >= 12, "{svgs} charts");
 
@@ -125,5 +131,19 @@ fn html_report_is_self_contained_and_renders() {
         .unwrap();
     let dom = String::from_utf8_lossy(&dom.stdout);
     assert_eq!(dom.matches("<svg").count(), svgs);
+    // Every axis line is its own element (an unquoted `class=ax/>` once swallowed the rest of
+    // the chart into the line, so nothing after it showed).
+    let lines = html.matches("<line ").count();
+    assert!(lines > 0);
+    assert_eq!(dom.matches("<line ").count(), lines);
+    let closed_at_once = dom
+        .match_indices("<line ")
+        .filter(|(at, _)| {
+            let rest = &dom[*at..];
+            rest.find('>')
+                .is_some_and(|end| rest[end + 1..].starts_with("</line>"))
+        })
+        .count();
+    assert_eq!(closed_at_once, lines, "each axis line is empty");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -67,7 +67,7 @@ fn stacked(title: &str, parts: &[(String, f64)]) -> String {
 /// A horizontal axis line at `y` from `x0` to `x0 + w` with ticks at fractions of it.
 fn axis(y: f64, x0: f64, w: f64, ticks: &[(f64, &str)]) -> String {
     let mut s = format!(
-        "<line x1='{x0:.1}' y1='{y:.1}' x2='{:.1}' y2='{y:.1}' class=ax/>",
+        "<line x1='{x0:.1}' y1='{y:.1}' x2='{:.1}' y2='{y:.1}' class='ax'/>",
         x0 + w
     );
     for (f, label) in ticks {
@@ -80,7 +80,7 @@ fn axis(y: f64, x0: f64, w: f64, ticks: &[(f64, &str)]) -> String {
             "middle"
         };
         s += &format!(
-            "<line x1='{x:.1}' y1='{y:.1}' x2='{x:.1}' y2='{:.1}' class=ax/><text x='{x:.1}' y='{:.1}' class=t text-anchor='{anchor}'>{}</text>",
+            "<line x1='{x:.1}' y1='{y:.1}' x2='{x:.1}' y2='{:.1}' class='ax'/><text x='{x:.1}' y='{:.1}' class=t text-anchor='{anchor}'>{}</text>",
             y + 4.0,
             y + 15.0,
             esc(label)
@@ -286,7 +286,7 @@ fn charts(r: &Report) -> String {
                 b.gaps,
                 h + 20.0
             );
-            // Only the causes this device has, in the rule order, so the legend lists nothing absent.
+            // In the rule order; the legend lists only the causes drawn.
             // A cause keeps its colour (its rule number) whichever causes are present.
             let colour = |c: &str| {
                 let k = crate::analysis::bubbles::Cause::ALL
@@ -295,10 +295,11 @@ fn charts(r: &Report) -> String {
                     .unwrap_or(0);
                 PALETTE[(k + 3) % PALETTE.len()]
             };
+            // The legend lists the causes of the gaps drawn, not every cause of the device.
             let causes: Vec<&str> = crate::analysis::bubbles::Cause::ALL
                 .iter()
                 .map(|c| c.as_str())
-                .filter(|c| b.by_cause.contains_key(c))
+                .filter(|c| b.largest.iter().any(|g| g.cause.as_str() == *c))
                 .collect();
             for g in &b.largest {
                 let x = (g.start_ns - b.window_start_ns) as f64 / span * w;
