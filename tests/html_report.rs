@@ -77,8 +77,14 @@ fn html_report_is_self_contained_and_renders() {
     // Charts say what they show: the full family names (no 9-character cut), bins as ranges
     // with whole counts, a time axis under each gap strip.
     assert!(html.contains(">Foreach (optimizer)<") && html.contains(">TransData/Transpose<"));
-    assert!(html.contains(">[10.000 µs, 100.000 µs)<"), "histogram bins as ranges");
-    assert!(!html.contains(">52.0<") && html.contains(">52<"), "counts are whole numbers");
+    assert!(
+        html.contains(">[10.000 µs, 100.000 µs)<"),
+        "histogram bins as ranges"
+    );
+    assert!(
+        !html.contains(">52.0<") && html.contains(">52<"),
+        "counts are whole numbers"
+    );
     assert!(html.contains(">+0.000 ns<"), "time axis of the gap strip");
     let svgs = html.matches("<svg").count();
     assert!(svgs >= 12, "{svgs} charts");
