@@ -35,3 +35,21 @@ pub mod query;
 pub mod render;
 pub mod report;
 pub mod synth;
+
+/// The precondition of the test suite, checked first: `cargo test` runs the library's unit tests
+/// before the integration tests, and stops at the first failing binary, so without the real
+/// samples a developer reads this one message instead of dozens of file-not-found failures.
+#[cfg(test)]
+mod shared_samples {
+    #[test]
+    fn real_samples_are_beside_the_repository() {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/samples");
+        assert!(
+            p.join("README.md").is_file(),
+            "the real sample files are not at {}: most integration tests read them. Lay the \
+             shared folder beside the repository (CI does: `../shared/samples`, see \
+             ../shared/samples/README.md), or run the unit tests alone: `cargo test --lib -- --skip real_samples`",
+            p.display()
+        );
+    }
+}
