@@ -138,11 +138,11 @@ fn evidence(paths: &[PathBuf], explicit: Vec<(SnapshotRole, PathBuf)>) -> anyhow
         run_dir: None,
     };
     for p in paths {
-        if !run_dir::is_run_dir(p) {
+        // A folder whose manifest.json is a memory run's; anything else is walked as it is.
+        let Some(m) = p.is_dir().then(|| run_dir::read_manifest(p).ok()).flatten() else {
             e.paths.push(p.clone());
             continue;
-        }
-        let m = run_dir::read_manifest(p).map_err(|x| anyhow::anyhow!(x))?;
+        };
         let (roles, other) = run_dir::run_evidence(p, &m);
         for (role, file) in roles {
             let role = SnapshotRole::parse(&role).ok_or_else(|| {

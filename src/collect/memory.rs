@@ -389,19 +389,14 @@ fn sample(
                     json!({"i": i, "at_ms": at_ms, "hbm_used_mb": used})
                 );
                 for (&device, &mb) in &used {
-                    let e = max.entry(device).or_insert(DeviceMax {
-                        device,
-                        hbm_used_mb: mb,
-                        sample: i,
-                        at_ms,
-                    });
-                    if mb > e.hbm_used_mb {
-                        *e = DeviceMax {
+                    if max.get(&device).is_none_or(|e| mb > e.hbm_used_mb) {
+                        let at = DeviceMax {
                             device,
                             hbm_used_mb: mb,
                             sample: i,
                             at_ms,
                         };
+                        max.insert(device, at);
                     }
                 }
                 let total: u64 = used.values().sum();
@@ -644,8 +639,16 @@ fn phases(
     match &o.model {
         Some(p) => {
             let abs = std::path::absolute(p).unwrap_or_else(|_| p.clone());
-            if let Err(e) = crate::ingest::evidence::safetensors::read(&checkpoint_file(&abs)) {
-                m.missing.push(format!("checkpoint headers: {e}"));
+            // Read as `profscope memory` will: the same walk picks the index or a shard.
+            let g = crate::ingest::evidence::gather::gather(std::slice::from_ref(&abs), &[]);
+            if g.checkpoint.is_none() {
+                m.missing.push(format!(
+                    "checkpoint headers: {}",
+                    g.errors.first().map_or_else(
+                        || format!("no safetensors file under {}", abs.display()),
+                        String::clone
+                    )
+                ));
             }
             m.evidence.push(Evidence {
                 kind: "model".into(),
@@ -662,31 +665,6 @@ fn phases(
         "msprof module memory: not merged yet (after the service stopped: `profscope collect memory --resume-run RUN_DIR --msprof PATH`): HCCL and runtime stay unknown".into(),
     );
     Ok(())
-}
-
-/// The file safetensors headers are read from: the index in a model folder, else its first
-/// `.safetensors` file, else the path itself.
-pub fn checkpoint_file(p: &Path) -> PathBuf {
-    if !p.is_dir() {
-        return p.to_path_buf();
-    }
-    let mut files: Vec<PathBuf> = std::fs::read_dir(p)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    files.sort();
-    files
-        .iter()
-        .find(|f| f.to_string_lossy().ends_with(".safetensors.index.json"))
-        .or_else(|| {
-            files
-                .iter()
-                .find(|f| f.to_string_lossy().ends_with(".safetensors"))
-        })
-        .cloned()
-        .unwrap_or_else(|| p.to_path_buf())
 }
 
 fn copy_log(log: &Path, dir: &Path) -> Result<Evidence, String> {
@@ -726,11 +704,6 @@ pub fn read_manifest(dir: &Path) -> Result<MemoryManifest, String> {
     Ok(m)
 }
 
-/// True when `dir` holds a memory run's manifest.
-pub fn is_run_dir(dir: &Path) -> bool {
-    dir.is_dir() && read_manifest(dir).is_ok()
-}
-
 /// The evidence files of a run, for `profscope memory`: (role, snapshot file) pairs and the other
 /// evidence paths (the copied log, the msprof CSVs, the checkpoint).
 pub fn run_evidence(dir: &Path, m: &MemoryManifest) -> (Vec<(String, PathBuf)>, Vec<PathBuf>) {
@@ -744,7 +717,6 @@ pub fn run_evidence(dir: &Path, m: &MemoryManifest) -> (Vec<(String, PathBuf)>, 
         .iter()
         .map(|e| match &e.file {
             Some(f) => dir.join(f),
-            None if e.kind == "model" => checkpoint_file(Path::new(&e.source)),
             None => PathBuf::from(&e.source),
         })
         .collect();
