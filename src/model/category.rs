@@ -172,7 +172,7 @@ pub const WAIT_SYNC_PREFIXES: &[&str] = &[
 
 /// Normalised task-type / name prefixes of data movement. (`DSA_SQE` is not data movement: the
 /// DSA engine runs kernels such as `DSAGenBitMask`, and the vendor's Overlap Analysis counts them as
-/// Computing; see tests/device_time.rs.)
+/// Computing; see tests/it/device_time.rs.)
 pub const DATA_MOVEMENT_PREFIXES: &[&str] = &[
     "SDMA",
     "PCIE_DMA",

@@ -1,7 +1,7 @@
 """Write tests/sql/<query>.slt: the expected rows of each queries/<query>.sql on each fixture.
 
 The rows come from DuckDB (PyPI `duckdb`), an engine independent of profscope's, run over
-`profscope export --parquet` of each fixture; tests/sql_queries.rs then checks the same rows
+`profscope export --parquet` of each fixture; tests/it/sql_queries.rs then checks the same rows
 against `profscope query` (polars) and against the numbers of `profscope analyze`.
 
 usage: python bless_sql_expected.py PROFSCOPE_BIN
@@ -77,7 +77,7 @@ def main() -> None:
             f"# Expected rows of queries/{q} on each fixture (tab-separated; R columns compare\n"
             f"# within 1e-9 relative). Produced by DuckDB {duckdb.__version__} over `profscope export\n"
             "# --parquet` of the"
-            " fixture with tests/tools/bless_sql_expected.py; tests/sql_queries.rs checks them\n"
+            " fixture with tests/tools/bless_sql_expected.py; tests/it/sql_queries.rs checks them\n"
             "# against `profscope query` and against `profscope analyze`.\n"
         )
         with open(os.path.join("tests", "sql", name + ".slt"), "w", encoding="utf-8") as f:

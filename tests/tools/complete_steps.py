@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Oracle for tests/kineto_semantics.rs: HTA's complete-steps window of each real Kineto trace,
+"""Oracle for tests/it/kineto_semantics.rs: HTA's complete-steps window of each real Kineto trace,
 computed from HTA's documented rule with the standard library only (no HTA, no profscope).
 
 Rule (HTA get_temporal_breakdown / get_gpu_kernel_breakdown, default: the last step excluded):

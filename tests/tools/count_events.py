@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent oracle for tests/real_traces.rs.
+"""Independent oracle for tests/it/real_traces.rs.
 
 Counts, per real Chrome-trace file in ../shared/samples, with Python's stdlib json only (no profscope
 code): X events per process, timed events (X + i/I/R) per category, counter values, flow events and

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Independent recomputation of the dispatch chain and of the bubble causes of the real torch_npu
-db roots, straight from the SQLite tables (no profscope code), for tests/dispatch.rs. Test-time
+db roots, straight from the SQLite tables (no profscope code), for tests/it/dispatch.rs. Test-time
 helper only; run by hand (stdlib only):
 
     python3 tests/tools/dispatch_oracle.py ../shared/samples/ascend-pt/db/level0 \

@@ -1,6 +1,6 @@
 """Run SQL files with DuckDB over a Hive-partitioned `profscope export --parquet` directory.
 
-Test-time helper (tests/sql_queries.rs); needs PyPI `duckdb`. The `events` view is the Parquet
+Test-time helper (tests/it/sql_queries.rs); needs PyPI `duckdb`. The `events` view is the Parquet
 files with hive_partitioning, so `run` and `rank` come from the partition folders, as in
 docs/query.md. Prints one JSON document: {file: {"columns": [...], "rows": [[...], ...]}}.
 

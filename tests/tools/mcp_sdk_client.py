@@ -1,4 +1,4 @@
-"""Test helper (tests/mcp.rs): an MCP client built on the official MCP Python SDK: starts `profscope mcp` over stdio, lists
+"""Test helper (tests/it/mcp.rs): an MCP client built on the official MCP Python SDK: starts `profscope mcp` over stdio, lists
 the tools, and calls `analyze` on the given root; prints one JSON object with what it saw."""
 import asyncio, json, sys
 from mcp import ClientSession, StdioServerParameters

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs Holistic Trace Analysis 0.5.0 on the real Kineto traces in shared/samples/torch-traces and
 prints idle-time share and kernel-type shares per rank, as JSON. Used once to record oracle values
-for profscope's tests/hta_agreement.rs."""
+for profscope's tests/it/hta_agreement.rs."""
 import json, sys, warnings, logging
 warnings.filterwarnings("ignore")
 logging.disable(logging.CRITICAL)

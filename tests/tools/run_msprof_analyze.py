@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
 """Runs msprof-analyze (Huawei's peer tool, PyPI `msprof-analyze`) on the real db root and records
-its numbers for tests/msprof_analyze_agreement.rs. Test-time helper only; run by hand:
+its numbers for tests/it/msprof_analyze_agreement.rs. Test-time helper only; run by hand:
 
     python3 -m venv /tmp/msa-venv && /tmp/msa-venv/bin/pip install msprof-analyze==26.2.0
     python3 tests/tools/run_msprof_analyze.py /tmp/msa-venv/bin/msprof-analyze \
         ../shared/samples/ascend-pt/db/level1 > tests/expected/msprof_analyze_26.2.0.json
 
-    # host API statistics (tests/dispatch.rs), one file per root:
+    # host API statistics (tests/it/dispatch.rs), one file per root:
     for l in 0 1 2; do python3 tests/tools/run_msprof_analyze.py --modes cann_api_sum \
         /tmp/msa-venv/bin/msprof-analyze ../shared/samples/ascend-pt/db/level$l \
         > tests/expected/msprof_analyze_26.2.0_cann_api_sum_level$l.json; done
 
-    # communication depth (tests/communication_ops.rs), one file per root:
+    # communication depth (tests/it/communication_ops.rs), one file per root:
     for l in 0 1 2; do python3 tests/tools/run_msprof_analyze.py \
         --modes communication_time,communication_matrix /tmp/msa-venv/bin/msprof-analyze \
         ../shared/samples/ascend-pt/db/level$l \

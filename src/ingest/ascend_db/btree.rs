@@ -4,7 +4,7 @@
 //! is several times faster than `sqlite3_step`. Anything unusual (a non-empty `-wal` beside the db,
 //! a non-UTF-8 database, an unknown page type, payload overflow, a malformed varint) returns
 //! [`Unsupported`] and the caller falls back to rusqlite, so results never depend on which path
-//! ran (tests/ascend_db.rs compares both on every real db).
+//! ran (tests/it/ascend_db.rs compares both on every real db).
 
 use memmap2::Mmap;
 use rayon::prelude::*;
