@@ -4,7 +4,8 @@
 //! general-purpose parsers on the same generated file, extracting the same fields: serde_json and
 //! sonic-rs (typed, borrowed, one pass, no DOM) and simd-json (serde API, needs a mutable copy).
 //!
-//! Run: `cargo bench --bench ingest` (sizes: PROFSCOPE_BENCH_SIZES=100MB,1GB; runs:
+//! Run: `cargo bench --bench ingest --features bench-peers` (without the feature, serde_json is
+//! the only peer; sizes: PROFSCOPE_BENCH_SIZES=100MB,1GB; runs:
 //! PROFSCOPE_BENCH_RUNS=3). Generated inputs are cached under target/bench-data.
 //! Results go to docs/performance.md by hand, with the command, commit and machine.
 
@@ -90,10 +91,12 @@ fn child(mode: &str, path: &str) {
             let b = std::fs::read(path).unwrap();
             serde_json::from_slice::<Vec<Ev>>(&b).unwrap().len()
         }
+        #[cfg(feature = "bench-peers")]
         "sonic_rs" => {
             let b = std::fs::read(path).unwrap();
             sonic_rs::from_slice::<Vec<Ev>>(&b).unwrap().len()
         }
+        #[cfg(feature = "bench-peers")]
         "simd_json" => {
             let mut b = std::fs::read(path).unwrap();
             simd_json::serde::from_slice::<Vec<Ev>>(&mut b)
@@ -239,7 +242,12 @@ fn main() {
         );
         if std::env::var("PROFSCOPE_BENCH_PEERS").map_or(true, |v| v != "0") && size.ends_with("MB")
         {
-            for peer in ["serde_json", "sonic_rs", "simd_json"] {
+            let peers: &[&str] = if cfg!(feature = "bench-peers") {
+                &["serde_json", "sonic_rs", "simd_json"]
+            } else {
+                &["serde_json"]
+            };
+            for &peer in peers {
                 report(&label, peer, &tv, runs);
             }
         }

@@ -260,13 +260,62 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
     let observed = windows(d, &busy);
     let observed_ns: i64 = observed.iter().map(|w| w.1 - w.0).sum();
     let gaps = gaps_in(&busy, &observed, o.min_gap_ns);
+    let all = classify(t, d, &gaps, window);
+    let idle: i64 = all.iter().map(|g| g.dur_ns).sum();
+    let histogram = histogram_of(&all);
+    let by_cause = by_cause_of(&all, idle);
+    let unknown_ns = by_cause
+        .get(Cause::Unknown.as_str())
+        .map_or(0, |c| c.total_ns);
+    let gap_count = all.len() as u64;
+    let largest = largest_of(t, all, o.top_n);
+    let steps = step_idle(t, d, &gaps);
+    let idle_within_steps_ns = steps.iter().map(|s| s.idle_ns).sum();
+    Some(DeviceBubbles {
+        steps,
+        idle_within_steps_ns,
+        device: d.evidence.clone(),
+        min_gap_ns: o.min_gap_ns,
+        window_start_ns: window.0,
+        window_end_ns: window.1,
+        window_ns: observed_ns,
+        busy_ns: intervals::total(&busy),
+        idle_ns: idle,
+        idle_pct_of_window: pct(idle, observed_ns),
+        gaps: gap_count,
+        histogram,
+        by_cause,
+        unknown_ns,
+        named_pct_of_idle: pct(idle - unknown_ns, idle),
+        largest,
+        streams: stream_idle(t, d, o),
+    })
+}
 
-    // A NOTIFY_WAIT is the update_step_context sync only in decode serving: graph-replay decode
-    // steps on the device or host `update_step_context` scopes in the file. Elsewhere (training,
-    // eager serving) it is HCCL's wait for a peer's notify: a collective.
-    // Decided on the first NOTIFY_WAIT gap only (the host scan is a pass over every event).
-    let mut serving: Option<bool> = None;
-    // Waits by kind, copies, and replay spans (CAPTURE_RECORD → next NOTIFY_WAIT / CAPTURE_RECORD).
+/// A gap with event indexes; names are looked up only for the largest ones reported.
+struct RawGap {
+    start_ns: i64,
+    end_ns: i64,
+    dur_ns: i64,
+    cause: Cause,
+    evidence: Option<u32>,
+    before: Option<u32>,
+    after: Option<u32>,
+    /// (task ending the gap, its launch call)
+    launch: Option<(u32, u32)>,
+}
+
+/// What a gap can overlap on the device: waits by kind, copies, communication tasks that are not
+/// the device's busy time, and graph-replay spans (CAPTURE_RECORD → next NOTIFY_WAIT /
+/// CAPTURE_RECORD).
+struct Evidence {
+    waits: Sorted<(WaitKind, u32)>,
+    copies: Sorted<u32>,
+    comm_tasks: Sorted<u32>,
+    replays: Vec<Iv>,
+}
+
+fn evidence_of(t: &Tables, d: &Device, window: Iv) -> Evidence {
     let mut buf = String::new();
     let mut waits: Vec<(Iv, (WaitKind, u32))> = Vec::new();
     let mut copies: Vec<(Iv, u32)> = Vec::new();
@@ -294,9 +343,28 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
             replays.push((w.0.0, end));
         }
     }
-    let waits = Sorted::new(waits);
-    let copies = Sorted::new(copies);
-    let comm_tasks = Sorted::new(comm_tasks);
+    Evidence {
+        waits: Sorted::new(waits),
+        copies: Sorted::new(copies),
+        comm_tasks: Sorted::new(comm_tasks),
+        replays,
+    }
+}
+
+/// Every gap with its cause (the first rule that holds, docs/analyses/bubbles.md), its evidence
+/// and its neighbouring kernels.
+fn classify(t: &Tables, d: &Device, gaps: &[Iv], window: Iv) -> Vec<RawGap> {
+    let Evidence {
+        waits,
+        copies,
+        comm_tasks,
+        replays,
+    } = evidence_of(t, d, window);
+    // A NOTIFY_WAIT is the update_step_context sync only in decode serving: graph-replay decode
+    // steps on the device or host `update_step_context` scopes in the file. Elsewhere (training,
+    // eager serving) it is HCCL's wait for a peer's notify: a collective.
+    // Decided on the first NOTIFY_WAIT gap only (the host scan is a pass over every event).
+    let mut serving: Option<bool> = None;
     let in_replay = |g: Iv| {
         replays
             .partition_point(|r| r.0 <= g.0)
@@ -304,7 +372,7 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
             .filter(|&k| g.1 <= replays[k].1)
     };
     let mut per_replay: BTreeMap<usize, usize> = BTreeMap::new();
-    for &g in &gaps {
+    for &g in gaps {
         if let Some(k) = in_replay(g) {
             *per_replay.entry(k).or_default() += 1;
         }
@@ -333,22 +401,10 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
             )
         })
         .collect();
-    // Gaps carry event indexes; names are looked up only for the largest ones reported.
-    struct RawGap {
-        start_ns: i64,
-        end_ns: i64,
-        dur_ns: i64,
-        cause: Cause,
-        evidence: Option<u32>,
-        before: Option<u32>,
-        after: Option<u32>,
-        /// (task ending the gap, its launch call)
-        launch: Option<(u32, u32)>,
-    }
     let mut all: Vec<RawGap> = Vec::with_capacity(gaps.len());
     // Gaps are sorted: the first kernel starting at or after a gap's end only moves forward.
     let mut k = 0;
-    for &(a, b) in &gaps {
+    for &(a, b) in gaps {
         // The first wait of each kind inside the gap.
         let (mut notify, mut event, mut mem) = (None, None, None);
         for w in waits.overlapping((a, b)) {
@@ -419,7 +475,11 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
         });
     }
 
-    let idle: i64 = all.iter().map(|g| g.dur_ns).sum();
+    all
+}
+
+/// Gap counts and time per length bucket (the last bucket open-ended: `hi_ns` -1).
+fn histogram_of(all: &[RawGap]) -> Vec<HistogramBucket> {
     let mut histogram: Vec<HistogramBucket> = Vec::new();
     let mut lo = 0;
     for &hi in BUCKETS.iter().chain(std::iter::once(&-1)) {
@@ -435,8 +495,13 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
         });
         lo = hi;
     }
+    histogram
+}
+
+/// Gap count, time and share of idle per cause.
+fn by_cause_of(all: &[RawGap], idle: i64) -> BTreeMap<&'static str, CauseTotal> {
     let mut by_cause: BTreeMap<&'static str, CauseTotal> = BTreeMap::new();
-    for g in &all {
+    for g in all {
         let c = by_cause.entry(g.cause.as_str()).or_insert(CauseTotal {
             count: 0,
             total_ns: 0,
@@ -448,20 +513,21 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
     for c in by_cause.values_mut() {
         c.pct_of_idle = pct(c.total_ns, idle);
     }
-    let unknown_ns = by_cause
-        .get(Cause::Unknown.as_str())
-        .map_or(0, |c| c.total_ns);
-    let gap_count = all.len() as u64;
+    by_cause
+}
+
+/// The `top_n` largest gaps, longest first, with their neighbours' names and launch details.
+fn largest_of(t: &Tables, all: Vec<RawGap>, top_n: usize) -> Vec<Gap> {
     let mut largest = all;
     let key = |g: &RawGap| (std::cmp::Reverse(g.dur_ns), g.start_ns);
-    if o.top_n < largest.len() {
-        largest.select_nth_unstable_by_key(o.top_n, key);
-        largest.truncate(o.top_n);
+    if top_n < largest.len() {
+        largest.select_nth_unstable_by_key(top_n, key);
+        largest.truncate(top_n);
     }
     largest.sort_by_key(key);
     let pairs: Vec<(u32, u32)> = largest.iter().filter_map(|g| g.launch).collect();
     let mut ops = super::dispatch::ops_above(t, &pairs).into_iter();
-    let largest: Vec<Gap> = largest
+    largest
         .into_iter()
         .map(|g| Gap {
             start_ns: g.start_ns,
@@ -480,9 +546,12 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
                 .and_then(|_| ops.next().flatten())
                 .map(|o| t.event_name(o as usize).to_string()),
         })
-        .collect();
+        .collect()
+}
 
-    let steps: Vec<StepIdle> = super::decode_steps::segment(t, d)
+/// Idle inside each decode step (graph-replay steps of the device).
+fn step_idle(t: &Tables, d: &Device, gaps: &[Iv]) -> Vec<StepIdle> {
+    super::decode_steps::segment(t, d)
         .iter()
         .enumerate()
         .map(|(k, st)| {
@@ -507,27 +576,7 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
                 idle_pct_of_step: pct(idle, end - start),
             }
         })
-        .collect();
-    let idle_within_steps_ns = steps.iter().map(|s| s.idle_ns).sum();
-    Some(DeviceBubbles {
-        steps,
-        idle_within_steps_ns,
-        device: d.evidence.clone(),
-        min_gap_ns: o.min_gap_ns,
-        window_start_ns: window.0,
-        window_end_ns: window.1,
-        window_ns: observed_ns,
-        busy_ns: intervals::total(&busy),
-        idle_ns: idle,
-        idle_pct_of_window: pct(idle, observed_ns),
-        gaps: gap_count,
-        histogram,
-        by_cause,
-        unknown_ns,
-        named_pct_of_idle: pct(idle - unknown_ns, idle),
-        largest,
-        streams: stream_idle(t, d, o),
-    })
+        .collect()
 }
 
 /// The steps of the device's file (ProfilerStep, Step Trace iterations), sorted by start, with

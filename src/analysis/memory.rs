@@ -296,331 +296,82 @@ fn snapshot_use(s: &Snapshot<'_>) -> SnapshotUse {
     }
 }
 
+/// The snapshots by role, the reference one (the loaded service's), and the msprof module rows
+/// on the attributed devices: what every step of [`attribute`] reads.
+struct Ctx<'i, 'a> {
+    inp: &'i Inputs<'a>,
+    idle: Option<&'i Snapshot<'a>>,
+    ready: Option<&'i Snapshot<'a>>,
+    peak: Option<&'i Snapshot<'a>>,
+    post: Option<&'i Snapshot<'a>>,
+    reference: Option<&'i Snapshot<'a>>,
+    mapped: Vec<&'i ModuleMem>,
+}
+
+/// One attributed device: its npu-smi chip (when a snapshot shows it) and its device id.
+struct Dev<'a> {
+    chip: Option<&'a NpuSmiChip>,
+    device: Option<u32>,
+}
+
+/// The components of a device, in report order.
+const COMPONENTS: [&str; 7] = [
+    "fixed_overhead",
+    "weights",
+    "kv_cache",
+    "graph_capture",
+    "hccl",
+    "cann_runtime",
+    "activations",
+];
+
 pub fn attribute(inp: &Inputs<'_>) -> Attribution {
     let by_role = |r: Role| inp.snapshots.iter().find(|s| s.role == r);
-    let idle = by_role(Role::Idle);
-    let ready = by_role(Role::Ready);
-    let peak = by_role(Role::Peak);
-    let post = by_role(Role::PostInference);
+    let (idle, ready, peak, post) = (
+        by_role(Role::Idle),
+        by_role(Role::Ready),
+        by_role(Role::Peak),
+        by_role(Role::PostInference),
+    );
     let reference = peak.or(ready).or_else(|| by_role(Role::Loaded)).or(post);
     let mut missing: Vec<String> = Vec::new();
     let mut statements: Vec<String> = Vec::new();
-
-    // Devices: the reference snapshot's chips that hold a process (all of them when none does),
-    // else msprof's devices, else one device known only from the logs.
-    struct Dev<'a> {
-        chip: Option<&'a NpuSmiChip>,
-        device: Option<u32>,
-    }
-    let mut devs: Vec<Dev>;
-    if let Some(r) = reference {
-        let busy: Vec<&NpuSmiChip> = r
-            .snap
-            .chips
-            .iter()
-            .filter(|c| {
-                r.snap
-                    .processes
-                    .iter()
-                    .any(|p| p.npu == c.npu && p.chip == c.chip)
-            })
-            .collect();
-        let chips: Vec<&NpuSmiChip> = if busy.is_empty() {
-            r.snap.chips.iter().collect()
-        } else {
-            busy
-        };
-        devs = chips
-            .into_iter()
-            .map(|c| Dev {
-                chip: Some(c),
-                device: Some(c.device()),
-            })
-            .collect();
-    } else {
-        missing.push("npu-smi snapshot of the loaded service (ready, loaded, post-inference or peak): no device totals, no residual".into());
-        let mut ids: Vec<i32> = inp
-            .module_mem
-            .iter()
-            .map(|m| m.device)
-            .filter(|d| *d >= 0)
-            .collect();
-        ids.sort();
-        ids.dedup();
-        devs = ids
-            .into_iter()
-            .map(|d| Dev {
-                chip: None,
-                device: Some(d as u32),
-            })
-            .collect();
-        if devs.is_empty() {
-            devs.push(Dev {
-                chip: None,
-                device: None,
-            });
-        }
-    }
+    let devs = devices_of(inp, reference, &mut missing);
     let device_ids: Vec<u32> = devs.iter().filter_map(|d| d.device).collect();
     let (mapped, process_level): (Vec<&ModuleMem>, Vec<&ModuleMem>) = inp
         .module_mem
         .iter()
         .partition(|m| m.device >= 0 && device_ids.contains(&(m.device as u32)));
-
-    if idle.is_none() {
-        missing.push("idle npu-smi snapshot (fixed overhead)".into());
-    }
-    if inp.logs.is_empty() {
-        missing.push("vLLM start-up log (weights, KV cache, graph capture)".into());
-    }
-    if inp.module_mem.is_empty() {
-        missing.push("msprof npu_module_mem.csv / NPU_MODULE_MEM (HCCL, CANN runtime)".into());
-    } else if mapped.is_empty() {
-        missing.push("msprof module memory for the npu-smi devices (the capture's device ids match none of them)".into());
-    }
-    if peak.is_none() {
-        missing.push("a `peak` npu-smi snapshot beside a `ready` one (activations)".into());
-        if let (Some(r), Some(p)) = (ready, post) {
-            let d: i64 = p.snap.chips.iter().map(chip_used).sum::<i64>()
-                - r.snap.chips.iter().map(chip_used).sum::<i64>();
-            statements.push(format!(
-                "ready and post-inference npu-smi snapshots do not establish an activation peak (the peak passes between them); post-inference minus ready is {:.0} MiB over all chips: memory still held after inference",
-                mib(d)
-            ));
-        }
-    }
+    let ctx = Ctx {
+        inp,
+        idle,
+        ready,
+        peak,
+        post,
+        reference,
+        mapped,
+    };
+    missing_inputs(&ctx, &mut missing, &mut statements);
 
     // Unknown components inside each device's residual: device labels per list.
     let mut residual_unknowns: std::collections::BTreeMap<String, Vec<String>> = Default::default();
-    let used_of = |d: &Dev| d.chip.map(chip_used);
     let mut devices = Vec::new();
     for d in &devs {
-        let used = used_of(d);
-        let r = reference;
-        let pid = d.chip.and_then(|c| {
-            r.and_then(|r| {
-                r.snap
-                    .processes
-                    .iter()
-                    .filter(|p| p.npu == c.npu && p.chip == c.chip)
-                    .max_by(|a, b| a.memory_mb.total_cmp(&b.memory_mb))
-                    .map(|p| (p.pid, p.name.clone()))
-            })
-        });
-        let mut comps = Vec::new();
-
-        // Fixed overhead: the idle snapshot's HBM used on the same device.
-        let idle_chip = idle.and_then(|s| {
-            d.device.and_then(|id| {
-                s.snap
-                    .chips
-                    .iter()
-                    .find(|c| c.device() == id)
-                    .map(|c| (s, c))
-            })
-        });
-        // The same card: an idle table of another model or HBM size is not this baseline.
-        let other_card = idle_chip.filter(|(_, ic)| {
-            d.chip
-                .is_some_and(|c| c.name != ic.name || c.hbm_total_mb != ic.hbm_total_mb)
-        });
-        let mut c = match idle_chip {
-            Some((s, c)) if other_card.is_none() => comp(
-                "fixed_overhead",
-                Some(chip_used(c)),
-                vec![smi_source(s.snap, c, Role::Idle)],
-                used,
-            ),
-            _ => comp("fixed_overhead", None, vec![], used),
-        };
-        if let Some((s, ic)) = other_card {
-            c.note = Some(format!(
-                "the idle snapshot {} shows a different card here ({}, {} MB), not used",
-                s.snap.path, ic.name, ic.hbm_total_mb
-            ));
-        } else if idle.is_some() && idle_chip.is_none() {
-            c.note = Some("the idle snapshot does not show this device".into());
-        }
-        comps.push(c);
-
-        // Weights: the checkpoint estimate first, the vLLM line beside it.
-        let (log_w, log_w_src, log_w_note) =
-            from_logs(&inp.logs, pid.as_ref().map(|p| p.0), weights_of);
-        let ckpt = inp
-            .checkpoint
-            .as_ref()
-            .and_then(|w| w.per_device_bytes.map(|b| (b.round() as i64, w)));
-        let mut c = match ckpt {
-            Some((b, w)) => {
-                let mut c = comp(
-                    "weights",
-                    Some(b),
-                    vec![Source {
-                        file: w.path.clone(),
-                        line: None,
-                        what: format!(
-                            "safetensors headers, per-device estimate at TP {} / EP {}",
-                            w.tp, w.ep
-                        ),
-                    }],
-                    used,
-                );
-                c.estimate = true;
-                c.sources.extend(log_w_src.iter().cloned());
-                c
-            }
-            None => {
-                let mut c = comp("weights", log_w, log_w_src.clone(), used);
-                c.note = log_w_note.clone();
-                c
-            }
-        };
-        if ckpt.is_some() && log_w.is_none() {
-            c.note = Some("no vLLM weights line to cross-check".into());
-        }
-        comps.push(c);
-
-        for (name, pick) in [
-            ("kv_cache", kv_of as Pick),
-            ("graph_capture", graph_of as Pick),
-        ] {
-            let (b, src, note) = from_logs(&inp.logs, pid.as_ref().map(|p| p.0), pick);
-            let mut c = comp(name, b, src, used);
-            c.note = note;
-            comps.push(c);
-        }
-
-        // HCCL and CANN runtime: msprof module memory on this device.
-        for (name, module) in [("hccl", "HCCL"), ("cann_runtime", "RUNTIME")] {
-            let rows: Vec<&&ModuleMem> = mapped
-                .iter()
-                .filter(|m| Some(m.device as u32) == d.device && m.component == module)
-                .collect();
-            let c = match rows.iter().max_by_key(|m| m.max_bytes) {
-                Some(m) => comp(
-                    name,
-                    Some(m.max_bytes),
-                    vec![Source {
-                        file: m.file.clone(),
-                        line: None,
-                        what: format!(
-                            "msprof module {module} device {}: max reserved of {} samples (at {} ns)",
-                            m.device, m.samples, m.max_ts_ns
-                        ),
-                    }],
-                    used,
-                ),
-                None => comp(name, None, vec![], used),
-            };
-            comps.push(c);
-        }
-
-        // Activations: peak minus ready on the same chip.
-        let act = match (peak, ready, d.chip) {
-            (Some(p), Some(r), Some(ch)) => {
-                let pc = p.snap.chips.iter().find(|c| c.device() == ch.device());
-                let rc = r.snap.chips.iter().find(|c| c.device() == ch.device());
-                match (pc, rc) {
-                    (Some(pc), Some(rc)) => comp(
-                        "activations",
-                        Some(chip_used(pc) - chip_used(rc)),
-                        vec![
-                            smi_source(p.snap, pc, Role::Peak),
-                            smi_source(r.snap, rc, Role::Ready),
-                        ],
-                        used,
-                    ),
-                    _ => comp("activations", None, vec![], used),
-                }
-            }
-            _ => {
-                let mut c = comp("activations", None, vec![], used);
-                let (vb, vs, _) = from_logs(&inp.logs, pid.as_ref().map(|p| p.0), activation_of);
-                if let Some(v) = vb {
-                    c.note = Some(format!(
-                        "vLLM's profile run peaked at {:.2} GiB of activations (released before the KV cache was allocated; not resident in a ready snapshot)",
-                        v as f64 / GIB as f64
-                    ));
-                    c.sources = vs;
-                }
-                c
-            }
-        };
-        comps.push(act);
-
-        let sum: i64 = comps.iter().filter_map(|c| c.bytes).sum();
-        let residual = used.map(|u| u - sum);
-        let process_bytes = d.chip.and_then(|c| {
-            r.map(|r| {
-                (r.snap
-                    .processes
-                    .iter()
-                    .filter(|p| p.npu == c.npu && p.chip == c.chip)
-                    .map(|p| p.memory_mb)
-                    .sum::<f64>()
-                    * MIB as f64)
-                    .round() as i64
-            })
-        });
-        let app = mapped
-            .iter()
-            .filter(|m| Some(m.device as u32) == d.device && m.component == "APP")
-            .map(|m| m.max_bytes)
-            .max();
-        let cross = CrossCheck {
-            npu_smi_used_bytes: used,
-            component_sum_bytes: sum,
-            msprof_app_bytes: app,
-            npu_smi_process_bytes: process_bytes,
-            npu_smi_unowned_bytes: used.zip(process_bytes).map(|(u, p)| u - p),
-            vllm_weights_bytes: log_w,
-            checkpoint_weights_bytes: ckpt.map(|c| c.0),
-        };
-        if let (Some(v), Some(c)) = (cross.vllm_weights_bytes, cross.checkpoint_weights_bytes)
-            && v > 0
-            && (c - v).abs() as f64 > 0.1 * v as f64
-        {
-            statements.push(format!(
-                "device {}: the checkpoint estimate ({:.2} GiB) and the vLLM weights line ({:.2} GiB) differ by more than 10%: check --tp/--dp/--expert-parallel and that the checkpoint is the served one",
-                d.device.map_or("?".into(), |x| x.to_string()),
-                c as f64 / GIB as f64,
-                v as f64 / GIB as f64
-            ));
-        }
-        let unknown: Vec<&str> = comps
+        let m = device_memory(&ctx, d, &mut statements);
+        let unknown: Vec<&str> = m
+            .components
             .iter()
             .filter(|c| c.bytes.is_none())
             .map(|c| c.name)
             .collect();
-        let residual_sources = match (r, d.chip) {
-            (Some(r), Some(ch)) => vec![smi_source(r.snap, ch, r.role)],
-            _ => vec![],
-        };
-        if !unknown.is_empty() && residual.is_some() {
+        if !unknown.is_empty() && m.residual_bytes.is_some() {
             let label = d.device.map_or("?".into(), |x| x.to_string());
             residual_unknowns
                 .entry(unknown.join(", "))
                 .or_default()
                 .push(label);
         }
-        devices.push(DeviceMemory {
-            device: d.device,
-            npu: d.chip.map(|c| c.npu),
-            chip: d.chip.map(|c| c.chip),
-            name: d.chip.map(|c| c.name.clone()),
-            hbm_total_bytes: d.chip.map(|c| c.hbm_total_mb as i64 * MIB),
-            worker: pid.as_ref().map(|p| p.1.clone()),
-            worker_pid: pid.map(|p| p.0),
-            components: comps,
-            residual_bytes: residual,
-            residual_mib: residual.map(mib),
-            residual_share_pct: residual
-                .zip(used)
-                .filter(|(_, u)| *u > 0)
-                .map(|(r, u)| 100.0 * r as f64 / u as f64),
-            residual_sources,
-            cross_check: cross,
-        });
+        devices.push(m);
     }
     for (unknown, devs) in residual_unknowns {
         statements.push(format!(
@@ -628,40 +379,7 @@ pub fn attribute(inp: &Inputs<'_>) -> Attribution {
             devs.join(", ")
         ));
     }
-    // Per-component gaps, once per run, unless a missing input above already explains them.
-    let covered = |name: &str| match name {
-        "fixed_overhead" => idle.is_none(),
-        "weights" => inp.logs.is_empty() && inp.checkpoint.is_none(),
-        "kv_cache" | "graph_capture" => inp.logs.is_empty(),
-        "hccl" | "cann_runtime" => mapped.is_empty(),
-        "activations" => peak.is_none(),
-        _ => false,
-    };
-    for name in [
-        "fixed_overhead",
-        "weights",
-        "kv_cache",
-        "graph_capture",
-        "hccl",
-        "cann_runtime",
-        "activations",
-    ] {
-        let unknown_on: Vec<String> = devices
-            .iter()
-            .filter(|d| {
-                d.components
-                    .iter()
-                    .any(|c| c.name == name && c.bytes.is_none())
-            })
-            .map(|d| d.device.map_or("?".into(), |x| x.to_string()))
-            .collect();
-        if !unknown_on.is_empty() && !covered(name) {
-            missing.push(format!(
-                "{name}: no evidence for device(s) {}",
-                unknown_on.join(", ")
-            ));
-        }
-    }
+    component_gaps(&ctx, &devices, &mut missing);
     if !process_level.is_empty() {
         statements.push(format!(
             "{} msprof module row(s) are not tied to an npu-smi device and are shown as process-level data only",
@@ -681,6 +399,369 @@ pub fn attribute(inp: &Inputs<'_>) -> Attribution {
         devices,
         process_level: process_level.into_iter().cloned().collect(),
         statements,
+    }
+}
+
+/// The devices to attribute: the reference snapshot's chips that hold a process (all of them
+/// when none does), else msprof's devices, else one device known only from the logs.
+fn devices_of<'a>(
+    inp: &Inputs<'a>,
+    reference: Option<&Snapshot<'a>>,
+    missing: &mut Vec<String>,
+) -> Vec<Dev<'a>> {
+    if let Some(r) = reference {
+        let busy: Vec<&NpuSmiChip> = r
+            .snap
+            .chips
+            .iter()
+            .filter(|c| {
+                r.snap
+                    .processes
+                    .iter()
+                    .any(|p| p.npu == c.npu && p.chip == c.chip)
+            })
+            .collect();
+        let chips: Vec<&NpuSmiChip> = if busy.is_empty() {
+            r.snap.chips.iter().collect()
+        } else {
+            busy
+        };
+        return chips
+            .into_iter()
+            .map(|c| Dev {
+                chip: Some(c),
+                device: Some(c.device()),
+            })
+            .collect();
+    }
+    missing.push("npu-smi snapshot of the loaded service (ready, loaded, post-inference or peak): no device totals, no residual".into());
+    let mut ids: Vec<i32> = inp
+        .module_mem
+        .iter()
+        .map(|m| m.device)
+        .filter(|d| *d >= 0)
+        .collect();
+    ids.sort();
+    ids.dedup();
+    let mut devs: Vec<Dev> = ids
+        .into_iter()
+        .map(|d| Dev {
+            chip: None,
+            device: Some(d as u32),
+        })
+        .collect();
+    if devs.is_empty() {
+        devs.push(Dev {
+            chip: None,
+            device: None,
+        });
+    }
+    devs
+}
+
+/// The evidence a complete attribution needs and the run lacks.
+fn missing_inputs(ctx: &Ctx<'_, '_>, missing: &mut Vec<String>, statements: &mut Vec<String>) {
+    let inp = ctx.inp;
+    if ctx.idle.is_none() {
+        missing.push("idle npu-smi snapshot (fixed overhead)".into());
+    }
+    if inp.logs.is_empty() {
+        missing.push("vLLM start-up log (weights, KV cache, graph capture)".into());
+    }
+    if inp.module_mem.is_empty() {
+        missing.push("msprof npu_module_mem.csv / NPU_MODULE_MEM (HCCL, CANN runtime)".into());
+    } else if ctx.mapped.is_empty() {
+        missing.push("msprof module memory for the npu-smi devices (the capture's device ids match none of them)".into());
+    }
+    if ctx.peak.is_none() {
+        missing.push("a `peak` npu-smi snapshot beside a `ready` one (activations)".into());
+        if let (Some(r), Some(p)) = (ctx.ready, ctx.post) {
+            let d: i64 = p.snap.chips.iter().map(chip_used).sum::<i64>()
+                - r.snap.chips.iter().map(chip_used).sum::<i64>();
+            statements.push(format!(
+                "ready and post-inference npu-smi snapshots do not establish an activation peak (the peak passes between them); post-inference minus ready is {:.0} MiB over all chips: memory still held after inference",
+                mib(d)
+            ));
+        }
+    }
+}
+
+/// One device: every component with its evidence, the residual, the cross-checks.
+fn device_memory(ctx: &Ctx<'_, '_>, d: &Dev<'_>, statements: &mut Vec<String>) -> DeviceMemory {
+    let inp = ctx.inp;
+    let used = d.chip.map(chip_used);
+    let r = ctx.reference;
+    let pid = d.chip.and_then(|c| {
+        r.and_then(|r| {
+            r.snap
+                .processes
+                .iter()
+                .filter(|p| p.npu == c.npu && p.chip == c.chip)
+                .max_by(|a, b| a.memory_mb.total_cmp(&b.memory_mb))
+                .map(|p| (p.pid, p.name.clone()))
+        })
+    });
+    let worker = pid.as_ref().map(|p| p.0);
+    let mut comps = vec![fixed_overhead(ctx, d, used)];
+    let (log_w, log_w_src, log_w_note) = from_logs(&inp.logs, worker, weights_of);
+    let ckpt = inp
+        .checkpoint
+        .as_ref()
+        .and_then(|w| w.per_device_bytes.map(|b| (b.round() as i64, w)));
+    comps.push(weights_component(
+        ckpt,
+        log_w,
+        &log_w_src,
+        &log_w_note,
+        used,
+    ));
+    for (name, pick) in [
+        ("kv_cache", kv_of as Pick),
+        ("graph_capture", graph_of as Pick),
+    ] {
+        let (b, src, note) = from_logs(&inp.logs, worker, pick);
+        let mut c = comp(name, b, src, used);
+        c.note = note;
+        comps.push(c);
+    }
+    comps.extend(msprof_components(ctx, d, used));
+    comps.push(activations(ctx, d, worker, used));
+
+    let sum: i64 = comps.iter().filter_map(|c| c.bytes).sum();
+    let residual = used.map(|u| u - sum);
+    let process_bytes = d.chip.and_then(|c| {
+        r.map(|r| {
+            (r.snap
+                .processes
+                .iter()
+                .filter(|p| p.npu == c.npu && p.chip == c.chip)
+                .map(|p| p.memory_mb)
+                .sum::<f64>()
+                * MIB as f64)
+                .round() as i64
+        })
+    });
+    let app = ctx
+        .mapped
+        .iter()
+        .filter(|m| Some(m.device as u32) == d.device && m.component == "APP")
+        .map(|m| m.max_bytes)
+        .max();
+    let cross = CrossCheck {
+        npu_smi_used_bytes: used,
+        component_sum_bytes: sum,
+        msprof_app_bytes: app,
+        npu_smi_process_bytes: process_bytes,
+        npu_smi_unowned_bytes: used.zip(process_bytes).map(|(u, p)| u - p),
+        vllm_weights_bytes: log_w,
+        checkpoint_weights_bytes: ckpt.map(|c| c.0),
+    };
+    if let (Some(v), Some(c)) = (cross.vllm_weights_bytes, cross.checkpoint_weights_bytes)
+        && v > 0
+        && (c - v).abs() as f64 > 0.1 * v as f64
+    {
+        statements.push(format!(
+            "device {}: the checkpoint estimate ({:.2} GiB) and the vLLM weights line ({:.2} GiB) differ by more than 10%: check --tp/--dp/--expert-parallel and that the checkpoint is the served one",
+            d.device.map_or("?".into(), |x| x.to_string()),
+            c as f64 / GIB as f64,
+            v as f64 / GIB as f64
+        ));
+    }
+    let residual_sources = match (r, d.chip) {
+        (Some(r), Some(ch)) => vec![smi_source(r.snap, ch, r.role)],
+        _ => vec![],
+    };
+    DeviceMemory {
+        device: d.device,
+        npu: d.chip.map(|c| c.npu),
+        chip: d.chip.map(|c| c.chip),
+        name: d.chip.map(|c| c.name.clone()),
+        hbm_total_bytes: d.chip.map(|c| c.hbm_total_mb as i64 * MIB),
+        worker: pid.as_ref().map(|p| p.1.clone()),
+        worker_pid: pid.map(|p| p.0),
+        components: comps,
+        residual_bytes: residual,
+        residual_mib: residual.map(mib),
+        residual_share_pct: residual
+            .zip(used)
+            .filter(|(_, u)| *u > 0)
+            .map(|(r, u)| 100.0 * r as f64 / u as f64),
+        residual_sources,
+        cross_check: cross,
+    }
+}
+
+/// Fixed overhead: the idle snapshot's HBM used on the same device (and the same card).
+fn fixed_overhead(ctx: &Ctx<'_, '_>, d: &Dev<'_>, used: Option<i64>) -> Component {
+    let idle_chip = ctx.idle.and_then(|s| {
+        d.device.and_then(|id| {
+            s.snap
+                .chips
+                .iter()
+                .find(|c| c.device() == id)
+                .map(|c| (s, c))
+        })
+    });
+    // The same card: an idle table of another model or HBM size is not this baseline.
+    let other_card = idle_chip.filter(|(_, ic)| {
+        d.chip
+            .is_some_and(|c| c.name != ic.name || c.hbm_total_mb != ic.hbm_total_mb)
+    });
+    let mut c = match idle_chip {
+        Some((s, c)) if other_card.is_none() => comp(
+            "fixed_overhead",
+            Some(chip_used(c)),
+            vec![smi_source(s.snap, c, Role::Idle)],
+            used,
+        ),
+        _ => comp("fixed_overhead", None, vec![], used),
+    };
+    if let Some((s, ic)) = other_card {
+        c.note = Some(format!(
+            "the idle snapshot {} shows a different card here ({}, {} MB), not used",
+            s.snap.path, ic.name, ic.hbm_total_mb
+        ));
+    } else if ctx.idle.is_some() && idle_chip.is_none() {
+        c.note = Some("the idle snapshot does not show this device".into());
+    }
+    c
+}
+
+/// Weights: the checkpoint estimate first, the vLLM line beside it.
+fn weights_component(
+    ckpt: Option<(i64, &CheckpointWeights)>,
+    log_w: Option<i64>,
+    log_w_src: &[Source],
+    log_w_note: &Option<String>,
+    used: Option<i64>,
+) -> Component {
+    let mut c = match ckpt {
+        Some((b, w)) => {
+            let mut c = comp(
+                "weights",
+                Some(b),
+                vec![Source {
+                    file: w.path.clone(),
+                    line: None,
+                    what: format!(
+                        "safetensors headers, per-device estimate at TP {} / EP {}",
+                        w.tp, w.ep
+                    ),
+                }],
+                used,
+            );
+            c.estimate = true;
+            c.sources.extend(log_w_src.iter().cloned());
+            c
+        }
+        None => {
+            let mut c = comp("weights", log_w, log_w_src.to_vec(), used);
+            c.note = log_w_note.clone();
+            c
+        }
+    };
+    if ckpt.is_some() && log_w.is_none() {
+        c.note = Some("no vLLM weights line to cross-check".into());
+    }
+    c
+}
+
+/// HCCL and CANN runtime: msprof module memory on this device.
+fn msprof_components(ctx: &Ctx<'_, '_>, d: &Dev<'_>, used: Option<i64>) -> Vec<Component> {
+    [("hccl", "HCCL"), ("cann_runtime", "RUNTIME")]
+        .into_iter()
+        .map(|(name, module)| {
+            let rows: Vec<&&ModuleMem> = ctx
+                .mapped
+                .iter()
+                .filter(|m| Some(m.device as u32) == d.device && m.component == module)
+                .collect();
+            match rows.iter().max_by_key(|m| m.max_bytes) {
+                Some(m) => comp(
+                    name,
+                    Some(m.max_bytes),
+                    vec![Source {
+                        file: m.file.clone(),
+                        line: None,
+                        what: format!(
+                            "msprof module {module} device {}: max reserved of {} samples (at {} ns)",
+                            m.device, m.samples, m.max_ts_ns
+                        ),
+                    }],
+                    used,
+                ),
+                None => comp(name, None, vec![], used),
+            }
+        })
+        .collect()
+}
+
+/// Activations: peak minus ready on the same chip; else vLLM's profile-run peak as a note.
+fn activations(
+    ctx: &Ctx<'_, '_>,
+    d: &Dev<'_>,
+    worker: Option<u64>,
+    used: Option<i64>,
+) -> Component {
+    match (ctx.peak, ctx.ready, d.chip) {
+        (Some(p), Some(r), Some(ch)) => {
+            let pc = p.snap.chips.iter().find(|c| c.device() == ch.device());
+            let rc = r.snap.chips.iter().find(|c| c.device() == ch.device());
+            match (pc, rc) {
+                (Some(pc), Some(rc)) => comp(
+                    "activations",
+                    Some(chip_used(pc) - chip_used(rc)),
+                    vec![
+                        smi_source(p.snap, pc, Role::Peak),
+                        smi_source(r.snap, rc, Role::Ready),
+                    ],
+                    used,
+                ),
+                _ => comp("activations", None, vec![], used),
+            }
+        }
+        _ => {
+            let mut c = comp("activations", None, vec![], used);
+            let (vb, vs, _) = from_logs(&ctx.inp.logs, worker, activation_of);
+            if let Some(v) = vb {
+                c.note = Some(format!(
+                    "vLLM's profile run peaked at {:.2} GiB of activations (released before the KV cache was allocated; not resident in a ready snapshot)",
+                    v as f64 / GIB as f64
+                ));
+                c.sources = vs;
+            }
+            c
+        }
+    }
+}
+
+/// Per-component gaps, once per run, unless a missing input already explains them.
+fn component_gaps(ctx: &Ctx<'_, '_>, devices: &[DeviceMemory], missing: &mut Vec<String>) {
+    let inp = ctx.inp;
+    let covered = |name: &str| match name {
+        "fixed_overhead" => ctx.idle.is_none(),
+        "weights" => inp.logs.is_empty() && inp.checkpoint.is_none(),
+        "kv_cache" | "graph_capture" => inp.logs.is_empty(),
+        "hccl" | "cann_runtime" => ctx.mapped.is_empty(),
+        "activations" => ctx.peak.is_none(),
+        _ => false,
+    };
+    for name in COMPONENTS {
+        let unknown_on: Vec<String> = devices
+            .iter()
+            .filter(|d| {
+                d.components
+                    .iter()
+                    .any(|c| c.name == name && c.bytes.is_none())
+            })
+            .map(|d| d.device.map_or("?".into(), |x| x.to_string()))
+            .collect();
+        if !unknown_on.is_empty() && !covered(name) {
+            missing.push(format!(
+                "{name}: no evidence for device(s) {}",
+                unknown_on.join(", ")
+            ));
+        }
     }
 }
 

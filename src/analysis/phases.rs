@@ -93,7 +93,7 @@ pub fn compute(t: &Tables) -> Vec<Phases> {
 }
 
 /// A phase to slice to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
     Prefill,

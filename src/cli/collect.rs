@@ -308,139 +308,10 @@ pub struct ArchiveArgs {
 
 pub fn run(a: CollectArgs) -> anyhow::Result<ExitCode> {
     let (json, ok) = match a.command {
-        CollectCommand::Analyse(x) => {
-            let dirs = verify::rank_dirs(&x.root)?;
-            if dirs.is_empty() {
-                anyhow::bail!("{}: no `*_ascend_pt` rank folder found", x.root.display());
-            }
-            let cmd = x.command.unwrap_or_else(|| analyse::DEFAULT_COMMAND.into());
-            let export = match x.export {
-                verify::Export::Db => "db",
-                verify::Export::Text => "text",
-                verify::Export::Both => "all",
-            };
-            let r = analyse::run(
-                &dirs,
-                &cmd,
-                export,
-                x.parallelism,
-                std::time::Duration::from_secs_f64(x.timeout_s),
-            );
-            (serde_json::to_string_pretty(&r)?, r.status == "ok")
-        }
-        CollectCommand::Msprof(x) => {
-            let secs = std::time::Duration::from_secs_f64;
-            let o = crate::collect::msprof::MsprofOpts {
-                pid: x.pid,
-                output: x.output,
-                msprof: x.msprof,
-                capture_args: x.capture_args,
-                export_args: x.export_args,
-                workload_cmd: x.workload_cmd,
-                ready_timeout: secs(x.ready_timeout_s),
-                command_timeout: secs(x.command_timeout_s),
-                workload_timeout: secs(x.workload_timeout_s),
-                exit_timeout: secs(x.exit_timeout_s),
-                export_timeout: secs(x.export_timeout_s),
-                runs_dir: x.runs_dir.clone(),
-                tag: x.tag,
-                knowledge: x.knowledge,
-            };
-            let m = crate::collect::msprof::run(&o);
-            let path = crate::collect::msprof::write(&m, &x.runs_dir)?;
-            case::progress(
-                "manifest",
-                serde_json::json!({"path": path.display().to_string()}),
-            );
-            (serde_json::to_string_pretty(&m)?, m.status == "ok")
-        }
-        CollectCommand::Case(c) => {
-            let secs = std::time::Duration::from_secs_f64;
-            let o = case::CaseOpts {
-                url: c.url,
-                serve_start: c.serve_start,
-                serve_stop: c.serve_stop,
-                model: c.model,
-                served_model_name: c.served_model_name,
-                tp: c.tp,
-                dp: c.dp,
-                mode: c.mode,
-                workload: c.workload.to_workload(c.followup_output_tokens),
-                profiler_dir: c.profiler_dir,
-                health_timeout: secs(c.health_timeout_s),
-                control_timeout: secs(c.control_timeout_s),
-                request_timeout: secs(c.request_timeout_s),
-                stop_grace: secs(c.stop_grace_s),
-                analyse_cmd: c.analyse_cmd.map(|x| {
-                    if x == "default" {
-                        analyse::DEFAULT_COMMAND.into()
-                    } else {
-                        x
-                    }
-                }),
-                analyse_parallelism: c.analyse_parallelism,
-                analyse_timeout: secs(c.analyse_timeout_s),
-                export: c.export,
-                archive_to: c.archive_to,
-                runs_dir: c.runs_dir.clone(),
-                tag: c.tag,
-                knowledge: c.knowledge,
-            };
-            if !matches!(o.workload.request_kind.as_str(), "text" | "vl") {
-                anyhow::bail!("--request-kind is text or vl");
-            }
-            let m = case::run(&o);
-            let path = case::write(&m, &c.runs_dir)?;
-            case::progress(
-                "manifest",
-                serde_json::json!({"path": path.display().to_string()}),
-            );
-            (serde_json::to_string_pretty(&m)?, m.status == "ok")
-        }
-        CollectCommand::Memory(x) => {
-            use crate::collect::memory;
-            let m = if let (Some(dir), Some(msprof)) = (&x.resume_run, &x.msprof) {
-                memory::resume(dir, msprof)?
-            } else {
-                let secs = std::time::Duration::from_secs_f64;
-                let w = &x.workload;
-                if !matches!(w.request_kind.as_str(), "text" | "vl") {
-                    anyhow::bail!("--request-kind is text or vl");
-                }
-                let o = memory::MemoryOpts {
-                    url: x.url.clone().unwrap_or_default(),
-                    serve_start: x.serve_start.clone(),
-                    serve_stop: x.serve_stop.clone(),
-                    served_model_name: x.served_model_name.clone().unwrap_or_default(),
-                    workload: w.to_workload(0),
-                    health_timeout: secs(x.health_timeout_s),
-                    request_timeout: secs(x.request_timeout_s),
-                    stop_grace: secs(x.stop_grace_s),
-                    npu_smi: x.npu_smi.clone(),
-                    npu_smi_timeout: secs(x.npu_smi_timeout_s),
-                    sample_every: std::time::Duration::from_millis(x.sample_ms),
-                    baseline: match (&x.baseline_from, x.baseline_now) {
-                        (Some(p), _) => memory::Baseline::From(p.clone()),
-                        (None, true) => memory::Baseline::Now,
-                        (None, false) => memory::Baseline::Missing,
-                    },
-                    vllm_log: x.vllm_log.clone(),
-                    model: x.model.clone(),
-                    tp: x.tp,
-                    dp: x.dp,
-                    expert_parallel: x.expert_parallel,
-                    runs_dir: x.runs_dir.clone(),
-                    tag: x.tag.clone(),
-                };
-                let (m, dir) = memory::run(&o)?;
-                case::progress(
-                    "manifest",
-                    serde_json::json!({"path": dir.join("manifest.json").display().to_string()}),
-                );
-                m
-            };
-            (serde_json::to_string_pretty(&m)?, m.status != "failed")
-        }
+        CollectCommand::Analyse(x) => analyse_ranks(x)?,
+        CollectCommand::Msprof(x) => msprof(x)?,
+        CollectCommand::Case(c) => case_run(*c)?,
+        CollectCommand::Memory(x) => memory_run(&x)?,
         CollectCommand::Verify(v) => {
             let r = verify::verify(&v.root, v.expected_ranks, v.export)?;
             (serde_json::to_string_pretty(&r)?, r.status == "ok")
@@ -457,4 +328,148 @@ pub fn run(a: CollectArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The JSON to print and whether the gate passed.
+type Outcome = anyhow::Result<(String, bool)>;
+
+/// `collect analyse`: every rank's analyse() in parallel under one timeout.
+fn analyse_ranks(x: AnalyseArgs) -> Outcome {
+    let dirs = verify::rank_dirs(&x.root)?;
+    if dirs.is_empty() {
+        anyhow::bail!("{}: no `*_ascend_pt` rank folder found", x.root.display());
+    }
+    let cmd = x.command.unwrap_or_else(|| analyse::DEFAULT_COMMAND.into());
+    let export = match x.export {
+        verify::Export::Db => "db",
+        verify::Export::Text => "text",
+        verify::Export::Both => "all",
+    };
+    let r = analyse::run(
+        &dirs,
+        &cmd,
+        export,
+        x.parallelism,
+        std::time::Duration::from_secs_f64(x.timeout_s),
+    );
+    Ok((serde_json::to_string_pretty(&r)?, r.status == "ok"))
+}
+
+/// `collect msprof`: attach CANN's dynamic collector around a workload.
+fn msprof(x: MsprofArgs) -> Outcome {
+    let secs = std::time::Duration::from_secs_f64;
+    let o = crate::collect::msprof::MsprofOpts {
+        pid: x.pid,
+        output: x.output,
+        msprof: x.msprof,
+        capture_args: x.capture_args,
+        export_args: x.export_args,
+        workload_cmd: x.workload_cmd,
+        ready_timeout: secs(x.ready_timeout_s),
+        command_timeout: secs(x.command_timeout_s),
+        workload_timeout: secs(x.workload_timeout_s),
+        exit_timeout: secs(x.exit_timeout_s),
+        export_timeout: secs(x.export_timeout_s),
+        runs_dir: x.runs_dir.clone(),
+        tag: x.tag,
+        knowledge: x.knowledge,
+    };
+    let m = crate::collect::msprof::run(&o);
+    let path = crate::collect::msprof::write(&m, &x.runs_dir)?;
+    case::progress(
+        "manifest",
+        serde_json::json!({"path": path.display().to_string()}),
+    );
+    Ok((serde_json::to_string_pretty(&m)?, m.status == "ok"))
+}
+
+/// `collect case`: one profiling case end to end against a service.
+fn case_run(c: CaseArgs) -> Outcome {
+    let secs = std::time::Duration::from_secs_f64;
+    let o = case::CaseOpts {
+        url: c.url,
+        serve_start: c.serve_start,
+        serve_stop: c.serve_stop,
+        model: c.model,
+        served_model_name: c.served_model_name,
+        tp: c.tp,
+        dp: c.dp,
+        mode: c.mode,
+        workload: c.workload.to_workload(c.followup_output_tokens),
+        profiler_dir: c.profiler_dir,
+        health_timeout: secs(c.health_timeout_s),
+        control_timeout: secs(c.control_timeout_s),
+        request_timeout: secs(c.request_timeout_s),
+        stop_grace: secs(c.stop_grace_s),
+        analyse_cmd: c.analyse_cmd.map(|x| {
+            if x == "default" {
+                analyse::DEFAULT_COMMAND.into()
+            } else {
+                x
+            }
+        }),
+        analyse_parallelism: c.analyse_parallelism,
+        analyse_timeout: secs(c.analyse_timeout_s),
+        export: c.export,
+        archive_to: c.archive_to,
+        runs_dir: c.runs_dir.clone(),
+        tag: c.tag,
+        knowledge: c.knowledge,
+    };
+    if !matches!(o.workload.request_kind.as_str(), "text" | "vl") {
+        anyhow::bail!("--request-kind is text or vl");
+    }
+    let m = case::run(&o);
+    let path = case::write(&m, &c.runs_dir)?;
+    case::progress(
+        "manifest",
+        serde_json::json!({"path": path.display().to_string()}),
+    );
+    Ok((serde_json::to_string_pretty(&m)?, m.status == "ok"))
+}
+
+/// `collect memory`: the HBM evidence phases around a live service, or a resume with msprof.
+fn memory_run(x: &MemoryArgs) -> Outcome {
+    use crate::collect::memory;
+    let m = if let (Some(dir), Some(msprof)) = (&x.resume_run, &x.msprof) {
+        memory::resume(dir, msprof)?
+    } else {
+        let secs = std::time::Duration::from_secs_f64;
+        let w = &x.workload;
+        if !matches!(w.request_kind.as_str(), "text" | "vl") {
+            anyhow::bail!("--request-kind is text or vl");
+        }
+        let o = memory::MemoryOpts {
+            url: x.url.clone().unwrap_or_default(),
+            serve_start: x.serve_start.clone(),
+            serve_stop: x.serve_stop.clone(),
+            served_model_name: x.served_model_name.clone().unwrap_or_default(),
+            workload: w.to_workload(0),
+            health_timeout: secs(x.health_timeout_s),
+            request_timeout: secs(x.request_timeout_s),
+            stop_grace: secs(x.stop_grace_s),
+            npu_smi: x.npu_smi.clone(),
+            npu_smi_timeout: secs(x.npu_smi_timeout_s),
+            sample_every: std::time::Duration::from_millis(x.sample_ms),
+            baseline: match (&x.baseline_from, x.baseline_now) {
+                (Some(p), _) => memory::Baseline::From(p.clone()),
+                (None, true) => memory::Baseline::Now,
+                (None, false) => memory::Baseline::Missing,
+            },
+            vllm_log: x.vllm_log.clone(),
+            model: x.model.clone(),
+            tp: x.tp,
+            dp: x.dp,
+            expert_parallel: x.expert_parallel,
+            runs_dir: x.runs_dir.clone(),
+            tag: x.tag.clone(),
+        };
+        let (m, dir) = memory::run(&o)?;
+        case::progress(
+            "manifest",
+            serde_json::json!({"path": dir.join("manifest.json").display().to_string()}),
+        );
+        m
+    };
+    Ok((serde_json::to_string_pretty(&m)?, m.status != "failed"))
 }

@@ -2,9 +2,7 @@
 //! report (`analyze --save`, or `--format json` output) or a profile (file or folder, analysed
 //! here with the default options). Exit 0 when no threshold is crossed, 1 when one is, 2 on error.
 
-use crate::pipeline::{self, RunOpts};
 use crate::render::Format;
-use crate::report::AnalyzeOpts;
 use crate::report::diff::{self, Threshold};
 use anyhow::Context;
 use clap::Args;
@@ -35,36 +33,12 @@ pub struct DiffArgs {
     pub quiet: bool,
 }
 
-/// True when the file is a profscope report (an object whose first member is `schema_version`
-/// and that names the tool), not a trace.
-fn is_saved_report(path: &Path) -> bool {
-    use std::io::Read;
-    let Ok(mut f) = crate::ingest::source::open_regular(path, u64::MAX) else {
-        return false;
-    };
-    let mut head = vec![0u8; 4096];
-    let n = f.read(&mut head).unwrap_or(0);
-    let head = String::from_utf8_lossy(&head[..n]);
-    head.trim_start().starts_with('{')
-        && head.contains("\"schema_version\"")
-        && head.contains("\"tool\": \"profscope\"")
-}
-
+/// A saved report as it is, or a profile analysed with the default options (a progress bar
+/// unless `quiet`).
 pub(crate) fn load(path: &Path, quiet: bool) -> anyhow::Result<Value> {
-    if path.is_file() && is_saved_report(path) {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        return serde_json::from_str(&text)
-            .with_context(|| format!("{}: not a valid JSON report", path.display()));
-    }
-    let opts = RunOpts {
-        analyze: AnalyzeOpts::default(),
-        phase: None,
-        jobs: rayon::current_num_threads(),
-        max_memory: pipeline::default_max_memory(),
-    };
-    let report = super::analyze::report_for(&[path.to_path_buf()], &opts, quiet)?;
-    Ok(serde_json::to_value(&report)?)
+    Ok(super::progress::with_bar(quiet, |progress| {
+        crate::pipeline::load::report_value(path, progress)
+    })?)
 }
 
 /// `{"name": "+3%"}` (JSON) or `name = "+3%"` lines (TOML) as `name>+3%` thresholds.

@@ -5,6 +5,7 @@
 //! the UI's ~2 GB limit.
 
 use crate::export::perfetto::{self, PerfettoOpts, UI_LIMIT, Window};
+use crate::pipeline::Limits;
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
@@ -87,11 +88,12 @@ pub fn run(a: ExportArgs) -> anyhow::Result<ExitCode> {
         let tag = a
             .run
             .clone()
-            .unwrap_or_else(|| crate::cli::default_run_tag(&a.paths[0]));
-        let files = crate::export::parquet::export(
+            .unwrap_or_else(|| crate::pipeline::default_run_tag(&a.paths[0]));
+        let files = crate::pipeline::export::parquet(
             &d.inputs,
             dir,
             &tag,
+            Limits::default(),
             &crate::ingest::Progress::default(),
         );
         for f in files.iter().filter(|f| f.error.is_some()) {
@@ -124,16 +126,11 @@ pub fn run(a: ExportArgs) -> anyhow::Result<ExitCode> {
         streams: a.streams,
         min_gap_ns: (a.min_gap_us * 1e3).round() as i64,
     };
-    let progress = crate::ingest::Progress::default();
-    let bar = (!a.quiet).then(|| super::analyze::spawn_progress_bar(progress.clone()));
     let f = std::fs::File::create(&perfetto)?;
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-    let files = perfetto::export(&d.inputs, &o, &mut w, &progress);
-    if let Some((stop, handle)) = bar {
-        stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        let _ = handle.join();
-    }
-    let files = files?;
+    let w = std::io::BufWriter::with_capacity(1 << 20, f);
+    let (mut w, files) = super::progress::with_bar(a.quiet, |progress| {
+        crate::pipeline::export::perfetto(&d.inputs, &o, w, Limits::default(), progress)
+    })?;
     w.flush()?;
     let bytes = std::fs::metadata(&perfetto)?.len();
     let mut warnings = Vec::new();

@@ -7,6 +7,7 @@
 //! out, detail first; the cut paths listed); failures are tool results with
 //! `isError: true` and a JSON `{"error": ...}`, never a crashed server.
 
+use crate::ingest::Progress;
 use crate::pipeline::{self, RunOpts};
 use crate::report::AnalyzeOpts;
 use serde_json::{Value, json};
@@ -53,7 +54,7 @@ fn tools() -> Value {
          "annotations": read_only("Analyse profiles"),
          "inputSchema": {"type": "object", "properties": {
              "paths": profiles,
-             "only": {"type": "array", "items": {"type": "string", "enum": crate::report::analyses::ANALYSES}, "description": "Run only these analyses (default: all). Each name is a key of the report's `analyses` object."},
+             "only": {"type": "array", "items": {"type": "string", "enum": crate::report::registry::names()}, "description": "Run only these analyses (default: all). Each name is a key of the report's `analyses` object."},
              "phase": {"type": "string", "enum": ["prefill", "decode"], "description": "Slice to one vLLM phase before analysing (CPU forward_eager / forward_cudagraph scopes; device work follows its launch). A slice that keeps no event says so in the headline."},
              "max_bytes": max(ANALYZE_BRIEF_BYTES)},
            "required": ["paths"]},
@@ -130,7 +131,7 @@ fn query_tool(args: &Value) -> anyhow::Result<Value> {
         .map_or(QUERY_DEFAULT_ROWS, |l| l as usize)
         .min(QUERY_MAX_ROWS);
     let run = args["run"].as_str().map(str::to_string);
-    let r = super::query::query_paths(&paths, name, sql, run, Some(limit))?;
+    let r = pipeline::query::query_paths(&paths, name, sql, run, Some(limit))?;
     Ok(serde_json::to_value(&r)?)
 }
 
@@ -263,11 +264,11 @@ fn call_tool(name: &str, args: &Value) -> anyhow::Result<Value> {
             if let Some(bad) = only
                 .iter()
                 .flatten()
-                .find(|n| !crate::report::analyses::ANALYSES.contains(&n.as_str()))
+                .find(|n| crate::report::registry::find(n).is_none())
             {
                 anyhow::bail!(
                     "unknown analysis `{bad}` (known: {})",
-                    crate::report::analyses::ANALYSES.join(", ")
+                    crate::report::registry::names().join(", ")
                 );
             }
             use clap::ValueEnum;
@@ -278,16 +279,14 @@ fn call_tool(name: &str, args: &Value) -> anyhow::Result<Value> {
                         .map_err(|_| anyhow::anyhow!("phase is prefill or decode, not `{p}`"))?,
                 ),
             };
-            let opts = RunOpts {
-                analyze: AnalyzeOpts {
+            let opts = RunOpts::new(
+                AnalyzeOpts {
                     only,
                     ..Default::default()
                 },
                 phase,
-                jobs: rayon::current_num_threads(),
-                max_memory: pipeline::default_max_memory(),
-            };
-            let r = super::analyze::report_for(&paths, &opts, true)?;
+            );
+            let r = pipeline::report_for(&paths, &opts, &Progress::default())?;
             Ok(serde_json::to_value(&r)?)
         }
         "memory" => {
@@ -298,7 +297,7 @@ fn call_tool(name: &str, args: &Value) -> anyhow::Result<Value> {
                 dp: args["dp"].as_u64().unwrap_or(1),
                 expert_parallel: args["expert_parallel"].as_bool().unwrap_or(false),
             };
-            let run = super::memory::one_run(&paths, &[], par)?;
+            let run = pipeline::memory::one_run(&paths, &[], par)?;
             Ok(serde_json::to_value(crate::report::memory::report(
                 run, None,
             ))?)
@@ -311,8 +310,8 @@ fn call_tool(name: &str, args: &Value) -> anyhow::Result<Value> {
                 Some(s) => crate::report::diff::parse_thresholds(s)?,
                 None => Vec::new(),
             };
-            let base = super::diff::load(std::path::Path::new(b), true)?;
-            let new = super::diff::load(std::path::Path::new(n), true)?;
+            let base = pipeline::load::report_value(std::path::Path::new(b), &Progress::default())?;
+            let new = pipeline::load::report_value(std::path::Path::new(n), &Progress::default())?;
             let d = crate::report::diff::diff(
                 b.into(),
                 &crate::report::diff::metrics(&base),

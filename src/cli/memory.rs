@@ -3,8 +3,8 @@
 //! from npu-smi tables, vLLM logs, safetensors headers and msprof module memory, each number
 //! with its source; exit 1 with `--require-complete` when evidence is missing.
 
-use crate::ingest::evidence::gather;
 use crate::model::serving::SnapshotRole;
+use crate::pipeline::memory::one_run;
 use crate::render::Format;
 use crate::report::memory::{self, Parallel};
 use anyhow::Context;
@@ -71,51 +71,6 @@ fn roles(v: &[String]) -> anyhow::Result<Vec<(SnapshotRole, PathBuf)>> {
             Ok((role, PathBuf::from(f)))
         })
         .collect()
-}
-
-pub(crate) fn one_run(
-    paths: &[PathBuf],
-    explicit: &[(SnapshotRole, PathBuf)],
-    par: Parallel,
-) -> anyhow::Result<memory::RunMemory> {
-    if par.tp == 0 || par.dp == 0 {
-        anyhow::bail!("--tp and --dp must be at least 1");
-    }
-    let g = gather::gather(paths, explicit);
-    let found = !g.snapshots.is_empty()
-        || !g.logs.is_empty()
-        || g.checkpoint.is_some()
-        || !g.module_tables.memory.is_empty();
-    if !found {
-        let why = g.errors.first().cloned().unwrap_or_else(|| {
-            "no npu-smi table, vLLM log, safetensors or msprof module memory found".into()
-        });
-        anyhow::bail!("no memory evidence in {}: {why}", show(paths));
-    }
-    let machines = gather::machine_groups(&g);
-    if machines.len() > 1 {
-        let list: Vec<String> = machines
-            .iter()
-            .map(|(desc, files)| format!("{desc}: {}", files.join(", ")))
-            .collect();
-        anyhow::bail!(
-            "the npu-smi tables describe {} different machines or device sets, which are not one run:\n  {}\ngive each machine's evidence to its own `profscope memory` call (or compare two runs with --compare)",
-            machines.len(),
-            list.join("\n  ")
-        );
-    }
-    Ok(memory::run(
-        paths.iter().map(|p| p.display().to_string()).collect(),
-        &g,
-        par,
-    ))
-}
-
-fn show(p: &[PathBuf]) -> String {
-    p.iter()
-        .map(|p| p.display().to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// The evidence of `paths`: a `collect memory` run folder stands for its snapshots (with the roles

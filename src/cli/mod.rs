@@ -7,9 +7,11 @@ mod diff;
 mod export;
 mod mcp;
 mod memory;
+mod progress;
 mod query;
 mod report;
 mod synth;
+mod values;
 mod weights;
 
 use clap::{Parser, Subcommand};
@@ -159,12 +161,4 @@ pub(crate) fn write_stdout(s: &str) -> anyhow::Result<()> {
     out.write_all(s.as_bytes())?;
     out.flush()?;
     Ok(())
-}
-
-/// The run tag when none is given: the first input's folder (or file) name, else `run`.
-pub(crate) fn default_run_tag(first: &std::path::Path) -> String {
-    std::path::absolute(first)
-        .ok()
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().to_string()))
-        .unwrap_or_else(|| "run".into())
 }

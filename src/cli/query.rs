@@ -94,31 +94,10 @@ fn execute(_: &QueryArgs, _: &str, _: &str, _: &[PathBuf]) -> anyhow::Result<Exi
     anyhow::bail!("{}", crate::query::NO_SQL_HINT)
 }
 
-/// Discovers the inputs under `paths` and runs one query over them (the CLI and the MCP tool).
-#[cfg(feature = "sql")]
-pub(crate) fn query_paths(
-    paths: &[PathBuf],
-    name: &str,
-    sql: &str,
-    run: Option<String>,
-    limit: Option<usize>,
-) -> anyhow::Result<crate::report::query::QueryResult> {
-    let d = crate::ingest::discover(paths)?;
-    anyhow::ensure!(!d.inputs.is_empty(), "no profiling inputs under {paths:?}");
-    let run = run.unwrap_or_else(|| crate::cli::default_run_tag(&paths[0]));
-    let request = crate::query::session::QueryRequest {
-        name,
-        sql,
-        run: &run,
-        limit,
-    };
-    Ok(crate::query::session::execute(&d.inputs, &request)?)
-}
-
 #[cfg(feature = "sql")]
 fn execute(a: &QueryArgs, name: &str, sql: &str, inputs: &[PathBuf]) -> anyhow::Result<ExitCode> {
     let limit = (a.limit > 0).then_some(a.limit);
-    let r = query_paths(inputs, name, sql, a.run.clone(), limit)?;
+    let r = crate::pipeline::query::query_paths(inputs, name, sql, a.run.clone(), limit)?;
     for c in &r.caveats {
         if a.format != QueryFormat::Table {
             eprintln!("profscope query: caveat: {c}");

@@ -1,7 +1,7 @@
 //! `profscope report PATH... --html OUT.html [--memory PATH...]`: the analyze report (and,
 //! with --memory, the HBM attribution) as one offline, self-contained HTML page with charts.
 
-use crate::pipeline::{self, RunOpts};
+use crate::pipeline::RunOpts;
 use crate::report::AnalyzeOpts;
 use clap::Args;
 use std::path::PathBuf;
@@ -30,12 +30,7 @@ pub struct ReportArgs {
 }
 
 pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
-    let opts = RunOpts {
-        analyze: AnalyzeOpts::default(),
-        phase: None,
-        jobs: rayon::current_num_threads(),
-        max_memory: pipeline::default_max_memory(),
-    };
+    let opts = RunOpts::new(AnalyzeOpts::default(), None);
     let report = super::analyze::report_for(&a.paths, &opts, a.quiet)?;
     let memory = if a.memory.is_empty() {
         None
@@ -46,7 +41,7 @@ pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
             expert_parallel: false,
         };
         Some(crate::report::memory::report(
-            super::memory::one_run(&a.memory, &[], par)?,
+            crate::pipeline::memory::one_run(&a.memory, &[], par)?,
             None,
         ))
     };

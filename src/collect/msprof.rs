@@ -244,6 +244,40 @@ fn run_steps(o: &MsprofOpts) -> MsprofManifest {
         );
         return m;
     };
+    let Some(mut c) = attach(o, &mut m, &capture_command, cap_log) else {
+        return m;
+    };
+    let (ready_ok, started) = capture(o, &mut m, &mut c, work_log);
+    shut_down(o, &mut m, &mut c, ready_ok, started);
+    if !started || m.error.as_ref().is_some_and(|e| e.stage != "workload") {
+        return m;
+    }
+    let Some(profs) = export(o, &mut m, &output, exp_log) else {
+        return m;
+    };
+    hash_timelines(&mut m, &profs);
+    if m.timelines.is_empty() {
+        fail(
+            &mut m,
+            "export",
+            "no_timelines",
+            "the export wrote no msprof_*.json".into(),
+        );
+    }
+    if m.status == "ok" {
+        m.completed_at = Some(compact_utc(std::time::SystemTime::now()));
+    }
+    m
+}
+
+/// Starts the collector attached to the service (`--dynamic=on`), its output pumped into the
+/// capture log; None (with the failure recorded) when it cannot start.
+fn attach(
+    o: &MsprofOpts,
+    m: &mut MsprofManifest,
+    capture_command: &[String],
+    cap_log: std::fs::File,
+) -> Option<Collector> {
     let spawned = Command::new(&capture_command[0])
         .args(&capture_command[1..])
         .stdin(Stdio::piped())
@@ -255,12 +289,12 @@ fn run_steps(o: &MsprofOpts) -> MsprofManifest {
         Ok(c) => c,
         Err(e) => {
             fail(
-                &mut m,
+                m,
                 "attach",
                 "msprof_spawn_failed",
                 format!("{}: {e}", o.msprof),
             );
-            return m;
+            return None;
         }
     };
     let out: Out = Default::default();
@@ -268,13 +302,23 @@ fn run_steps(o: &MsprofOpts) -> MsprofManifest {
     pump(child.stdout.take().unwrap(), out.clone(), cap_log.clone());
     pump(child.stderr.take().unwrap(), out.clone(), cap_log);
     let stdin = child.stdin.take();
-    let mut c = Collector { child, stdin, out };
+    let c = Collector { child, stdin, out };
     progress("attached", json!({"pid": o.pid, "collector": c.child.id()}));
+    Some(c)
+}
 
+/// Waits for the collector's prompt, starts it, runs the workload, stops it. Returns (ready,
+/// started).
+fn capture(
+    o: &MsprofOpts,
+    m: &mut MsprofManifest,
+    c: &mut Collector,
+    work_log: std::fs::File,
+) -> (bool, bool) {
     let t = Instant::now();
     let ready = c.wait(o.ready_timeout, |c| c.out.lock().unwrap().contains('>'));
     let ready_ok = step(
-        &mut m,
+        m,
         "ready",
         Call {
             ok: ready.is_ok(),
@@ -286,23 +330,23 @@ fn run_steps(o: &MsprofOpts) -> MsprofManifest {
     let mut started = false;
     if !ready_ok {
         fail(
-            &mut m,
+            m,
             "ready",
             "msprof_not_ready",
             ready.err().unwrap_or_default(),
         );
     } else {
         let s = c.command("start", o.command_timeout);
-        started = step(&mut m, "start", s.clone());
+        started = step(m, "start", s.clone());
         if !started {
-            fail(&mut m, "start", "msprof_start_failed", s.detail);
+            fail(m, "start", "msprof_start_failed", s.detail);
         }
     }
     if started {
         let t = Instant::now();
         let w = run_logged(&o.workload_cmd, work_log, o.workload_timeout);
         let ok = step(
-            &mut m,
+            m,
             "workload",
             Call {
                 ok: w.is_ok(),
@@ -313,21 +357,31 @@ fn run_steps(o: &MsprofOpts) -> MsprofManifest {
         );
         if !ok {
             fail(
-                &mut m,
+                m,
                 "workload",
                 "workload_failed",
                 w.err().unwrap_or_default(),
             );
         }
         let s = c.command("stop", o.command_timeout);
-        if !step(&mut m, "stop", s.clone()) {
-            fail(&mut m, "stop", "msprof_stop_failed", s.detail);
+        if !step(m, "stop", s.clone()) {
+            fail(m, "stop", "msprof_stop_failed", s.detail);
         }
     }
-    // quit, then the collector must exit by itself (that is when it flushes).
+    (ready_ok, started)
+}
+
+/// quit, then the collector must exit by itself (that is when it flushes); killed if it does not.
+fn shut_down(
+    o: &MsprofOpts,
+    m: &mut MsprofManifest,
+    c: &mut Collector,
+    ready_ok: bool,
+    started: bool,
+) {
     if ready_ok {
         let q = c.command("quit", o.command_timeout);
-        step(&mut m, "quit", q);
+        step(m, "quit", q);
     }
     drop(c.stdin.take());
     let t = Instant::now();
@@ -337,7 +391,7 @@ fn run_steps(o: &MsprofOpts) -> MsprofManifest {
         kill_group(&mut c.child);
     }
     step(
-        &mut m,
+        m,
         "exit",
         Call {
             ok: exit_ok,
@@ -348,7 +402,7 @@ fn run_steps(o: &MsprofOpts) -> MsprofManifest {
     );
     if !exit_ok && started {
         fail(
-            &mut m,
+            m,
             "exit",
             "msprof_did_not_exit",
             format!(
@@ -357,11 +411,16 @@ fn run_steps(o: &MsprofOpts) -> MsprofManifest {
             ),
         );
     }
-    if !started || m.error.as_ref().is_some_and(|e| e.stage != "workload") {
-        return m;
-    }
-    // Export every capture folder.
-    let mut profs: Vec<PathBuf> = std::fs::read_dir(&output)
+}
+
+/// Exports every capture folder (`--export=on`); the folders, or None when there is none.
+fn export(
+    o: &MsprofOpts,
+    m: &mut MsprofManifest,
+    output: &Path,
+    exp_log: std::fs::File,
+) -> Option<Vec<PathBuf>> {
+    let mut profs: Vec<PathBuf> = std::fs::read_dir(output)
         .map(|d| {
             d.flatten()
                 .map(|e| e.path())
@@ -377,12 +436,12 @@ fn run_steps(o: &MsprofOpts) -> MsprofManifest {
     m.prof_dirs = profs.iter().map(|p| p.display().to_string()).collect();
     if profs.is_empty() {
         fail(
-            &mut m,
+            m,
             "export",
             "no_prof_dirs",
             format!("no PROF_* folder under {}", output.display()),
         );
-        return m;
+        return None;
     }
     let exp_log = Arc::new(Mutex::new(exp_log));
     for p in &profs {
@@ -393,7 +452,7 @@ fn run_steps(o: &MsprofOpts) -> MsprofManifest {
             .args(&o.export_args);
         let r = run_cmd_logged(cmd, exp_log.clone(), o.export_timeout);
         let ok = step(
-            &mut m,
+            m,
             "export",
             Call {
                 ok: r.is_ok(),
@@ -411,14 +470,19 @@ fn run_steps(o: &MsprofOpts) -> MsprofManifest {
         );
         if !ok {
             fail(
-                &mut m,
+                m,
                 "export",
                 "export_failed",
                 format!("{}: {}", p.display(), r.err().unwrap_or_default()),
             );
         }
     }
-    for p in &profs {
+    Some(profs)
+}
+
+/// Every exported msprof timeline with its rank, device, size and SHA-256.
+fn hash_timelines(m: &mut MsprofManifest, profs: &[PathBuf]) {
+    for p in profs {
         let rank = crate::ingest::rank::prof_rank(p);
         let device = std::fs::read_dir(p).ok().and_then(|d| {
             d.flatten().find_map(|e| {
@@ -444,18 +508,6 @@ fn run_steps(o: &MsprofOpts) -> MsprofManifest {
             });
         }
     }
-    if m.timelines.is_empty() {
-        fail(
-            &mut m,
-            "export",
-            "no_timelines",
-            "the export wrote no msprof_*.json".into(),
-        );
-    }
-    if m.status == "ok" {
-        m.completed_at = Some(compact_utc(std::time::SystemTime::now()));
-    }
-    m
 }
 
 fn find_timelines(p: &Path, out: &mut Vec<PathBuf>, depth: usize) {

@@ -2,10 +2,10 @@
 //! Hive-partitioned by run and rank (`DIR/run=<tag>/rank=<n>/events-<k>.parquet`), so DuckDB,
 //! Spark or DataFusion can query many archived runs at once. One row per event, denormalized
 //! (file, rank, process, thread, category, op type beside the event's own columns); the columns
-//! go from the model's vectors straight into Arrow arrays. Files are read one at a time.
+//! go from the model's vectors straight into Arrow arrays. pipeline::export drives it, file by
+//! file in input order.
 
 use super::event_view::{COLUMNS, EventView, Kind, Values};
-use crate::ingest::{Progress, detect::Input, ingest_one};
 use crate::model::Tables;
 use ::parquet::arrow::ArrowWriter;
 use ::parquet::basic::Compression;
@@ -72,60 +72,75 @@ fn run_dir(tag: &str) -> String {
         .collect()
 }
 
-pub fn export(inputs: &[Input], dir: &Path, tag: &str, progress: &Progress) -> Vec<ParquetFile> {
-    let mut out = Vec::new();
-    let mut per_rank: std::collections::HashMap<i32, u32> = Default::default();
-    for input in inputs {
-        let t = match ingest_one(input, progress) {
-            Ok(t) => t,
-            Err(e) => {
-                out.push(ParquetFile {
-                    input: input.path.clone(),
-                    rank: -1,
-                    path: None,
-                    rows: 0,
-                    bytes: 0,
-                    error: Some(e.to_string()),
-                });
-                continue;
-            }
-        };
+/// Writes one input's events into the next free `events-<k>.parquet` of its rank's partition
+/// (`per_rank` counts the files written per rank so far).
+pub struct ParquetWriter<'a> {
+    dir: &'a Path,
+    tag: &'a str,
+    per_rank: std::collections::HashMap<i32, u32>,
+    pub files: Vec<ParquetFile>,
+}
+
+impl<'a> ParquetWriter<'a> {
+    pub fn new(dir: &'a Path, tag: &'a str) -> Self {
+        ParquetWriter {
+            dir,
+            tag,
+            per_rank: Default::default(),
+            files: Vec::new(),
+        }
+    }
+
+    /// A file that could not be read: listed with its error.
+    pub fn failed(&mut self, input: &str, error: String) {
+        self.files.push(ParquetFile {
+            input: input.to_string(),
+            rank: -1,
+            path: None,
+            rows: 0,
+            bytes: 0,
+            error: Some(error),
+        });
+    }
+
+    pub fn file(&mut self, input: &str, t: &Tables) {
         let rank = t.files.rank.first().copied().unwrap_or(-1);
-        let k = per_rank.entry(rank).or_insert(0);
-        let target: PathBuf = dir
-            .join(format!("run={}", run_dir(tag)))
+        let k = self.per_rank.entry(rank).or_insert(0);
+        let target: PathBuf = self
+            .dir
+            .join(format!("run={}", run_dir(self.tag)))
             .join(format!("rank={rank}"))
             .join(format!("events-{k}.parquet"));
         *k += 1;
-        let r = (|| -> Result<u64, Box<dyn std::error::Error>> {
-            std::fs::create_dir_all(target.parent().unwrap())?;
-            let f = std::fs::File::create(&target)?;
-            let props = WriterProperties::builder()
-                .set_compression(Compression::SNAPPY)
-                .build();
-            let mut w = ArrowWriter::try_new(f, schema(), Some(props))?;
-            w.write(&batch(&t)?)?;
-            w.close()?;
-            Ok(std::fs::metadata(&target)?.len())
-        })();
-        match r {
-            Ok(bytes) => out.push(ParquetFile {
-                input: input.path.clone(),
-                rank,
-                path: Some(target.display().to_string()),
-                rows: t.events.len() as u64,
+        let (path, rows, bytes, error) = match write(t, &target) {
+            Ok(bytes) => (
+                Some(target.display().to_string()),
+                t.events.len() as u64,
                 bytes,
-                error: None,
-            }),
-            Err(e) => out.push(ParquetFile {
-                input: input.path.clone(),
-                rank,
-                path: None,
-                rows: 0,
-                bytes: 0,
-                error: Some(e.to_string()),
-            }),
-        }
+                None,
+            ),
+            Err(e) => (None, 0, 0, Some(e.to_string())),
+        };
+        self.files.push(ParquetFile {
+            input: input.to_string(),
+            rank,
+            path,
+            rows,
+            bytes,
+            error,
+        });
     }
-    out
+}
+
+/// The events of `t` as one Parquet file at `target`; its size in bytes.
+fn write(t: &Tables, target: &Path) -> Result<u64, Box<dyn std::error::Error>> {
+    std::fs::create_dir_all(target.parent().unwrap_or(Path::new(".")))?;
+    let f = std::fs::File::create(target)?;
+    let props = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .build();
+    let mut w = ArrowWriter::try_new(f, schema(), Some(props))?;
+    w.write(&batch(t)?)?;
+    w.close()?;
+    Ok(std::fs::metadata(target)?.len())
 }

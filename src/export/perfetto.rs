@@ -1,6 +1,6 @@
 //! `profscope export PATH --perfetto OUT.json`: a Chrome-trace JSON (array form) that the
 //! Perfetto UI and trace_processor open, from any input profscope reads (db-only runs too).
-//! Files are read one at a time and written as they go; each rank's processes become separate
+//! Files are written one after another as they are read (pipeline::export drives it); each rank's processes become separate
 //! processes named `rank R · <process>` (sorted by rank), so ranks sit side by side. A window
 //! keeps the events overlapping it: `--window A..B` (offsets with a unit, from each file's first
 //! event) or `--step N` (the file's Nth step: ProfilerStep#N, else the Nth forward scope).
@@ -10,7 +10,6 @@
 //! labels (`t0 = <ns>`) and in the summary.
 
 use crate::analysis::{bubbles, devices};
-use crate::ingest::{Progress, detect::Input, ingest_one};
 use crate::model::{Category, EventKind, Tables};
 use serde_json::json;
 use std::io::Write;
@@ -176,46 +175,95 @@ fn lanes(t: &Tables, kept: &[usize]) -> Vec<u32> {
     out
 }
 
-/// Writes every input; returns what was written per file. `out` receives a JSON array.
-pub fn export(
-    inputs: &[Input],
-    o: &PerfettoOpts,
-    out: &mut impl Write,
-    progress: &Progress,
-) -> std::io::Result<Vec<FileExport>> {
-    out.write_all(b"[\n")?;
-    let mut first = true;
-    let mut emit = |out: &mut dyn Write, v: String| -> std::io::Result<()> {
-        if !first {
-            out.write_all(b",\n")?;
+/// Writes files one after another into one Chrome-trace JSON array: [`PerfettoWriter::file`] per
+/// file read (in input order), [`PerfettoWriter::failed`] per file that could not be read.
+pub struct PerfettoWriter<'o, W: Write> {
+    o: &'o PerfettoOpts,
+    out: W,
+    first: bool,
+    /// The first file's origin, shared by every file on the same clock.
+    global_origin: Option<i64>,
+    files: Vec<FileExport>,
+}
+
+/// Where one file's events go: its pid block, label and clock origin.
+struct Placement {
+    base: i64,
+    dpid: i64,
+    label: String,
+    sort: i64,
+    origin: i64,
+}
+
+impl<'o, W: Write> PerfettoWriter<'o, W> {
+    pub fn new(o: &'o PerfettoOpts, mut out: W) -> std::io::Result<Self> {
+        out.write_all(b"[\n")?;
+        Ok(PerfettoWriter {
+            o,
+            out,
+            first: true,
+            global_origin: None,
+            files: Vec::new(),
+        })
+    }
+
+    fn emit(&mut self, v: &str) -> std::io::Result<()> {
+        if !self.first {
+            self.out.write_all(b",\n")?;
         }
-        first = false;
-        out.write_all(v.as_bytes())
-    };
-    let mut files = Vec::new();
-    let mut global_origin: Option<i64> = None;
-    for (fi, input) in inputs.iter().enumerate() {
-        let t = match ingest_one(input, progress) {
-            Ok(t) => t,
-            Err(e) => {
-                files.push(FileExport {
-                    path: input.path.clone(),
-                    rank: -1,
-                    events_in: 0,
-                    events_written: 0,
-                    bubbles: 0,
-                    steps: 0,
-                    window_ns: None,
-                    origin_ns: 0,
-                    error: Some(e.to_string()),
-                });
-                continue;
-            }
-        };
+        self.first = false;
+        self.out.write_all(v.as_bytes())
+    }
+
+    /// A file that could not be read: listed with its error, nothing written.
+    pub fn failed(&mut self, path: &str, error: String) {
+        self.files.push(FileExport {
+            path: path.to_string(),
+            rank: -1,
+            events_in: 0,
+            events_written: 0,
+            bubbles: 0,
+            steps: 0,
+            window_ns: None,
+            origin_ns: 0,
+            error: Some(error),
+        });
+    }
+
+    /// The `fi`-th input's tables: its processes, threads and kept events, then the derived
+    /// tracks (skipped whole when `--ranks` leaves its rank out).
+    pub fn file(&mut self, fi: usize, path: &str, t: &Tables) -> std::io::Result<()> {
         let rank = t.files.rank.first().copied().unwrap_or(-1);
-        if o.ranks.as_ref().is_some_and(|r| !r.contains(&rank)) {
-            continue;
+        if self.o.ranks.as_ref().is_some_and(|r| !r.contains(&rank)) {
+            return Ok(());
         }
+        let at = self.placement(fi, rank, t);
+        let st = steps(t);
+        let win = window_of(t, &self.o.window, &st);
+        self.metadata(&at, t)?;
+        let written = self.events(&at, t, win)?;
+        let (bubbles, steps) = self.derived(&at, t, win, &st)?;
+        self.files.push(FileExport {
+            path: path.to_string(),
+            rank,
+            events_in: t.events.len() as u64,
+            events_written: written,
+            bubbles,
+            steps,
+            window_ns: win,
+            origin_ns: at.origin,
+            error: None,
+        });
+        Ok(())
+    }
+
+    /// Closes the array; the output and what was written per file.
+    pub fn finish(mut self) -> std::io::Result<(W, Vec<FileExport>)> {
+        self.out.write_all(b"\n]\n")?;
+        Ok((self.out, self.files))
+    }
+
+    fn placement(&mut self, fi: usize, rank: i32, t: &Tables) -> Placement {
         // Chrome JSON times are µs doubles: near 1.7e15 µs (epoch ns clocks) a double resolves
         // only 0.25 µs, which turns nested ns-precise events into overlapping ones. So times are
         // written relative to an origin: the first file's first second, shared by every file on
@@ -223,62 +271,76 @@ pub fn export(
         // gets its own.
         let first_ts = t.events.ts_ns.iter().copied().min().unwrap_or(0);
         let own = first_ts.div_euclid(1_000_000_000) * 1_000_000_000;
-        let origin = match global_origin {
+        let origin = match self.global_origin {
             Some(g) if (first_ts - g).abs() < 86_400_000_000_000 => g,
             Some(_) => own,
-            None => *global_origin.insert(own),
+            None => *self.global_origin.insert(own),
         };
-        let ts_us = |ns: i64| us(ns - origin);
-        let st = steps(&t);
-        let win = window_of(&t, &o.window, &st);
-        let keep = |ts: i64, end: i64| win.is_none_or(|(a, b)| end >= a && ts <= b);
         let base = (fi as i64 + 1) * 1_000_000;
-        let label = if rank >= 0 {
-            format!("rank {rank}")
+        let (label, sort) = if rank >= 0 {
+            (format!("rank {rank}"), rank as i64)
         } else {
-            format!("file {fi}")
+            (format!("file {fi}"), 10_000 + fi as i64)
         };
-        let sort = if rank >= 0 {
-            rank as i64
-        } else {
-            10_000 + fi as i64
-        };
-        // Processes and threads as metadata.
+        Placement {
+            base,
+            dpid: base + 999_999,
+            label,
+            sort,
+            origin,
+        }
+    }
+
+    /// Processes and threads as metadata.
+    fn metadata(&mut self, at: &Placement, t: &Tables) -> std::io::Result<()> {
+        let (base, sort, origin) = (at.base, at.sort, at.origin);
         for p in 0..t.processes.pid.len() {
             let pid = base + p as i64;
             let name = format!(
-                "{label} · {}",
+                "{} · {}",
+                at.label,
                 t.process_label(crate::model::ProcessId(p as u32))
             );
-            emit(out, json!({"name": "process_name", "ph": "M", "pid": pid, "tid": 0, "args": {"name": name}}).to_string())?;
-            emit(out, json!({"name": "process_sort_index", "ph": "M", "pid": pid, "tid": 0, "args": {"sort_index": sort * 100 + p as i64}}).to_string())?;
-            emit(out, json!({"name": "process_labels", "ph": "M", "pid": pid, "tid": 0, "args": {"labels": format!("t0 = {origin} ns")}}).to_string())?;
+            self.emit(&json!({"name": "process_name", "ph": "M", "pid": pid, "tid": 0, "args": {"name": name}}).to_string())?;
+            self.emit(&json!({"name": "process_sort_index", "ph": "M", "pid": pid, "tid": 0, "args": {"sort_index": sort * 100 + p as i64}}).to_string())?;
+            self.emit(&json!({"name": "process_labels", "ph": "M", "pid": pid, "tid": 0, "args": {"labels": format!("t0 = {origin} ns")}}).to_string())?;
         }
         for th in 0..t.threads.tid.len() {
             let tid_ = crate::model::ThreadId(th as u32);
             let pid = base + t.threads.process[th].0 as i64;
-            emit(out, json!({"name": "thread_name", "ph": "M", "pid": pid, "tid": th as i64 + 1, "args": {"name": t.thread_label(tid_)}}).to_string())?;
+            self.emit(&json!({"name": "thread_name", "ph": "M", "pid": pid, "tid": th as i64 + 1, "args": {"name": t.thread_label(tid_)}}).to_string())?;
         }
+        Ok(())
+    }
+
+    /// The events inside the window (and on the kept streams), overlapping ones on extra lanes.
+    fn events(
+        &mut self,
+        at: &Placement,
+        t: &Tables,
+        win: Option<(i64, i64)>,
+    ) -> std::io::Result<u64> {
         let ev = &t.events;
-        let mut written = 0u64;
+        let keep = |ts: i64, end: i64| win.is_none_or(|(a, b)| end >= a && ts <= b);
         let kept: Vec<usize> = (0..ev.len())
             .filter(|&i| keep(ev.ts_ns[i], ev.end_ns(i)))
             .filter(|&i| {
-                o.streams.as_ref().is_none_or(|s| {
+                self.o.streams.as_ref().is_none_or(|s| {
                     !ev.category[i].is_device() || ev.stream[i] < 0 || s.contains(&ev.stream[i])
                 })
             })
             .collect();
-        let lanes = lanes(&t, &kept);
+        let lanes = lanes(t, &kept);
         let mut named: std::collections::HashSet<(usize, u32)> = Default::default();
+        let mut written = 0u64;
         for (k, &i) in kept.iter().enumerate() {
             let (ts, lane) = (ev.ts_ns[i], lanes[k]);
             let th = ev.thread[i];
-            let pid = base + t.threads.process[th.idx()].0 as i64;
+            let pid = at.base + t.threads.process[th.idx()].0 as i64;
             let tid = th.idx() as i64 + 1 + lane as i64 * LANE_TID;
             if lane > 0 && named.insert((th.idx(), lane)) {
                 let name = format!("{} (overlap {lane})", t.thread_label(th));
-                emit(out, json!({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": name}}).to_string())?;
+                self.emit(&json!({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": name}}).to_string())?;
             }
             let mut e = json!({"name": t.str(ev.name[i]), "pid": pid, "tid": tid, "ts": serde_json::Value::String(String::new())});
             let cat = t.str(ev.cat[i]);
@@ -301,24 +363,42 @@ pub fn export(
             }
             // ts / dur as exact decimal µs (raw numbers, not strings).
             let mut s = e.to_string();
-            s = s.replacen("\"ts\":\"\"", &format!("\"ts\":{}", ts_us(ts)), 1);
+            s = s.replacen("\"ts\":\"\"", &format!("\"ts\":{}", us(ts - at.origin)), 1);
             s = s.replacen("\"dur\":\"\"", &format!("\"dur\":{}", us(ev.dur_ns[i])), 1);
-            emit(out, s)?;
+            self.emit(&s)?;
             written += 1;
         }
-        // Derived tracks.
-        let dpid = base + 999_999;
-        emit(out, json!({"name": "process_name", "ph": "M", "pid": dpid, "tid": 0, "args": {"name": format!("{label} · profscope")}}).to_string())?;
-        emit(out, json!({"name": "process_sort_index", "ph": "M", "pid": dpid, "tid": 0, "args": {"sort_index": sort * 100 + 99}}).to_string())?;
-        emit(out, json!({"name": "thread_name", "ph": "M", "pid": dpid, "tid": 1, "args": {"name": "bubbles"}}).to_string())?;
-        emit(out, json!({"name": "thread_name", "ph": "M", "pid": dpid, "tid": 2, "args": {"name": "steps"}}).to_string())?;
-        let devs = devices::devices(&t);
+        Ok(written)
+    }
+
+    /// The `rank R · profscope` process: bubbles and steps tracks. Returns how many of each.
+    fn derived(
+        &mut self,
+        at: &Placement,
+        t: &Tables,
+        win: Option<(i64, i64)>,
+        st: &[(usize, String)],
+    ) -> std::io::Result<(u64, u64)> {
+        let (dpid, origin) = (at.dpid, at.origin);
+        let keep = |ts: i64, end: i64| win.is_none_or(|(a, b)| end >= a && ts <= b);
+        let span = |ts: i64, dur: i64| {
+            format!(
+                "\"ph\":\"X\",\"ts\":{},\"dur\":{}",
+                us(ts - origin),
+                us(dur)
+            )
+        };
+        self.emit(&json!({"name": "process_name", "ph": "M", "pid": dpid, "tid": 0, "args": {"name": format!("{} · profscope", at.label)}}).to_string())?;
+        self.emit(&json!({"name": "process_sort_index", "ph": "M", "pid": dpid, "tid": 0, "args": {"sort_index": at.sort * 100 + 99}}).to_string())?;
+        self.emit(&json!({"name": "thread_name", "ph": "M", "pid": dpid, "tid": 1, "args": {"name": "bubbles"}}).to_string())?;
+        self.emit(&json!({"name": "thread_name", "ph": "M", "pid": dpid, "tid": 2, "args": {"name": "steps"}}).to_string())?;
+        let devs = devices::devices(t);
         let bo = bubbles::BubbleOpts {
-            min_gap_ns: o.min_gap_ns,
+            min_gap_ns: self.o.min_gap_ns,
             top_n: usize::MAX,
         };
         let mut nb = 0u64;
-        for d in bubbles::compute(&t, &devs, &bo) {
+        for d in bubbles::compute(t, &devs, &bo) {
             for g in &d.largest {
                 if !keep(g.start_ns, g.end_ns) {
                     continue;
@@ -326,49 +406,28 @@ pub fn export(
                 let n = |x: &Option<bubbles::Neighbour>| x.as_ref().map(|x| x.name.clone());
                 let e = json!({"name": format!("bubble: {}", g.cause.as_str()), "ph": "X", "pid": dpid, "tid": 1, "cat": "profscope.bubble",
                     "args": {"cause": g.cause.as_str(), "device": d.device.device_id, "process": d.device.process, "dur_ns": g.dur_ns, "before": n(&g.before), "after": n(&g.after), "evidence": n(&g.evidence)}});
-                let s = e.to_string().replacen(
-                    "\"ph\":\"X\"",
-                    &format!(
-                        "\"ph\":\"X\",\"ts\":{},\"dur\":{}",
-                        ts_us(g.start_ns),
-                        us(g.dur_ns)
-                    ),
-                    1,
-                );
-                emit(out, s)?;
+                let s = e
+                    .to_string()
+                    .replacen("\"ph\":\"X\"", &span(g.start_ns, g.dur_ns), 1);
+                self.emit(&s)?;
                 nb += 1;
             }
         }
+        let ev = &t.events;
         let mut ns = 0u64;
-        for (i, name) in &st {
+        for (i, name) in st {
             let (ts, end) = (ev.ts_ns[*i], ev.end_ns(*i));
             if !keep(ts, end) {
                 continue;
             }
             let e =
                 json!({"name": name, "ph": "X", "pid": dpid, "tid": 2, "cat": "profscope.step"});
-            emit(
-                out,
-                e.to_string().replacen(
-                    "\"ph\":\"X\"",
-                    &format!("\"ph\":\"X\",\"ts\":{},\"dur\":{}", ts_us(ts), us(end - ts)),
-                    1,
-                ),
+            self.emit(
+                &e.to_string()
+                    .replacen("\"ph\":\"X\"", &span(ts, end - ts), 1),
             )?;
             ns += 1;
         }
-        files.push(FileExport {
-            path: input.path.clone(),
-            rank,
-            events_in: ev.len() as u64,
-            events_written: written,
-            bubbles: nb,
-            steps: ns,
-            window_ns: win,
-            origin_ns: origin,
-            error: None,
-        });
+        Ok((nb, ns))
     }
-    out.write_all(b"\n]\n")?;
-    Ok(files)
 }

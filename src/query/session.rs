@@ -1,15 +1,14 @@
-//! One `profscope query` run (feature `sql`): read each input into tables, add its frames, drop
-//! the tables, run the SQL, and wrap the rows in the [`QueryResult`] contract. A file that cannot
+//! One `profscope query` run (feature `sql`): each input's tables become its frames (pipeline::query
+//! reads them on the one per-file loop and drops each file's tables once its frames are built),
+//! then the SQL runs and the rows are wrapped in the [`QueryResult`] contract. A file that cannot
 //! be read, or that lost data while being read, becomes a caveat; the query runs over the rest.
 
 use super::engine::{self, FileFrames, Frames, QueryError, Wanted};
 use crate::diag::Severity;
-use crate::ingest::{Progress, detect::Input, ingest_one};
 use crate::report::query::QueryResult;
-use rayon::prelude::*;
 
 /// One file's frames and its data-loss caveats.
-type FilePart = (FileFrames, Vec<String>);
+pub type FilePart = (FileFrames, Vec<String>);
 
 pub struct QueryRequest<'a> {
     /// `adhoc`, a named query or a .sql file.
@@ -19,42 +18,42 @@ pub struct QueryRequest<'a> {
     pub limit: Option<usize>,
 }
 
-pub fn execute(inputs: &[Input], q: &QueryRequest<'_>) -> Result<QueryResult, QueryError> {
-    let started = std::time::Instant::now();
-    let wanted = Wanted::from_sql(q.sql);
-    // Files are read in parallel (rayon's pool: one file per core at a time); each file's tables
-    // are dropped once its frames are built.
-    let parts: Vec<(String, Result<FilePart, String>)> = inputs
-        .par_iter()
-        .map(|input| {
-            let part = match ingest_one(input, &Progress::default()) {
-                Ok(t) => {
-                    let lost: Vec<String> = t
-                        .diagnostics
-                        .iter()
-                        .filter(|d| d.severity >= Severity::DataLoss)
-                        .map(|d| {
-                            format!(
-                                "{}: {} ({}×){}",
-                                input.path,
-                                d.code,
-                                d.count,
-                                d.examples
-                                    .first()
-                                    .map(|e| format!(": {e}"))
-                                    .unwrap_or_default()
-                            )
-                        })
-                        .collect();
-                    engine::file_frames(&t, q.run, &wanted)
-                        .map(|f| (f, lost))
-                        .map_err(|e| e.to_string())
-                }
-                Err(e) => Err(format!("not read: {e}")),
-            };
-            (input.path.clone(), part)
+/// One file's frames (the columns `wanted` names) and its data-loss caveats, from its tables.
+pub fn file_part(
+    path: &str,
+    t: &crate::model::Tables,
+    run: &str,
+    wanted: &Wanted,
+) -> Result<FilePart, String> {
+    let lost: Vec<String> = t
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity >= Severity::DataLoss)
+        .map(|d| {
+            format!(
+                "{path}: {} ({}×){}",
+                d.code,
+                d.count,
+                d.examples
+                    .first()
+                    .map(|e| format!(": {e}"))
+                    .unwrap_or_default()
+            )
         })
         .collect();
+    engine::file_frames(t, run, wanted)
+        .map(|f| (f, lost))
+        .map_err(|e| e.to_string())
+}
+
+/// Runs the SQL over the files' frames (a file that could not be read is a caveat) and wraps the
+/// rows in the result contract.
+pub fn finish(
+    parts: Vec<(String, Result<FilePart, String>)>,
+    inputs: Vec<String>,
+    q: &QueryRequest<'_>,
+    started: std::time::Instant,
+) -> Result<QueryResult, QueryError> {
     let mut frames = Frames::default();
     let mut caveats = Vec::new();
     let mut read = 0;
@@ -76,7 +75,7 @@ pub fn execute(inputs: &[Input], q: &QueryRequest<'_>) -> Result<QueryResult, Qu
         schema_version: crate::report::SCHEMA_VERSION,
         query: q.name.to_string(),
         sql: q.sql.to_string(),
-        inputs: inputs.iter().map(|i| i.path.clone()).collect(),
+        inputs,
         run: q.run.to_string(),
         tables: frames.tables(),
         truncated: (out.rows.len() as u64) < out.total_rows,

@@ -4,8 +4,10 @@
 //! of the terminal report as tables. Viewable anywhere, printable, diffable.
 
 use super::sections::{Section, build};
+use crate::analysis::bubbles::DeviceBubbles;
 use crate::analysis::devices::DeviceRef;
 use crate::report::Report;
+use crate::report::analyses::Analyses;
 use crate::report::memory::MemoryReport;
 
 const PALETTE: &[&str] = &[
@@ -190,6 +192,18 @@ fn section_table(s: &Section) -> String {
 
 fn charts(r: &Report) -> String {
     let a = &r.analyses;
+    [
+        device_time_charts(a),
+        composition_charts(a),
+        bubble_charts(a),
+        communication_charts(a),
+        cross_rank_charts(a),
+    ]
+    .concat()
+}
+
+/// Each device's window split into computing, exposed communication and free.
+fn device_time_charts(a: &Analyses) -> String {
     let mut o = String::new();
     if !a.device_time.is_empty() {
         o += "<h2>Device time</h2>";
@@ -211,6 +225,12 @@ fn charts(r: &Report) -> String {
             );
         }
     }
+    o
+}
+
+/// Compute time per stream and the largest kernel families.
+fn composition_charts(a: &Analyses) -> String {
+    let mut o = String::new();
     if !a.composition.is_empty() {
         o += "<h2>Compute streams and kernel families</h2>";
         for c in &a.composition {
@@ -245,86 +265,109 @@ fn charts(r: &Report) -> String {
             }
         }
     }
-    if !a.bubbles.is_empty() {
-        o += "<h2>Bubbles</h2>";
-        for b in &a.bubbles {
-            // Bins from the first to the last non-empty one, as [lo, hi) ranges.
-            let first = b.histogram.iter().position(|h| h.count > 0);
-            let last = b.histogram.iter().rposition(|h| h.count > 0);
-            let bins = match (first, last) {
-                (Some(f), Some(l)) => &b.histogram[f..=l],
-                _ => &b.histogram[..0],
-            };
-            let hist: Vec<(String, f64)> = bins
-                .iter()
-                .map(|h| {
-                    let lo = crate::render::human_ns(h.lo_ns);
-                    let label = if h.hi_ns < 0 {
-                        format!("≥ {lo}")
-                    } else {
-                        format!("[{lo}, {})", crate::render::human_ns(h.hi_ns))
-                    };
-                    (label, h.count as f64)
-                })
-                .collect();
-            o += &bars(
-                &format!(
-                    "{} — gaps ≥ {} by length (number of gaps)",
-                    dev(&b.device),
-                    crate::render::human_ns(b.min_gap_ns)
-                ),
-                Values::Count,
-                &hist,
-            );
-            // Timeline strip: the largest gaps inside the device window, coloured by cause.
-            let (w, h) = (W, 22.0);
-            let span = (b.window_end_ns - b.window_start_ns).max(1) as f64;
-            let mut s = format!(
-                "<div class=chart><div class=ct>{} — largest gaps on the timeline ({} shown of {}; time from the device's first busy instant)</div><svg width='{w}' height='{}' role='img'><rect x='0' y='2' width='{w}' height='{h}' fill='#eef'/>",
-                esc(&dev(&b.device)),
-                b.largest.len(),
-                b.gaps,
-                h + 20.0
-            );
-            // In the rule order; the legend lists only the causes drawn.
-            // A cause keeps its colour (its rule number) whichever causes are present.
-            let colour = |c: &str| {
-                let k = crate::analysis::bubbles::Cause::ALL
-                    .iter()
-                    .position(|x| x.as_str() == c)
-                    .unwrap_or(0);
-                PALETTE[(k + 3) % PALETTE.len()]
-            };
-            // The legend lists the causes of the gaps drawn, not every cause of the device.
-            let causes: Vec<&str> = crate::analysis::bubbles::Cause::ALL
-                .iter()
-                .map(|c| c.as_str())
-                .filter(|c| b.largest.iter().any(|g| g.cause.as_str() == *c))
-                .collect();
-            for g in &b.largest {
-                let x = (g.start_ns - b.window_start_ns) as f64 / span * w;
-                let gw = (g.dur_ns as f64 / span * w).max(1.0);
-                s += &format!(
-                    "<rect x='{x:.1}' y='2' width='{gw:.1}' height='{h}' fill='{}'><title>{}: {}</title></rect>",
-                    colour(g.cause.as_str()),
-                    g.cause.as_str(),
-                    crate::render::human_ns(g.dur_ns)
-                );
-            }
-            let at = |f: f64| format!("+{}", crate::render::human_ns((span * f) as i64));
-            let ticks: Vec<(f64, String)> = [0.0, 0.25, 0.5, 0.75, 1.0]
-                .into_iter()
-                .map(|f| (f, at(f)))
-                .collect();
-            let ticks: Vec<(f64, &str)> = ticks.iter().map(|(f, t)| (*f, t.as_str())).collect();
-            s += &axis(h + 2.0, 0.0, w, &ticks);
-            s += "</svg><div class=lg>";
-            for c in &causes {
-                s += &format!("<span><i style='background:{}'></i>{c}</span>", colour(c));
-            }
-            o += &(s + "</div></div>");
-        }
+    o
+}
+
+/// Per device: the gap-length histogram and the largest gaps on a timeline strip.
+fn bubble_charts(a: &Analyses) -> String {
+    if a.bubbles.is_empty() {
+        return String::new();
     }
+    let mut o = String::from("<h2>Bubbles</h2>");
+    for b in &a.bubbles {
+        o += &bubble_histogram(b);
+        o += &gap_strip(b);
+    }
+    o
+}
+
+/// Gaps by length: bins from the first to the last non-empty one, as [lo, hi) ranges.
+fn bubble_histogram(b: &DeviceBubbles) -> String {
+    // Bins from the first to the last non-empty one, as [lo, hi) ranges.
+    let first = b.histogram.iter().position(|h| h.count > 0);
+    let last = b.histogram.iter().rposition(|h| h.count > 0);
+    let bins = match (first, last) {
+        (Some(f), Some(l)) => &b.histogram[f..=l],
+        _ => &b.histogram[..0],
+    };
+    let hist: Vec<(String, f64)> = bins
+        .iter()
+        .map(|h| {
+            let lo = crate::render::human_ns(h.lo_ns);
+            let label = if h.hi_ns < 0 {
+                format!("≥ {lo}")
+            } else {
+                format!("[{lo}, {})", crate::render::human_ns(h.hi_ns))
+            };
+            (label, h.count as f64)
+        })
+        .collect();
+    bars(
+        &format!(
+            "{} — gaps ≥ {} by length (number of gaps)",
+            dev(&b.device),
+            crate::render::human_ns(b.min_gap_ns)
+        ),
+        Values::Count,
+        &hist,
+    )
+}
+
+/// The largest gaps inside the device window, coloured by cause, with a time axis and a
+/// legend of the causes drawn.
+fn gap_strip(b: &DeviceBubbles) -> String {
+    // Timeline strip: the largest gaps inside the device window, coloured by cause.
+    let (w, h) = (W, 22.0);
+    let span = (b.window_end_ns - b.window_start_ns).max(1) as f64;
+    let mut s = format!(
+        "<div class=chart><div class=ct>{} — largest gaps on the timeline ({} shown of {}; time from the device's first busy instant)</div><svg width='{w}' height='{}' role='img'><rect x='0' y='2' width='{w}' height='{h}' fill='#eef'/>",
+        esc(&dev(&b.device)),
+        b.largest.len(),
+        b.gaps,
+        h + 20.0
+    );
+    // In the rule order; the legend lists only the causes drawn.
+    // A cause keeps its colour (its rule number) whichever causes are present.
+    let colour = |c: &str| {
+        let k = crate::analysis::bubbles::Cause::ALL
+            .iter()
+            .position(|x| x.as_str() == c)
+            .unwrap_or(0);
+        PALETTE[(k + 3) % PALETTE.len()]
+    };
+    // The legend lists the causes of the gaps drawn, not every cause of the device.
+    let causes: Vec<&str> = crate::analysis::bubbles::Cause::ALL
+        .iter()
+        .map(|c| c.as_str())
+        .filter(|c| b.largest.iter().any(|g| g.cause.as_str() == *c))
+        .collect();
+    for g in &b.largest {
+        let x = (g.start_ns - b.window_start_ns) as f64 / span * w;
+        let gw = (g.dur_ns as f64 / span * w).max(1.0);
+        s += &format!(
+            "<rect x='{x:.1}' y='2' width='{gw:.1}' height='{h}' fill='{}'><title>{}: {}</title></rect>",
+            colour(g.cause.as_str()),
+            g.cause.as_str(),
+            crate::render::human_ns(g.dur_ns)
+        );
+    }
+    let at = |f: f64| format!("+{}", crate::render::human_ns((span * f) as i64));
+    let ticks: Vec<(f64, String)> = [0.0, 0.25, 0.5, 0.75, 1.0]
+        .into_iter()
+        .map(|f| (f, at(f)))
+        .collect();
+    let ticks: Vec<(f64, &str)> = ticks.iter().map(|(f, t)| (*f, t.as_str())).collect();
+    s += &axis(h + 2.0, 0.0, w, &ticks);
+    s += "</svg><div class=lg>";
+    for c in &causes {
+        s += &format!("<span><i style='background:{}'></i>{c}</span>", colour(c));
+    }
+    s + "</div></div>"
+}
+
+/// Communication shares against compute kernels and device task time.
+fn communication_charts(a: &Analyses) -> String {
+    let mut o = String::new();
     if !a.communication.is_empty() {
         o += "<h2>Communication shares</h2>";
         for c in &a.communication {
@@ -355,6 +398,12 @@ fn charts(r: &Report) -> String {
             );
         }
     }
+    o
+}
+
+/// Per cohort: each rank's mean step split into computing, exposed communication, free.
+fn cross_rank_charts(a: &Analyses) -> String {
+    let mut o = String::new();
     for (k, cohort) in a.cross_rank.cohorts.iter().enumerate() {
         if cohort.ranks.is_empty() {
             continue;

@@ -122,6 +122,14 @@ fn run_sections(title: &str, r: &RunMemory, out: &mut Vec<Section>) {
     for d in a.devices.iter().take(DETAILED) {
         out.push(device_section(title, d));
     }
+    out.push(all_devices(title, a));
+    out.push(cross_check(title, a));
+    out.push(status(title, r));
+    out.extend(process_level(title, a));
+}
+
+/// One row per device: npu-smi used, every component and the residual, MiB.
+fn all_devices(title: &str, a: &Attribution) -> Section {
     let mut t = sec(
         format!("{title}: all devices (MiB)"),
         vec![
@@ -154,8 +162,11 @@ fn run_sections(title: &str, r: &RunMemory, out: &mut Vec<Section>) {
             a.devices.len() - DETAILED
         ));
     }
-    out.push(t);
+    t
+}
 
+/// Per device: npu-smi used against the component sum, msprof, processes and both weights.
+fn cross_check(title: &str, a: &Attribution) -> Section {
     let mut x = sec(
         format!("{title}: cross-check (MiB)"),
         vec![
@@ -182,8 +193,12 @@ fn run_sections(title: &str, r: &RunMemory, out: &mut Vec<Section>) {
             mib(c.checkpoint_weights_bytes),
         ]);
     }
-    out.push(x);
+    x
+}
 
+/// Status, the reference snapshot, the evidence read, what is missing, statements, errors.
+fn status(title: &str, r: &RunMemory) -> Section {
+    let a: &Attribution = &r.attribution;
     let mut st = sec(format!("{title}: status {}", a.status), vec![]);
     match &a.reference {
         Some(r) => st.notes.push(format!(
@@ -227,26 +242,30 @@ fn run_sections(title: &str, r: &RunMemory, out: &mut Vec<Section>) {
                 .map_or(String::new(), |(f, w)| format!("{f}: {w}"))
         ));
     }
-    out.push(st);
+    st
+}
 
-    if !a.process_level.is_empty() {
-        let mut p = sec(
-            format!("{title}: msprof module memory not tied to an npu-smi device (not added)"),
-            vec!["file", "device", "module", "max MiB", "samples"],
-        );
-        for m in a.process_level.iter().filter(|m| m.max_bytes > 0) {
-            p.rows.push(vec![
-                m.file.clone(),
-                m.device.to_string(),
-                m.component.clone(),
-                format!("{:.1}", m.max_bytes as f64 / MIB as f64),
-                m.samples.to_string(),
-            ]);
-        }
-        p.notes
-            .push("modules whose maximum is 0 are left out".into());
-        out.push(p);
+/// msprof module memory not tied to an npu-smi device (shown, never added).
+fn process_level(title: &str, a: &Attribution) -> Option<Section> {
+    if a.process_level.is_empty() {
+        return None;
     }
+    let mut p = sec(
+        format!("{title}: msprof module memory not tied to an npu-smi device (not added)"),
+        vec!["file", "device", "module", "max MiB", "samples"],
+    );
+    for m in a.process_level.iter().filter(|m| m.max_bytes > 0) {
+        p.rows.push(vec![
+            m.file.clone(),
+            m.device.to_string(),
+            m.component.clone(),
+            format!("{:.1}", m.max_bytes as f64 / MIB as f64),
+            m.samples.to_string(),
+        ]);
+    }
+    p.notes
+        .push("modules whose maximum is 0 are left out".into());
+    Some(p)
 }
 
 pub fn sections(r: &MemoryReport) -> Vec<Section> {

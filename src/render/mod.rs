@@ -61,7 +61,7 @@ pub fn for_people(s: String) -> String {
 }
 
 /// Output format of every subcommand (`--format`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Table,
     Json,

@@ -9,7 +9,7 @@ use comfy_table::{
 use serde_json::Value;
 
 /// Output formats of `profscope query`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QueryFormat {
     Table,
     Json,

@@ -380,6 +380,17 @@ fn vendor_agreement(r: &Report, out: &mut Vec<Section>) {
 }
 
 fn timeline(r: &Report, out: &mut Vec<Section>) {
+    device_time(r, out);
+    vendor_agreement(r, out);
+    kernel_types(r, out);
+    bubbles(r, out);
+    dispatch(r, out);
+    communication_ops(r, out);
+    step_sync(r, out);
+}
+
+/// Per device: window, computing, communication, free, beside the vendor's free time.
+fn device_time(r: &Report, out: &mut Vec<Section>) {
     let a = &r.analyses;
     let mut t = sec(
         "Device time (vendor definitions; shares of the window)",
@@ -417,8 +428,11 @@ fn timeline(r: &Report, out: &mut Vec<Section>) {
     }
     t.notes.push("window = first start to last end of compute ∪ communication; free = window − (compute ∪ communication)".into());
     out.push(t);
-    vendor_agreement(r, out);
+}
 
+/// HTA's kernel-type breakdown, whole capture and complete steps only.
+fn kernel_types(r: &Report, out: &mut Vec<Section>) {
+    let a = &r.analyses;
     for (title, rows) in [
         (
             "Kernel types, whole capture (HTA definitions; shares of the kernel span)",
@@ -461,8 +475,11 @@ fn timeline(r: &Report, out: &mut Vec<Section>) {
             out.push(k);
         }
     }
+}
 
-    for b in &a.bubbles {
+/// Per device: the largest gaps with cause, evidence and neighbours; idle by cause; gap sizes.
+fn bubbles(r: &Report, out: &mut Vec<Section>) {
+    for b in &r.analyses.bubbles {
         let mut s = sec(
             format!(
                 "Bubbles: {} (gaps ≥ {})",
@@ -568,10 +585,11 @@ fn timeline(r: &Report, out: &mut Vec<Section>) {
         }
         out.push(s);
     }
+}
 
-    dispatch(r, out);
-    communication_ops(r, out);
-
+/// update_step_context sync per decode step, and MTP bursts.
+fn step_sync(r: &Report, out: &mut Vec<Section>) {
+    let a = &r.analyses;
     let mut u = sec(
         "update_step_context sync (NOTIFY_WAIT vs graph replay, per decode step)",
         vec![
@@ -640,98 +658,107 @@ fn timeline(r: &Report, out: &mut Vec<Section>) {
 fn communication_ops(r: &Report, out: &mut Vec<Section>) {
     let c = &r.analyses.communication_ops;
     for d in &c.devices {
-        let mut s = sec(
-            format!("Collective ops: {}", dev(&d.device)),
-            vec![
-                "op",
-                "step",
-                "elapsed",
-                "transit",
-                "wait (before first transit)",
-                "idle",
-                "wait ratio",
-                "main link",
-            ],
-        );
-        if d.ops_without_tasks == d.ops_total {
-            s.notes.push(format!(
-                "{} collective ops, none with HCCL plane task details (Level0 captures write placeholders): transit / wait / idle unknown",
-                d.ops_total
-            ));
-            out.push(s);
-            continue;
-        }
-        for o in d.slowest.iter().filter(|o| o.times.is_some()) {
-            let Some(x) = o.times else { continue };
-            let link = o
-                .bandwidth
-                .iter()
-                .filter(|b| b.link != "SDMA" && b.time_ns > 0)
-                .max_by_key(|b| b.size_bytes)
-                .map_or("-".into(), |b| {
-                    format!("{} {:.2} GB/s", b.link, b.bandwidth_gb_s)
-                });
-            s.rows.push(vec![
-                o.name.clone(),
-                o.step.map_or("-".into(), |n| n.to_string()),
-                human_ns(x.elapsed_ns),
-                human_ns(x.transit_ns),
-                format!(
-                    "{} ({})",
-                    human_ns(x.wait_ns),
-                    human_ns(x.synchronization_ns)
-                ),
-                human_ns(x.idle_ns),
-                o.wait_ratio.map_or("-".into(), |r| format!("{r:.4}")),
-                link,
-            ]);
-        }
-        let t = &d.total;
-        let x = &t.times;
+        out.push(collective_ops(d));
+    }
+    out.extend(slowest_links(c));
+}
+
+/// One device's slowest collective ops with their time split, and its totals per link type.
+fn collective_ops(d: &crate::analysis::communication_ops::DeviceCommOps) -> Section {
+    let mut s = sec(
+        format!("Collective ops: {}", dev(&d.device)),
+        vec![
+            "op",
+            "step",
+            "elapsed",
+            "transit",
+            "wait (before first transit)",
+            "idle",
+            "wait ratio",
+            "main link",
+        ],
+    );
+    if d.ops_without_tasks == d.ops_total {
         s.notes.push(format!(
-            "{} of {} ops ({} slowest listed): elapsed {}, transit {}, wait {} (of it before the first transit {}), idle {}; wait ratio {:.4} = wait / (wait + transit)",
-            t.ops,
-            d.ops_total,
-            s.rows.len(),
-            human_ns(x.elapsed_ns),
-            human_ns(x.transit_ns),
-            human_ns(x.wait_ns),
-            human_ns(x.synchronization_ns),
-            human_ns(x.idle_ns),
-            t.wait_ratio
+            "{} collective ops, none with HCCL plane task details (Level0 captures write placeholders): transit / wait / idle unknown",
+            d.ops_total
         ));
-        let links: Vec<String> = t
+        return s;
+    }
+    for o in d.slowest.iter().filter(|o| o.times.is_some()) {
+        let Some(x) = o.times else { continue };
+        let link = o
             .bandwidth
             .iter()
-            .filter(|b| b.time_ns > 0)
-            .map(|b| {
-                format!(
-                    "{} {} in {} = {:.2} GB/s ({:.0}% large packets)",
-                    b.link,
-                    human_bytes(b.size_bytes.max(0) as u64),
-                    human_ns(b.time_ns),
-                    b.bandwidth_gb_s,
-                    b.large_packet_ratio * 100.0
-                )
-            })
-            .collect();
-        if !links.is_empty() {
-            s.notes.push(format!("per link type: {}", links.join("; ")));
-        }
-        if d.ops_without_tasks > 0 {
-            s.notes.push(format!(
-                "{} ops without plane task details are left out of the totals",
-                d.ops_without_tasks
-            ));
-        }
-        if d.ops_with_rdma > 0 {
-            s.notes.push(format!(
-                "{} ops move data over RDMA: their send groups are read by CANN's five-task rule, not yet checked against a real RDMA capture",
-                d.ops_with_rdma
-            ));
-        }
-        out.push(s);
+            .filter(|b| b.link != "SDMA" && b.time_ns > 0)
+            .max_by_key(|b| b.size_bytes)
+            .map_or("-".into(), |b| {
+                format!("{} {:.2} GB/s", b.link, b.bandwidth_gb_s)
+            });
+        s.rows.push(vec![
+            o.name.clone(),
+            o.step.map_or("-".into(), |n| n.to_string()),
+            human_ns(x.elapsed_ns),
+            human_ns(x.transit_ns),
+            format!(
+                "{} ({})",
+                human_ns(x.wait_ns),
+                human_ns(x.synchronization_ns)
+            ),
+            human_ns(x.idle_ns),
+            o.wait_ratio.map_or("-".into(), |r| format!("{r:.4}")),
+            link,
+        ]);
     }
+    let t = &d.total;
+    let x = &t.times;
+    s.notes.push(format!(
+        "{} of {} ops ({} slowest listed): elapsed {}, transit {}, wait {} (of it before the first transit {}), idle {}; wait ratio {:.4} = wait / (wait + transit)",
+        t.ops,
+        d.ops_total,
+        s.rows.len(),
+        human_ns(x.elapsed_ns),
+        human_ns(x.transit_ns),
+        human_ns(x.wait_ns),
+        human_ns(x.synchronization_ns),
+        human_ns(x.idle_ns),
+        t.wait_ratio
+    ));
+    let links: Vec<String> = t
+        .bandwidth
+        .iter()
+        .filter(|b| b.time_ns > 0)
+        .map(|b| {
+            format!(
+                "{} {} in {} = {:.2} GB/s ({:.0}% large packets)",
+                b.link,
+                human_bytes(b.size_bytes.max(0) as u64),
+                human_ns(b.time_ns),
+                b.bandwidth_gb_s,
+                b.large_packet_ratio * 100.0
+            )
+        })
+        .collect();
+    if !links.is_empty() {
+        s.notes.push(format!("per link type: {}", links.join("; ")));
+    }
+    if d.ops_without_tasks > 0 {
+        s.notes.push(format!(
+            "{} ops without plane task details are left out of the totals",
+            d.ops_without_tasks
+        ));
+    }
+    if d.ops_with_rdma > 0 {
+        s.notes.push(format!(
+            "{} ops move data over RDMA: their send groups are read by CANN's five-task rule, not yet checked against a real RDMA capture",
+            d.ops_with_rdma
+        ));
+    }
+    s
+}
+
+/// The slowest off-chip links of the run and the slow-rank verdict.
+fn slowest_links(c: &crate::analysis::communication_ops::CommunicationOps) -> Option<Section> {
     let mut links: Vec<(i32, &crate::analysis::communication_ops::MatrixCell)> = c
         .devices
         .iter()
@@ -743,7 +770,7 @@ fn communication_ops(r: &Report, out: &mut Vec<Section>) {
         })
         .collect();
     if links.is_empty() {
-        return;
+        return None;
     }
     links.sort_by(|a, b| a.1.bandwidth_gb_s.total_cmp(&b.1.bandwidth_gb_s));
     let n = links.len();
@@ -791,7 +818,7 @@ fn communication_ops(r: &Report, out: &mut Vec<Section>) {
             ),
         });
     }
-    out.push(l);
+    Some(l)
 }
 
 /// Per device: the launch chain's figures, the slowest launches into an empty queue, and the
@@ -909,6 +936,14 @@ fn dispatch(r: &Report, out: &mut Vec<Section>) {
 }
 
 fn kernels(r: &Report, out: &mut Vec<Section>) {
+    top_events(r, out);
+    op_types(r, out);
+    composition(r, out);
+    communication(r, out);
+}
+
+/// Per device and subset: the events with the most total time.
+fn top_events(r: &Report, out: &mut Vec<Section>) {
     let a = &r.analyses;
     for t in &a.top_events {
         let title = format!(
@@ -940,6 +975,11 @@ fn kernels(r: &Report, out: &mut Vec<Section>) {
             out.push(s);
         }
     }
+}
+
+/// Per device: compute time per op type (inputs with kernel details).
+fn op_types(r: &Report, out: &mut Vec<Section>) {
+    let a = &r.analyses;
     for o in &a.op_types {
         let mut s = sec(
             format!("Compute time per op type: {}", dev(&o.device)),
@@ -973,6 +1013,11 @@ fn kernels(r: &Report, out: &mut Vec<Section>) {
         ));
         out.push(s);
     }
+}
+
+/// Per device: compute time per stream and per kernel family.
+fn composition(r: &Report, out: &mut Vec<Section>) {
+    let a = &r.analyses;
     for c in &a.composition {
         let mut s = sec(
             format!("Compute-stream composition: {}", dev(&c.device)),
@@ -1011,6 +1056,11 @@ fn kernels(r: &Report, out: &mut Vec<Section>) {
         ));
         out.push(s);
     }
+}
+
+/// Communication shares, each with its denominator.
+fn communication(r: &Report, out: &mut Vec<Section>) {
+    let a = &r.analyses;
     let mut m = sec(
         "Communication (two denominators)",
         vec![

@@ -1,22 +1,24 @@
-//! Runs every timeline analysis on the tables and gathers the results for the report.
+//! The analyses' part of the report (`Analyses`) and the scheduler that runs the registry's
+//! analyses ([`super::registry`]) on one file's tables and combines files' parts.
 
+use super::registry::{Analysis, REGISTRY};
 use crate::analysis::{
-    batch_audit::{self, BatchAudit},
-    bubbles::{self, BubbleOpts, DeviceBubbles},
-    communication::{self, Communication},
+    batch_audit::BatchAudit,
+    bubbles::{BubbleOpts, DeviceBubbles},
+    communication::Communication,
     communication_ops::{self, CommunicationOps},
-    composition::{self, Composition},
-    cross_rank::{self, CrossRank, DeviceExtract},
-    device_time::{self, DeviceTime},
+    composition::Composition,
+    cross_rank::{CrossRank, DeviceExtract},
+    device_time::DeviceTime,
     devices,
-    dispatch::{self, DeviceDispatch},
-    kernel_types::{self, KernelTypes},
-    mtp::{self, Mtp},
-    op_types::{self, OpTypes},
-    phases::{self, Phases},
-    ranks::{self, FileFacts, Ranks},
-    step_sync::{self, StepSyncSummary},
-    top_events::{self, TopEvents},
+    dispatch::DeviceDispatch,
+    kernel_types::KernelTypes,
+    mtp::Mtp,
+    op_types::OpTypes,
+    phases::Phases,
+    ranks::{FileFacts, Ranks},
+    step_sync::StepSyncSummary,
+    top_events::TopEvents,
     vendor_agreement::{self, VendorAgreement},
 };
 use crate::model::Tables;
@@ -29,30 +31,11 @@ pub struct AnalyzeOpts {
     pub top_n: usize,
     /// The batch size the decode audit requires; None: all qualified replays must agree.
     pub batch: Option<i64>,
-    /// Run only these analyses (names as in [`ANALYSES`]); None: all.
+    /// Run only these analyses (names as in [`super::registry::REGISTRY`]); None: all.
     pub only: Option<Vec<String>>,
     /// How many ranks the run should have (`--expected-ranks`); None: a file's world size.
     pub expected_ranks: Option<u32>,
 }
-
-/// Every analysis by the name `--only` takes (and the JSON key it fills).
-pub const ANALYSES: &[&str] = &[
-    "device_time",
-    "kernel_types",
-    "bubbles",
-    "dispatch",
-    "step_sync",
-    "mtp",
-    "top_events",
-    "op_types",
-    "composition",
-    "communication",
-    "communication_ops",
-    "phases",
-    "batch_audit",
-    "ranks",
-    "cross_rank",
-];
 
 impl Default for AnalyzeOpts {
     fn default() -> Self {
@@ -99,10 +82,13 @@ pub struct Analyses {
 
 /// The results of one set of tables (one file, or all files at once) and what the run-level
 /// analyses (ranks, cross_rank, the batch verdict) need from it.
+#[derive(Default)]
 pub struct Part {
     pub analyses: Analyses,
     pub rank_facts: Vec<FileFacts>,
     pub extracts: Vec<DeviceExtract>,
+    /// Per-file decode audits, merged into one verdict over the run.
+    pub audits: Vec<BatchAudit>,
 }
 
 /// Runs every analysis on one set of tables.
@@ -114,142 +100,44 @@ fn selected(o: &AnalyzeOpts, name: &str) -> bool {
     o.only.as_ref().is_none_or(|v| v.iter().any(|x| x == name))
 }
 
-/// Runs the per-file analyses (independent of each other) as parallel tasks, the slowest first
-/// so the pool stays busy; `ranks` and `cross_rank` are left empty for [`finish`].
+/// Runs the selected analyses of the registry on one set of tables as parallel tasks (they are
+/// independent of each other), the slowest first so the pool stays busy; the run-level results
+/// are left for [`finish`].
 pub fn run_part(t: &Tables, o: &AnalyzeOpts) -> Part {
     let devs = devices::devices(t);
-    let d = &devs;
-    let on = |name: &str| selected(o, name);
-    let (mut device_time, mut kernel_types, mut kernel_types_complete_steps) = <_>::default();
-    let (mut bubbles, mut step_sync, mut mtp, mut extracts) = <_>::default();
-    let mut dispatch = Vec::new();
-    let (mut top_events, mut op_types, mut composition) = <_>::default();
-    let (mut communication, mut phases, mut batch_audit, mut rank_facts) = <_>::default();
-    let mut comm_ops = Vec::new();
-    // Each task fills its own result when the analysis is selected (else it stays empty). The
-    // order is by measured time on the 20 M-row db (docs/performance.md), longest first.
+    let mut order: Vec<&Analysis> = REGISTRY.iter().filter(|a| selected(o, a.name)).collect();
+    order.sort_by_key(|a| a.start_order);
+    let mut parts: Vec<Part> = order.iter().map(|_| Part::default()).collect();
     rayon::scope(|s| {
-        fn task<'s, T: Send + 's>(
-            s: &rayon::Scope<'s>,
-            yes: bool,
-            out: &'s mut T,
-            f: impl FnOnce() -> T + Send + 's,
-        ) {
-            if yes {
-                s.spawn(move |_| *out = f());
-            }
+        for (a, part) in order.iter().zip(parts.iter_mut()) {
+            let devs = &devs;
+            s.spawn(move |_| (a.run)(t, devs, o, part));
         }
-        task(s, on("bubbles"), &mut bubbles, || {
-            bubbles::compute(t, d, &o.bubbles)
-        });
-        task(s, on("dispatch"), &mut dispatch, || {
-            dispatch::compute(t, d, o.bubbles.min_gap_ns, o.top_n)
-        });
-        task(s, on("cross_rank"), &mut extracts, || {
-            cross_rank::extract(t, d, o.bubbles.min_gap_ns)
-        });
-        task(s, on("kernel_types"), &mut kernel_types, || {
-            kernel_types::compute(t, d)
-        });
-        task(s, on("device_time"), &mut device_time, || {
-            device_time::compute(t, d)
-        });
-        task(s, on("composition"), &mut composition, || {
-            composition::compute(t, d, o.top_n)
-        });
-        task(s, on("communication"), &mut communication, || {
-            communication::compute(t, d)
-        });
-        task(s, on("communication_ops"), &mut comm_ops, || {
-            communication_ops::compute(t, d, o.top_n)
-        });
-        task(s, on("top_events"), &mut top_events, || {
-            top_events::compute(t, d, o.top_n)
-        });
-        task(s, on("op_types"), &mut op_types, || op_types::compute(t, d));
-        task(s, on("batch_audit"), &mut batch_audit, || {
-            Some(batch_audit::compute(t, o.batch))
-        });
-        task(s, on("step_sync"), &mut step_sync, || {
-            step_sync::compute(t, d)
-        });
-        task(s, on("mtp"), &mut mtp, || mtp::compute(t, d));
-        task(
-            s,
-            on("kernel_types"),
-            &mut kernel_types_complete_steps,
-            || kernel_types::compute_complete_steps(t, d),
-        );
-        task(s, on("phases"), &mut phases, || phases::compute(t));
-        task(s, on("ranks"), &mut rank_facts, || ranks::facts(t));
     });
-    Part {
-        analyses: Analyses {
-            vendor_agreement: VendorAgreement::default(),
-            ranks: Ranks::default(),
-            cross_rank: CrossRank::default(),
-            device_time,
-            kernel_types,
-            kernel_types_complete_steps,
-            bubbles,
-            dispatch,
-            step_sync,
-            mtp,
-            top_events,
-            op_types,
-            composition,
-            communication,
-            communication_ops: CommunicationOps {
-                devices: comm_ops,
-                ..CommunicationOps::default()
-            },
-            phases,
-            batch_audit,
-        },
-        rank_facts,
-        extracts,
+    let mut out = Part::default();
+    for (a, mut part) in order.iter().zip(parts) {
+        (a.merge)(&mut out, &mut part);
     }
+    out
 }
 
-/// The run's analyses from its parts (in input order): per-file lists concatenated, the batch
-/// verdict re-derived over all files, ranks and cross_rank computed over every part.
+/// The run's analyses from its parts (in input order): per-file lists concatenated, then each
+/// selected analysis's run-level result (the batch verdict over all files, ranks, cross_rank),
+/// the communication summary and the vendor agreement.
 pub fn finish(parts: Vec<Part>, o: &AnalyzeOpts) -> Analyses {
-    let mut a = Analyses::default();
-    let mut facts = Vec::new();
-    let mut extracts = Vec::new();
-    let mut audits = Vec::new();
-    for p in parts {
-        let x = p.analyses;
-        a.device_time.extend(x.device_time);
-        a.kernel_types.extend(x.kernel_types);
-        a.kernel_types_complete_steps
-            .extend(x.kernel_types_complete_steps);
-        a.bubbles.extend(x.bubbles);
-        a.dispatch.extend(x.dispatch);
-        a.step_sync.extend(x.step_sync);
-        a.mtp.extend(x.mtp);
-        a.top_events.extend(x.top_events);
-        a.op_types.extend(x.op_types);
-        a.composition.extend(x.composition);
-        a.communication.extend(x.communication);
-        a.communication_ops
-            .devices
-            .extend(x.communication_ops.devices);
-        a.phases.extend(x.phases);
-        audits.extend(x.batch_audit);
-        facts.extend(p.rank_facts);
-        extracts.extend(p.extracts);
+    let mut run = Part::default();
+    for mut p in parts {
+        for a in REGISTRY {
+            (a.merge)(&mut run, &mut p);
+        }
     }
-    if selected(o, "batch_audit") {
-        a.batch_audit = Some(batch_audit::merge(audits, o.batch));
+    for a in REGISTRY.iter().filter(|a| selected(o, a.name)) {
+        if let Some(f) = a.finish {
+            f(&mut run, o);
+        }
     }
-    if selected(o, "ranks") {
-        a.ranks = ranks::combine(&facts, o.expected_ranks);
-    }
-    if selected(o, "cross_rank") {
-        a.cross_rank = cross_rank::combine(extracts, o.top_n);
-    }
+    let a = &mut run.analyses;
     a.communication_ops.summary = communication_ops::summarize(&a.communication_ops.devices);
     a.vendor_agreement = vendor_agreement::compute(&a.device_time);
-    a
+    run.analyses
 }

@@ -35,10 +35,30 @@ fn share(items: &[Value], num: impl Fn(&Value) -> f64, den: impl Fn(&Value) -> f
 
 /// The run-level metrics of a report (a `profscope analyze --format json` value).
 pub fn metrics(report: &Value) -> BTreeMap<String, Metric> {
-    let mut m = BTreeMap::new();
-    let mut put = |name: String, unit, value: Option<f64>, definition| {
+    let mut m = Metrics::default();
+    step_metrics(report, &mut m);
+    device_metrics(report, &mut m);
+    dispatch_metrics(report, &mut m);
+    collective_metrics(report, &mut m);
+    communication_metrics(report, &mut m);
+    kernel_metrics(report, &mut m);
+    m.0
+}
+
+#[derive(Default)]
+struct Metrics(BTreeMap<String, Metric>);
+
+impl Metrics {
+    /// Adds a metric when it has a value.
+    fn put(
+        &mut self,
+        name: String,
+        unit: &'static str,
+        value: Option<f64>,
+        definition: &'static str,
+    ) {
         if let Some(value) = value {
-            m.insert(
+            self.0.insert(
                 name,
                 Metric {
                     unit,
@@ -47,7 +67,11 @@ pub fn metrics(report: &Value) -> BTreeMap<String, Metric> {
                 },
             );
         }
-    };
+    }
+}
+
+/// Step time and collective skew (cross_rank).
+fn step_metrics(report: &Value, m: &mut Metrics) {
     let cohorts = report["analyses"]["cross_rank"]["cohorts"]
         .as_array()
         .map_or(&[][..], |a| a.as_slice());
@@ -61,7 +85,7 @@ pub fn metrics(report: &Value) -> BTreeMap<String, Metric> {
             s + f(&r["step_mean_ns"]) * f(&r["steps"]),
         )
     });
-    put(
+    m.put(
         "step_time".into(),
         "ns",
         (steps > 0.0).then(|| step_ns / steps),
@@ -72,7 +96,7 @@ pub fn metrics(report: &Value) -> BTreeMap<String, Metric> {
         .map(|c| &c["collectives"])
         .filter(|k| f(&k["matched"]) > 0.0)
         .collect();
-    put(
+    m.put(
         "collective_skew".into(),
         "ns",
         (!skews.is_empty()).then(|| {
@@ -84,6 +108,10 @@ pub fn metrics(report: &Value) -> BTreeMap<String, Metric> {
         }),
         "mean start skew of collectives matched across ranks (cross_rank)",
     );
+}
+
+/// Computing, exposed communication, free and bubble shares of the device windows.
+fn device_metrics(report: &Value, m: &mut Metrics) {
     let dt = list(report, "device_time");
     for (name, key, def) in [
         (
@@ -102,14 +130,14 @@ pub fn metrics(report: &Value) -> BTreeMap<String, Metric> {
             "free / device window, % (device_time)",
         ),
     ] {
-        put(
+        m.put(
             name.into(),
             "pct",
             share(dt, |x| f(&x[key]), |x| f(&x["window_ns"])),
             def,
         );
     }
-    put(
+    m.put(
         "bubble_share".into(),
         "pct",
         share(
@@ -119,8 +147,12 @@ pub fn metrics(report: &Value) -> BTreeMap<String, Metric> {
         ),
         "idle gaps / device window, % (bubbles, all devices)",
     );
+}
+
+/// Host-bound idle and launch latency (dispatch).
+fn dispatch_metrics(report: &Value, m: &mut Metrics) {
     let dispatch = list(report, "dispatch");
-    put(
+    m.put(
         "host_bound_share".into(),
         "pct",
         share(
@@ -134,7 +166,7 @@ pub fn metrics(report: &Value) -> BTreeMap<String, Metric> {
         .iter()
         .filter(|x| f(&x["latency"]["count"]) > 0.0)
         .collect();
-    put(
+    m.put(
         "launch_latency_p99".into(),
         "ns",
         (!linked.is_empty()).then(|| {
@@ -145,6 +177,10 @@ pub fn metrics(report: &Value) -> BTreeMap<String, Metric> {
         }),
         "p99 launch latency (call start to first task start), the largest over devices (dispatch)",
     );
+}
+
+/// Collective wait ratio and bandwidth per link type (communication_ops).
+fn collective_metrics(report: &Value, m: &mut Metrics) {
     let comm_ops: Vec<&Value> = report["analyses"]["communication_ops"]["devices"]
         .as_array()
         .map_or(Vec::new(), |a| a.iter().collect());
@@ -152,7 +188,7 @@ pub fn metrics(report: &Value) -> BTreeMap<String, Metric> {
         let x = &d["total"]["times"];
         (w + f(&x["wait_ns"]), t + f(&x["transit_ns"]))
     });
-    put(
+    m.put(
         "collective_wait_ratio".into(),
         "pct",
         (wait + transit > 0.0).then(|| 100.0 * wait / (wait + transit)),
@@ -171,14 +207,18 @@ pub fn metrics(report: &Value) -> BTreeMap<String, Metric> {
         }
     }
     for (link, (bytes, ns)) in links {
-        put(
+        m.put(
             format!("link_bandwidth.{link}"),
             "GB/s",
             Some(bytes / ns),
             "bytes / transfer time over one link type, all collective ops and devices (communication_ops)",
         );
     }
-    put(
+}
+
+/// NOTIFY_WAIT ratio (step_sync) and the two communication shares (communication).
+fn communication_metrics(report: &Value, m: &mut Metrics) {
+    m.put(
         "notify_wait_ratio".into(),
         "pct",
         share(
@@ -189,7 +229,7 @@ pub fn metrics(report: &Value) -> BTreeMap<String, Metric> {
         "NOTIFY_WAIT / graph-replay time, % (step_sync, all devices)",
     );
     let comm = list(report, "communication");
-    put(
+    m.put(
         "comm_kernel_share".into(),
         "pct",
         share(
@@ -199,7 +239,7 @@ pub fn metrics(report: &Value) -> BTreeMap<String, Metric> {
         ),
         "communication kernels / compute-kernel time, % (communication (a))",
     );
-    put(
+    m.put(
         "wait_share".into(),
         "pct",
         share(
@@ -209,6 +249,10 @@ pub fn metrics(report: &Value) -> BTreeMap<String, Metric> {
         ),
         "EVENT/STREAM/MEM waits / all device task time, % (communication (b))",
     );
+}
+
+/// Kernel family shares (composition) and per-call means of the top events.
+fn kernel_metrics(report: &Value, m: &mut Metrics) {
     let comp = list(report, "composition");
     let compute_ns: f64 = comp.iter().map(|c| f(&c["compute_ns"])).sum();
     let mut families: BTreeMap<String, f64> = BTreeMap::new();
@@ -220,7 +264,7 @@ pub fn metrics(report: &Value) -> BTreeMap<String, Metric> {
         }
     }
     for (name, ns) in families {
-        put(
+        m.put(
             format!("family.{name}"),
             "pct",
             (compute_ns > 0.0).then(|| 100.0 * ns / compute_ns),
@@ -238,14 +282,13 @@ pub fn metrics(report: &Value) -> BTreeMap<String, Metric> {
         }
     }
     for (name, (ns, n)) in kernels {
-        put(
+        m.put(
             format!("kernel.{name}"),
             "ns",
             (n > 0.0).then(|| ns / n),
             "mean duration per call of a top event (top_events by sum)",
         );
     }
-    m
 }
 
 /// How a threshold measures change.

@@ -18,8 +18,7 @@ fn ms(ns: i64) -> String {
 /// The headline lines of a run.
 pub fn build(a: &Analyses, diagnostics: &[Diagnostic]) -> Vec<String> {
     let mut out = Vec::new();
-    let dt = &a.device_time;
-    if dt.is_empty() {
+    if a.device_time.is_empty() {
         // Said only when no device analysis found a device (not when `--only` skipped device_time).
         if a.bubbles.is_empty()
             && a.dispatch.is_empty()
@@ -29,88 +28,110 @@ pub fn build(a: &Analyses, diagnostics: &[Diagnostic]) -> Vec<String> {
             out.push("no device timeline in the input: device time, bubbles and cross-rank comparisons do not apply".into());
         }
     } else {
-        let mut ranks: Vec<i32> = dt
-            .iter()
-            .map(|d| d.device.rank)
-            .filter(|&r| r >= 0)
-            .collect();
-        ranks.sort_unstable();
-        ranks.dedup();
-        let steps = a
-            .cross_rank
-            .cohorts
-            .iter()
-            .map(|c| {
-                let n = c.ranks.iter().map(|r| r.steps).max().unwrap_or(0);
-                if n == 0 {
-                    "no steps".to_string()
-                } else {
-                    format!(
-                        "{n} step{} ({})",
-                        if n == 1 { "" } else { "s" },
-                        c.step_source
-                    )
-                }
-            })
-            .collect::<Vec<_>>()
-            .join("; ");
-        let window: i64 = dt.iter().map(|d| d.window_ns).sum();
-        out.push(format!(
-            "{} device(s) on {} rank(s); summed device window {}; {}",
-            dt.len(),
-            ranks.len(),
-            ms(window),
-            if steps.is_empty() {
-                "no steps".into()
-            } else {
-                steps
-            }
-        ));
-        let sum = |f: fn(&crate::analysis::device_time::DeviceTime) -> i64| -> i64 {
-            dt.iter().map(f).sum()
-        };
-        let share = |x: i64| x as f64 * 100.0 / window.max(1) as f64;
-        let shares = [
-            ("compute-bound", share(sum(|d| d.computing_ns)), "computing"),
-            (
-                "communication-bound",
-                share(sum(|d| d.communication_not_overlapped_ns)),
-                "exposed communication",
-            ),
-            ("idle-bound", share(sum(|d| d.free_ns)), "free"),
-        ];
-        let top = shares
-            .iter()
-            .max_by(|x, y| x.1.total_cmp(&y.1))
-            .expect("three shares");
-        let verdict = if top.1 >= BOUND_MIN_PCT {
-            top.0
-        } else {
-            "mixed"
-        };
-        // Idle that the host caused (late launches) makes an idle-bound run host-bound.
-        let (host, idle) = a.dispatch.iter().fold((0i64, 0i64), |(h, i), d| {
-            (h + d.host_bound.host_bound_ns, i + d.host_bound.idle_ns)
-        });
-        let host_pct = host as f64 * 100.0 / idle.max(1) as f64;
-        let verdict = if verdict == "idle-bound" && host_pct >= BOUND_MIN_PCT {
-            "host-bound"
-        } else {
-            verdict
-        };
-        out.push(format!(
-            "{verdict}: computing {:.1}%, exposed communication {:.1}%, free {:.1}% of the summed device windows{} (rule: the largest share if ≥ {BOUND_MIN_PCT}%, else mixed; idle-bound is host-bound when ≥ {BOUND_MIN_PCT}% of idle waited for a late launch)",
-            shares[0].1,
-            shares[1].1,
-            shares[2].1,
-            // Only when some launch is linked: without links nothing can be called host-bound.
-            if idle > 0 && a.dispatch.iter().any(|d| d.linked_tasks > 0) {
-                format!(", {host_pct:.1}% of idle host-bound")
-            } else {
-                String::new()
-            }
-        ));
+        out.push(window_and_steps(a));
+        out.push(verdict(a));
     }
+    out.extend(who_is_slow(a));
+    out.extend(top_bubble_cause(a));
+    out.push(a.vendor_agreement.verdict.clone());
+    out.extend(capture_read(diagnostics));
+    out.push(warnings(diagnostics));
+    out
+}
+
+/// `2 device(s) on 2 rank(s); summed device window …; 1 step (ProfilerStep)`.
+fn window_and_steps(a: &Analyses) -> String {
+    let dt = &a.device_time;
+    let mut ranks: Vec<i32> = dt
+        .iter()
+        .map(|d| d.device.rank)
+        .filter(|&r| r >= 0)
+        .collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    let steps = a
+        .cross_rank
+        .cohorts
+        .iter()
+        .map(|c| {
+            let n = c.ranks.iter().map(|r| r.steps).max().unwrap_or(0);
+            if n == 0 {
+                "no steps".to_string()
+            } else {
+                format!(
+                    "{n} step{} ({})",
+                    if n == 1 { "" } else { "s" },
+                    c.step_source
+                )
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    let window: i64 = dt.iter().map(|d| d.window_ns).sum();
+    format!(
+        "{} device(s) on {} rank(s); summed device window {}; {}",
+        dt.len(),
+        ranks.len(),
+        ms(window),
+        if steps.is_empty() {
+            "no steps".into()
+        } else {
+            steps
+        }
+    )
+}
+
+/// The bound verdict with its shares and the rule that decided it.
+fn verdict(a: &Analyses) -> String {
+    let dt = &a.device_time;
+    let window: i64 = dt.iter().map(|d| d.window_ns).sum();
+    let sum =
+        |f: fn(&crate::analysis::device_time::DeviceTime) -> i64| -> i64 { dt.iter().map(f).sum() };
+    let share = |x: i64| x as f64 * 100.0 / window.max(1) as f64;
+    let shares = [
+        ("compute-bound", share(sum(|d| d.computing_ns)), "computing"),
+        (
+            "communication-bound",
+            share(sum(|d| d.communication_not_overlapped_ns)),
+            "exposed communication",
+        ),
+        ("idle-bound", share(sum(|d| d.free_ns)), "free"),
+    ];
+    let top = shares
+        .iter()
+        .max_by(|x, y| x.1.total_cmp(&y.1))
+        .expect("three shares");
+    let verdict = if top.1 >= BOUND_MIN_PCT {
+        top.0
+    } else {
+        "mixed"
+    };
+    // Idle that the host caused (late launches) makes an idle-bound run host-bound.
+    let (host, idle) = a.dispatch.iter().fold((0i64, 0i64), |(h, i), d| {
+        (h + d.host_bound.host_bound_ns, i + d.host_bound.idle_ns)
+    });
+    let host_pct = host as f64 * 100.0 / idle.max(1) as f64;
+    let verdict = if verdict == "idle-bound" && host_pct >= BOUND_MIN_PCT {
+        "host-bound"
+    } else {
+        verdict
+    };
+    format!(
+        "{verdict}: computing {:.1}%, exposed communication {:.1}%, free {:.1}% of the summed device windows{} (rule: the largest share if ≥ {BOUND_MIN_PCT}%, else mixed; idle-bound is host-bound when ≥ {BOUND_MIN_PCT}% of idle waited for a late launch)",
+        shares[0].1,
+        shares[1].1,
+        shares[2].1,
+        // Only when some launch is linked: without links nothing can be called host-bound.
+        if idle > 0 && a.dispatch.iter().any(|d| d.linked_tasks > 0) {
+            format!(", {host_pct:.1}% of idle host-bound")
+        } else {
+            String::new()
+        }
+    )
+}
+
+/// The slowest rank by device time, by arrival, and by collective wait.
+fn who_is_slow(a: &Analyses) -> Option<String> {
     let mut who = Vec::new();
     for c in &a.cross_rank.cohorts {
         if let Some(s) = &c.slowest {
@@ -134,9 +155,11 @@ pub fn build(a: &Analyses, diagnostics: &[Diagnostic]) -> Vec<String> {
             others.join(", ")
         ));
     }
-    if !who.is_empty() {
-        out.push(who.join("; "));
-    }
+    (!who.is_empty()).then(|| who.join("; "))
+}
+
+/// The idle time, its gaps, and the cause with the most idle.
+fn top_bubble_cause(a: &Analyses) -> Option<String> {
     let (mut idle, mut gaps) = (0i64, 0u64);
     let mut causes: std::collections::BTreeMap<&str, i64> = Default::default();
     for b in &a.bubbles {
@@ -146,40 +169,50 @@ pub fn build(a: &Analyses, diagnostics: &[Diagnostic]) -> Vec<String> {
             *causes.entry(c).or_default() += t.total_ns;
         }
     }
-    if let Some((cause, ns)) = causes
+    let (cause, ns) = causes
         .iter()
-        .max_by_key(|(c, n)| (**n, std::cmp::Reverse(**c)))
-    {
-        out.push(format!(
-            "idle {} in {gaps} gaps; top cause {cause}: {} ({:.1}% of idle)",
-            ms(idle),
-            ms(*ns),
-            *ns as f64 * 100.0 / idle.max(1) as f64
-        ));
-    }
-    out.push(a.vendor_agreement.verdict.clone());
-    if let Some(d) = diagnostics
+        .max_by_key(|(c, n)| (**n, std::cmp::Reverse(**c)))?;
+    Some(format!(
+        "idle {} in {gaps} gaps; top cause {cause}: {} ({:.1}% of idle)",
+        ms(idle),
+        ms(*ns),
+        *ns as f64 * 100.0 / idle.max(1) as f64
+    ))
+}
+
+/// Which capture was read when a folder held several of the same ranks.
+fn capture_read(diagnostics: &[Diagnostic]) -> Option<String> {
+    let d = diagnostics
         .iter()
-        .find(|d| d.code == "other_capture_skipped")
-    {
-        let roots: Vec<&str> = d
-            .examples
-            .iter()
-            .filter_map(|e| e.split(": ").next())
-            .collect();
-        let instead = d.examples[0]
-            .split("; read ")
-            .nth(1)
-            .and_then(|x| x.split(", the newest").next())
-            .unwrap_or("");
-        out.push(format!(
-            "read one capture, the newest: {instead}; {} other capture{} of the same ranks not read: {}{} (pass one as the path to analyse it)",
-            d.count,
-            if d.count == 1 { "" } else { "s" },
-            roots.join(", "),
-            if d.count as usize > roots.len() { ", …" } else { "" }
-        ));
-    }
+        .find(|d| d.code == "other_capture_skipped")?;
+    let roots: Vec<&str> = d
+        .examples
+        .iter()
+        .filter_map(|e| e.split(": ").next())
+        .collect();
+    let instead = d
+        .examples
+        .first()
+        .map_or("", |e| e.as_str())
+        .split("; read ")
+        .nth(1)
+        .and_then(|x| x.split(", the newest").next())
+        .unwrap_or("");
+    Some(format!(
+        "read one capture, the newest: {instead}; {} other capture{} of the same ranks not read: {}{} (pass one as the path to analyse it)",
+        d.count,
+        if d.count == 1 { "" } else { "s" },
+        roots.join(", "),
+        if d.count as usize > roots.len() {
+            ", …"
+        } else {
+            ""
+        }
+    ))
+}
+
+/// How many warnings and which codes.
+fn warnings(diagnostics: &[Diagnostic]) -> String {
     let warnings: u64 = diagnostics
         .iter()
         .filter(|d| d.severity >= Severity::Warning)
@@ -190,13 +223,12 @@ pub fn build(a: &Analyses, diagnostics: &[Diagnostic]) -> Vec<String> {
         .filter(|d| d.severity >= Severity::Warning)
         .map(|d| d.code)
         .collect();
-    out.push(if warnings == 0 {
+    if warnings == 0 {
         "no warnings (diagnostics: info only)".into()
     } else {
         format!(
             "{warnings} warning(s) or data-loss diagnostic(s): {} (see Diagnostics)",
             codes.join(", ")
         )
-    });
-    out
+    }
 }

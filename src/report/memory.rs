@@ -2,9 +2,7 @@
 //! it was built from, and optionally a second run side by side. Bytes are bytes, MiB are 2^20
 //! bytes (npu-smi's "MB"), GiB 2^30 (vLLM's GiB and its GB-that-is-GiB).
 
-use crate::analysis::memory::{self, Attribution, CheckpointWeights, CompareRow, Inputs, Snapshot};
-use crate::analysis::weights;
-use crate::ingest::evidence::gather::Gathered;
+use crate::analysis::memory::{self, Attribution, CheckpointWeights, CompareRow};
 use crate::model::serving::VllmRecord;
 use serde::Serialize;
 
@@ -46,47 +44,6 @@ pub struct Parallel {
     pub tp: u64,
     pub dp: u64,
     pub expert_parallel: bool,
-}
-
-pub fn run(inputs: Vec<String>, g: &Gathered, par: Parallel) -> RunMemory {
-    let checkpoint = g.checkpoint.as_ref().map(|(path, c)| {
-        let w = weights::compute(c, par.tp, par.dp, par.expert_parallel);
-        CheckpointWeights {
-            path: path.clone(),
-            per_device_bytes: w.per_device_bytes,
-            tp: w.tp,
-            ep: w.ep,
-        }
-    });
-    let inp = Inputs {
-        snapshots: g
-            .snapshots
-            .iter()
-            .map(|(s, r)| Snapshot { snap: s, role: *r })
-            .collect(),
-        logs: g.logs.iter().collect(),
-        checkpoint: checkpoint.clone(),
-        module_mem: memory::module_peaks(&g.module_tables),
-    };
-    let attribution = memory::attribute(&inp);
-    RunMemory {
-        inputs,
-        logs: g
-            .logs
-            .iter()
-            .map(|l| LogUse {
-                file: l.path.clone(),
-                lines: l.lines,
-                records: l.records.clone(),
-            })
-            .collect(),
-        checkpoint,
-        msprof_files: g.module_tables.files.path.clone(),
-        skipped: g.skipped.len(),
-        skipped_examples: g.skipped.iter().take(10).cloned().collect(),
-        errors: g.errors.clone(),
-        attribution,
-    }
 }
 
 pub fn report(run: RunMemory, compare: Option<RunMemory>) -> MemoryReport {

@@ -6,6 +6,7 @@ pub mod diff;
 pub mod headline;
 pub mod memory;
 pub mod query;
+pub mod registry;
 
 pub use analyses::{Analyses, AnalyzeOpts};
 

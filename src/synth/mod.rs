@@ -40,7 +40,7 @@ pub struct SynthOpts {
 }
 
 /// torch_npu's `export_type`: text (trace_view.json), db, or both.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Export {
     #[default]
     Json,

@@ -36,6 +36,7 @@ mod never_panic;
 mod pipeline;
 mod ranks;
 mod real_traces;
+mod registry;
 mod report_identity;
 mod sql_queries;
 mod synth_truth;

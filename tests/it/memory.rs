@@ -151,7 +151,7 @@ fn tmp(name: &str) -> PathBuf {
 fn run_of(paths: &[PathBuf], explicit: &[(SnapshotRole, PathBuf)], tp: u64) -> RunMemory {
     let g = gather(paths, explicit);
     assert!(g.errors.is_empty(), "{:?}", g.errors);
-    memory::run(
+    profscope::pipeline::memory::attribute(
         vec![],
         &g,
         Parallel {

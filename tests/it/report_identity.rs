@@ -1,7 +1,9 @@
-//! The JSON report of every real sample root and of the demo, byte for byte, against the report
-//! the binary wrote at commit 902331d (before the redesign of issue 22), with the three timing
-//! fields (`ingest_ms`, `analysis_ms`, `wall_ms`) masked. Inputs: the real roots and files of
-//! ../shared/samples (listed in `ROOTS`) and the generated demo (fixtures/demo).
+//! The reports of every real sample root and of the demo, byte for byte, against what the binary
+//! wrote at commit 902331d (before the redesign of issue 22): the JSON report (the three timing
+//! fields `ingest_ms`, `analysis_ms`, `wall_ms` masked), the full Markdown report and the HTML
+//! page (every render section), and the `memory` report (JSON and table) of five real evidence
+//! sets. Inputs: the real roots and files of ../shared/samples (listed in `ROOTS` and
+//! `MEMORY_CASES`) and the generated demo (fixtures/demo).
 //!
 //! This is a golden-master test, not an oracle: the numbers in these reports are checked against
 //! peers and independent computations by the other modules (msprof_analyze_agreement,
@@ -10,7 +12,8 @@
 //! report unchanged, down to field order and float formatting. Two runs of the same binary give
 //! identical masked reports (checked when the files were made). A change that is meant to alter
 //! a report re-blesses with `BLESS=1 cargo test --release --test it report_identity::` and says
-//! why in its commit.
+//! why in its commit; `PROFSCOPE_BIN=<binary of the commit before>` runs that binary instead (to
+//! bless from the code before a refactor).
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -61,13 +64,78 @@ fn crate_root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn expected_file(root: &str) -> PathBuf {
+/// Real memory evidence sets: a name and the `profscope memory` arguments.
+const MEMORY_CASES: &[(&str, &[&str])] = &[
+    (
+        "4661-dp2-tp8-ep",
+        &[
+            "../shared/samples/npu-smi/vllm-ascend-4661_a2-910b2_8card_vllmworker-dp_npu-smi-24.1.rc2.1.txt",
+            "../shared/samples/vllm-logs/vllm-ascend-4661_v0.11.0rc2_qwen3-235b_dp2-tp8-ep_torchair_weights-excerpt.log",
+            "--tp",
+            "8",
+            "--dp",
+            "2",
+            "--expert-parallel",
+        ],
+    ),
+    (
+        "5606-tp2",
+        &[
+            "../shared/samples/npu-smi/vllm-ascend-5606_a2-910b4-1_2card_vllmworker-tp_npu-smi-25.2.2.txt",
+            "--tp",
+            "2",
+        ],
+    ),
+    (
+        "a3-16die",
+        &[
+            "../shared/samples/npu-smi/vllm-ascend-3548_a3-16die_procs-unnamed-multi-per-chip_npu-smi-25.3.rc1.txt",
+            "../shared/samples/npu-smi/vllm-ascend-5784_a3-16die_idle_npu-smi-25.2.1.txt",
+        ],
+    ),
+    (
+        "843-qwen-index-tp4",
+        &[
+            "../shared/samples/npu-smi/vllm-ascend-843_a2-910b4_4card-visible_procs_npu-smi-23.0.6.txt",
+            "../shared/samples/safetensors/Qwen3.5-18B-REAP-A3B-Coding_model.safetensors.index.json",
+            "--tp",
+            "4",
+        ],
+    ),
+    (
+        "ascend-pt-text-level1",
+        &["../shared/samples/ascend-pt/text/level1"],
+    ),
+];
+
+fn expected_file(root: &str, ext: &str) -> PathBuf {
     let name: String = root
         .trim_start_matches("../shared/samples/")
         .chars()
         .map(|c| if c == '/' || c == '.' { '_' } else { c })
         .collect();
-    crate_root().join(format!("tests/expected/reports/{name}.json.gz"))
+    crate_root().join(format!("tests/expected/reports/{name}.{ext}.gz"))
+}
+
+fn binary() -> PathBuf {
+    std::env::var_os("PROFSCOPE_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_profscope")))
+}
+
+/// stdout of `profscope <args>` run from the crate root; it must succeed.
+fn stdout_of(args: &[&str]) -> String {
+    let out = std::process::Command::new(binary())
+        .current_dir(crate_root())
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "profscope {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
 }
 
 /// The report with each timing field's value replaced by `null` (the report is pretty-printed,
@@ -89,18 +157,45 @@ fn masked(report: &str) -> String {
     out
 }
 
-fn report_of(root: &str) -> String {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_profscope"))
-        .current_dir(crate_root())
-        .args(["analyze", root, "--format", "json", "--quiet"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "analyze {root} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    masked(&String::from_utf8(out.stdout).unwrap())
+/// The outputs checked per root: (file extension, output).
+fn outputs_of(root: &str) -> Vec<(&'static str, String)> {
+    let html = std::env::temp_dir().join(format!(
+        "profscope-identity-{}-{}.html",
+        std::process::id(),
+        root.replace(['/', '.'], "_")
+    ));
+    stdout_of(&["report", root, "--html", html.to_str().unwrap(), "--quiet"]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    let _ = std::fs::remove_file(&html);
+    vec![
+        (
+            "json",
+            masked(&stdout_of(&[
+                "analyze", root, "--format", "json", "--quiet",
+            ])),
+        ),
+        (
+            "md",
+            stdout_of(&["analyze", root, "--format", "md", "--full", "--quiet"]),
+        ),
+        ("html", page),
+    ]
+}
+
+/// Compares (or with BLESS=1 writes) one output; a difference is described in `changed`.
+fn check(name: &str, ext: &str, actual: &str, changed: &mut Vec<String>) {
+    let file = expected_file(name, ext);
+    if std::env::var("BLESS").is_ok_and(|v| v == "1") {
+        write_gz(&file, actual);
+        return;
+    }
+    let expected = read_gz(&file);
+    if expected != actual {
+        changed.push(format!(
+            "{name} ({ext}): {}",
+            first_difference(&expected, actual)
+        ));
+    }
 }
 
 fn read_gz(path: &Path) -> String {
@@ -143,26 +238,38 @@ fn first_difference(expected: &str, actual: &str) -> String {
 
 #[test]
 fn every_sample_report_is_unchanged() {
-    let bless = std::env::var("BLESS").is_ok_and(|v| v == "1");
     let mut changed = Vec::new();
     for root in ROOTS {
         assert!(crate_root().join(root).exists(), "{root} is missing");
-        let actual = report_of(root);
-        let file = expected_file(root);
-        if bless {
-            write_gz(&file, &actual);
-            continue;
-        }
-        let expected = read_gz(&file);
-        if expected != actual {
-            changed.push(format!("{root}: {}", first_difference(&expected, &actual)));
+        for (ext, actual) in outputs_of(root) {
+            check(root, ext, &actual, &mut changed);
         }
     }
     assert!(
         changed.is_empty(),
-        "{} of {} reports changed (re-bless with BLESS=1 only when the change is meant):\n{}",
+        "{} of {} outputs changed (re-bless with BLESS=1 only when the change is meant):\n{}",
         changed.len(),
-        ROOTS.len(),
+        ROOTS.len() * 3,
+        changed.join("\n\n")
+    );
+}
+
+#[test]
+fn every_memory_report_is_unchanged() {
+    let mut changed = Vec::new();
+    for (name, args) in MEMORY_CASES {
+        let name = format!("memory_{name}");
+        let mut json = vec!["memory", "--format", "json"];
+        json.extend_from_slice(args);
+        check(&name, "json", &stdout_of(&json), &mut changed);
+        let mut table = vec!["memory"];
+        table.extend_from_slice(args);
+        check(&name, "txt", &stdout_of(&table), &mut changed);
+    }
+    assert!(
+        changed.is_empty(),
+        "{} memory outputs changed (re-bless with BLESS=1 only when the change is meant):\n{}",
+        changed.len(),
         changed.join("\n\n")
     );
 }

@@ -198,6 +198,17 @@ fn gib(s: &str) -> Option<i64> {
 const ENGINE: &str = "init engine (profile, create kv cache, warmup model) took ";
 
 fn message(m: &str) -> Option<(&'static str, VllmValue)> {
+    // Patterns that can match the same line stay in one group, in their order (a line that
+    // matches a pattern but not its numbers is not tried against the next group's patterns).
+    weights_and_kv(m)
+        .or_else(|| blocks_and_graphs(m))
+        .or_else(|| profile_run(m))
+        .or_else(|| startup_summary(m))
+        .or_else(|| engine_and_sleep(m))
+}
+
+/// Weights loaded, KV cache memory, tokens and concurrency.
+fn weights_and_kv(m: &str) -> Option<(&'static str, VllmValue)> {
     use VllmValue::*;
     if let Some(h) = holes(m, "Loading model weights took {} GB") {
         return Some((
@@ -246,6 +257,12 @@ fn message(m: &str) -> Option<(&'static str, VllmValue)> {
             },
         ));
     }
+    None
+}
+
+/// KV blocks, graph capture and the graph pool.
+fn blocks_and_graphs(m: &str) -> Option<(&'static str, VllmValue)> {
+    use VllmValue::*;
     if let Some(h) = holes(m, "# GPU blocks: {}") {
         return Some((
             "T3",
@@ -287,6 +304,12 @@ fn message(m: &str) -> Option<(&'static str, VllmValue)> {
             },
         ));
     }
+    None
+}
+
+/// The memory profiling run: the budget, its split, its result.
+fn profile_run(m: &str) -> Option<(&'static str, VllmValue)> {
+    use VllmValue::*;
     if let Some(h) = holes(
         m,
         "the current vLLM instance can use total_gpu_memory ({}GiB) x gpu_memory_utilization ({}) = {}GiB",
@@ -328,6 +351,12 @@ fn message(m: &str) -> Option<(&'static str, VllmValue)> {
             },
         ));
     }
+    None
+}
+
+/// vLLM-Ascend's one-line start-up memory summary.
+fn startup_summary(m: &str) -> Option<(&'static str, VllmValue)> {
+    use VllmValue::*;
     if let Some(h) = holes(
         m,
         "Free memory on device ({}/{} GiB) on startup. Desired GPU memory utilization is ({}, {} GiB). Actual usage: {} GiB for weights, {} GiB for peak activation, {} GiB for non-torch memory, {} GiB for NPU graph memory.{} Current KV cache memory: {} GiB.{}",
@@ -359,6 +388,12 @@ fn message(m: &str) -> Option<(&'static str, VllmValue)> {
             },
         ));
     }
+    None
+}
+
+/// Engine initialisation time and sleep-mode releases.
+fn engine_and_sleep(m: &str) -> Option<(&'static str, VllmValue)> {
+    use VllmValue::*;
     if let Some(rest) = m.strip_prefix(ENGINE) {
         let pats = ["{} s (compilation: {} s)", "{} seconds", "{} s"];
         for pat in pats {

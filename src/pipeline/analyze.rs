@@ -1,0 +1,239 @@
+//! Analyse a run file by file: every input is ingested into its own tables, analysed, and reduced
+//! to its per-file results (`report::analyses::Part`) before its tables are dropped, so a root of
+//! 64 ranks never holds 64 ranks' tables. Files run on the one per-file loop ([`each_file`]:
+//! parallel up to `jobs` and a memory budget). The run-level results (ranks, cross_rank, the
+//! batch verdict, the summary) are combined from the parts; the report equals the one from
+//! analysing all files in one set of tables (tested), except that `summary.distinct_strings` adds
+//! the parts' counts.
+//!
+//! A file that cannot be read does not stop the run: it is listed in `ranks.failed` and as an
+//! `input_failed` diagnostic, and the other files are analysed. Only when every file fails is it
+//! an error.
+
+use super::drive::{FileRead, Limits, each_file};
+use crate::analysis::phases::{self, Phase, SliceInfo};
+use crate::analysis::ranks::FileFacts;
+use crate::analysis::summary::{self, Summary};
+use crate::diag::{Diagnostics, Severity};
+use crate::ingest::detect::Input;
+use crate::ingest::{IngestError, IngestOpts, Progress, discover};
+use crate::report::Report;
+use crate::report::analyses::{self, Analyses, AnalyzeOpts, Part};
+use std::path::PathBuf;
+
+#[derive(Debug, Clone)]
+pub struct RunOpts {
+    pub analyze: AnalyzeOpts,
+    pub phase: Option<Phase>,
+    /// Files analysed at once (at least 1).
+    pub jobs: usize,
+    /// Estimated peak bytes allowed in flight; a larger file runs alone.
+    pub max_memory: u64,
+}
+
+impl RunOpts {
+    /// These analyses and phase, within the default [`Limits`] (one file per CPU, three quarters
+    /// of the available memory).
+    pub fn new(analyze: AnalyzeOpts, phase: Option<Phase>) -> RunOpts {
+        let l = Limits::default();
+        RunOpts {
+            analyze,
+            phase,
+            jobs: l.jobs,
+            max_memory: l.max_memory,
+        }
+    }
+
+    fn limits(&self) -> Limits {
+        Limits {
+            jobs: self.jobs.max(1),
+            max_memory: self.max_memory,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    #[error(transparent)]
+    Discover(#[from] IngestError),
+    #[error("no input could be read; first failure: {0}")]
+    AllFailed(String),
+}
+
+/// The combined results of a run.
+pub struct RunResult {
+    pub summary: Summary,
+    pub analyses: Analyses,
+    pub diagnostics: Diagnostics,
+    /// Summed over files when `--phase` sliced the tables.
+    pub phase_slice: Option<SliceInfo>,
+    pub files: usize,
+    pub failed: usize,
+    /// Sums over files (files run in parallel, so these can exceed the wall time).
+    pub ingest_ms: f64,
+    pub analysis_ms: f64,
+}
+
+struct FilePart {
+    part: Option<Part>,
+    summary: Option<Summary>,
+    diagnostics: Diagnostics,
+    slice: Option<SliceInfo>,
+    facts_on_error: Option<FileFacts>,
+    ingest_ms: f64,
+    analysis_ms: f64,
+}
+
+fn one_file(input: &Input, read: FileRead, o: &RunOpts) -> FilePart {
+    let tables = match read.tables {
+        Ok(t) => t,
+        Err(e) => return failed(input, &e),
+    };
+    let t1 = std::time::Instant::now();
+    let (tables, slice) = match o.phase {
+        Some(p) => {
+            let (t, info) = phases::slice(&tables, p);
+            (t, Some(info))
+        }
+        None => (tables, None),
+    };
+    let summary = summary::compute(&tables);
+    let part = analyses::run_part(&tables, &o.analyze);
+    FilePart {
+        part: Some(part),
+        summary: Some(summary),
+        diagnostics: tables.diagnostics.clone(),
+        slice,
+        facts_on_error: None,
+        ingest_ms: read.ingest_ms,
+        analysis_ms: t1.elapsed().as_secs_f64() * 1e3,
+    }
+}
+
+fn failed(input: &Input, e: &IngestError) -> FilePart {
+    let mut d = Diagnostics::default();
+    d.add("input_failed", Severity::Error, || e.to_string());
+    FilePart {
+        part: None,
+        summary: None,
+        diagnostics: d,
+        slice: None,
+        facts_on_error: Some(FileFacts {
+            path: input.path.clone(),
+            rank: crate::ingest::rank::rank_from_path(&input.path).unwrap_or(-1),
+            world_size: -1,
+            size_bytes: input.size_bytes,
+            format: "unknown",
+            device_events: 0,
+            host_events: 0,
+            vendor_overlap_rows: 0,
+            window: None,
+            truncated: false,
+            error: Some(e.to_string()),
+        }),
+        ingest_ms: 0.0,
+        analysis_ms: 0.0,
+    }
+}
+
+/// Discovers the inputs under `paths` and analyses them file by file.
+pub fn run(
+    paths: &[std::path::PathBuf],
+    o: &RunOpts,
+    progress: &Progress,
+) -> Result<RunResult, PipelineError> {
+    let found = discover(paths)?;
+    let mut parts = Vec::with_capacity(found.inputs.len());
+    each_file(
+        &found.inputs,
+        o.limits(),
+        IngestOpts::ANALYSIS,
+        progress,
+        |input, read| one_file(input, read, o),
+        |_, part| parts.push(part),
+    );
+    let mut diagnostics = found.skipped_diagnostics();
+    let mut summaries = Vec::new();
+    let mut ok = Vec::new();
+    let mut slices = Vec::new();
+    let mut first_error = None;
+    let mut failed = 0;
+    let (mut ingest_ms, mut analysis_ms) = (0.0, 0.0);
+    for p in parts {
+        ingest_ms += p.ingest_ms;
+        analysis_ms += p.analysis_ms;
+        diagnostics.merge(p.diagnostics);
+        summaries.extend(p.summary);
+        slices.extend(p.slice);
+        if let Some(f) = p.facts_on_error {
+            failed += 1;
+            first_error.get_or_insert_with(|| f.error.clone().unwrap_or_default());
+            ok.push(Part {
+                rank_facts: vec![f],
+                ..Part::default()
+            });
+        }
+        ok.extend(p.part);
+    }
+    if failed == found.inputs.len() {
+        return Err(PipelineError::AllFailed(first_error.unwrap_or_default()));
+    }
+    let analyses = analyses::finish(ok, &o.analyze);
+    diagnostics.merge(crate::analysis::vendor_agreement::diagnostics(
+        &analyses.vendor_agreement,
+    ));
+    Ok(RunResult {
+        summary: summary::merge(summaries),
+        analyses,
+        diagnostics,
+        phase_slice: slices.into_iter().reduce(|a, b| SliceInfo {
+            events_kept: a.events_kept + b.events_kept,
+            events_dropped: a.events_dropped + b.events_dropped,
+            device_by_launch: a.device_by_launch + b.device_by_launch,
+            device_by_own_start: a.device_by_own_start + b.device_by_own_start,
+            ..a
+        }),
+        files: found.inputs.len(),
+        failed,
+        ingest_ms,
+        analysis_ms,
+    })
+}
+
+/// Analyses `paths` file by file into the report (`progress` counts the bytes read, for whoever
+/// shows it).
+pub fn report_for(
+    paths: &[PathBuf],
+    opts: &RunOpts,
+    progress: &Progress,
+) -> Result<Report, PipelineError> {
+    let t0 = std::time::Instant::now();
+    let run = run(paths, opts, progress)?;
+    let elapsed = t0.elapsed();
+    let inputs = paths.iter().map(|p| p.display().to_string()).collect();
+    let report = Report::build(
+        inputs,
+        run.summary,
+        run.analyses,
+        &run.diagnostics,
+        Some(run.ingest_ms),
+    );
+    let mut headline = report.headline.clone();
+    if let Some(p) = run.phase_slice.as_ref().filter(|p| p.events_kept == 0) {
+        headline.insert(
+            0,
+            format!(
+                "WARNING: the --phase {} slice kept 0 of {} events: nothing below describes that phase (no phase scopes in the input?)",
+                p.phase.as_str(),
+                p.events_dropped
+            ),
+        );
+    }
+    Ok(Report {
+        headline,
+        analysis_ms: Some(run.analysis_ms),
+        wall_ms: Some(elapsed.as_secs_f64() * 1e3),
+        phase_slice: run.phase_slice,
+        ..report
+    })
+}

@@ -1,0 +1,114 @@
+//! The one per-file loop every use case runs on (analyze, the exports, the SQL frames): each
+//! input is read into its own tables (or, if it cannot be read, the first of its alternates that
+//! can), handed to `work` in parallel within the job and memory limits, and `work`'s result goes
+//! to one sink in input order. A file that cannot be read reaches `work` as its error, once.
+
+use super::schedule::bounded_ordered;
+use crate::diag::Severity;
+use crate::ingest::detect::{Input, InputFormat};
+use crate::ingest::{IngestError, IngestOpts, Progress, ingest_one_with};
+use crate::model::Tables;
+
+/// How many files at once and how many estimated bytes in flight.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Files read at once (at least 1).
+    pub jobs: usize,
+    /// Estimated peak bytes allowed in flight; a larger file runs alone.
+    pub max_memory: u64,
+}
+
+impl Default for Limits {
+    /// One file per CPU, three quarters of the memory available now.
+    fn default() -> Limits {
+        Limits {
+            jobs: rayon::current_num_threads(),
+            max_memory: default_max_memory(),
+        }
+    }
+}
+
+/// Estimated peak resident bytes of ingesting and analysing one input (measured ratios in
+/// docs/performance.md: JSON about 0.52x the file, `.json.gz` about 8x compressed JSON, the db about
+/// 1.3x; rounded up).
+pub fn estimate_bytes(i: &Input) -> u64 {
+    let factor = match i.format {
+        InputFormat::AscendDb => 1.5,
+        InputFormat::ChromeJson if i.path.ends_with(".gz") => 6.0,
+        InputFormat::ChromeJson => 0.7,
+        InputFormat::KernelCsv => 0.7,
+    };
+    (i.size_bytes as f64 * factor) as u64 + (16 << 20)
+}
+
+/// Three quarters of the memory available now (`MemAvailable`), else 8 GiB.
+pub fn default_max_memory() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find_map(|l| l.strip_prefix("MemAvailable:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or(8 << 30, |kb| kb * 1024 / 4 * 3)
+}
+
+/// One input as read: its tables or why it could not be read, and the time reading took.
+pub struct FileRead {
+    pub tables: Result<Tables, IngestError>,
+    pub ingest_ms: f64,
+}
+
+/// Reads every input (`what`: which tables to fill), runs `work` on each file's tables or error
+/// in parallel, and gives the results to `sink` in input order.
+pub fn each_file<T: Send>(
+    inputs: &[Input],
+    limits: Limits,
+    what: IngestOpts,
+    progress: &Progress,
+    work: impl Fn(&Input, FileRead) -> T + Sync,
+    sink: impl FnMut(&Input, T) + Send,
+) {
+    for i in inputs {
+        progress.add_total(i.size_bytes);
+    }
+    let costs: Vec<u64> = inputs.iter().map(estimate_bytes).collect();
+    let mut sink = sink;
+    bounded_ordered(
+        &costs,
+        limits.jobs,
+        limits.max_memory,
+        |i| {
+            let t0 = std::time::Instant::now();
+            let tables = ingest_with_fallback(&inputs[i], what, progress);
+            let ingest_ms = t0.elapsed().as_secs_f64() * 1e3;
+            work(&inputs[i], FileRead { tables, ingest_ms })
+        },
+        |i, r| sink(&inputs[i], r),
+    );
+}
+
+/// The input's tables; if it cannot be read at all, the first of its alternates (other exports of
+/// the same capture) that can, with an `input_fallback` diagnostic naming both.
+fn ingest_with_fallback(
+    input: &Input,
+    what: IngestOpts,
+    progress: &Progress,
+) -> Result<Tables, IngestError> {
+    let e = match ingest_one_with(input, what, progress) {
+        Ok(t) => return Ok(t),
+        Err(e) => e,
+    };
+    for alt in &input.alternates {
+        if let Ok(mut t) = ingest_one_with(alt, what, progress) {
+            t.diagnostics.add("input_fallback", Severity::DataLoss, || {
+                format!(
+                    "{e}; read {} (another export of the same capture) instead",
+                    alt.path
+                )
+            });
+            return Ok(t);
+        }
+    }
+    Err(e)
+}

@@ -1,0 +1,198 @@
+//! Every analysis, once: its `--only` name (the key it fills in the report's `analyses`), its
+//! help line, how it runs on one file's tables, how files' results combine, and what it computes
+//! over the whole run. `--only`'s values and help, the MCP `only` enum, the scheduler
+//! ([`super::analyses`]) and the docs list (docs/analyses/<name>.md) all come from [`REGISTRY`]
+//! (a test checks they agree). Adding an analysis: its module in `analysis/`, one entry here
+//! (and its field in `Analyses`), its render section.
+
+use super::analyses::{AnalyzeOpts, Part};
+use crate::analysis::devices::Device;
+use crate::analysis::{
+    batch_audit, bubbles, communication, communication_ops, composition, cross_rank, device_time,
+    dispatch, kernel_types, mtp, op_types, phases, ranks, step_sync, top_events,
+};
+use crate::model::Tables;
+
+/// One analysis.
+pub struct Analysis {
+    /// The `--only` name and the key it fills under `analyses`.
+    pub name: &'static str,
+    /// One line for `--only`'s help and the MCP schema.
+    pub help: &'static str,
+    /// Fills this analysis's fields of a part from one file's tables (the device list computed
+    /// once per file).
+    pub run: fn(&Tables, &[Device], &AnalyzeOpts, &mut Part),
+    /// Moves this analysis's per-file results from the second part into the first, after what
+    /// the first holds (files in input order).
+    pub merge: fn(&mut Part, &mut Part),
+    /// The run-level result over every file's part, when there is one.
+    pub finish: Option<fn(&mut Part, &AnalyzeOpts)>,
+    /// Measured cost order on the 20 M-row db (docs/performance.md): lower starts first, so the
+    /// slowest tasks do not start last.
+    pub start_order: u8,
+}
+
+fn append<T>(a: &mut Vec<T>, b: &mut Vec<T>) {
+    a.append(b);
+}
+
+/// In `--only` order (the order the report's keys follow).
+pub const REGISTRY: &[Analysis] = &[
+    Analysis {
+        name: "device_time",
+        help: "busy, free and overlap time per device, against the vendor's own sums",
+        run: |t, d, _, p| p.analyses.device_time = device_time::compute(t, d),
+        merge: |a, b| append(&mut a.analyses.device_time, &mut b.analyses.device_time),
+        finish: None,
+        start_order: 4,
+    },
+    Analysis {
+        name: "kernel_types",
+        help: "kernel time by type (compute, communication, memory), HTA's breakdown",
+        run: |t, d, _, p| {
+            let (all, steps) = rayon::join(
+                || kernel_types::compute(t, d),
+                || kernel_types::compute_complete_steps(t, d),
+            );
+            p.analyses.kernel_types = all;
+            p.analyses.kernel_types_complete_steps = steps;
+        },
+        merge: |a, b| {
+            append(&mut a.analyses.kernel_types, &mut b.analyses.kernel_types);
+            append(
+                &mut a.analyses.kernel_types_complete_steps,
+                &mut b.analyses.kernel_types_complete_steps,
+            );
+        },
+        finish: None,
+        start_order: 3,
+    },
+    Analysis {
+        name: "bubbles",
+        help: "device idle gaps with their cause, neighbours and distribution",
+        run: |t, d, o, p| p.analyses.bubbles = bubbles::compute(t, d, &o.bubbles),
+        merge: |a, b| append(&mut a.analyses.bubbles, &mut b.analyses.bubbles),
+        finish: None,
+        start_order: 0,
+    },
+    Analysis {
+        name: "dispatch",
+        help: "launch links, launch latency, queue depth, host-bound idle, host API time",
+        run: |t, d, o, p| {
+            p.analyses.dispatch = dispatch::compute(t, d, o.bubbles.min_gap_ns, o.top_n)
+        },
+        merge: |a, b| append(&mut a.analyses.dispatch, &mut b.analyses.dispatch),
+        finish: None,
+        start_order: 1,
+    },
+    Analysis {
+        name: "step_sync",
+        help: "per step: host synchronization waits and device idle",
+        run: |t, d, _, p| p.analyses.step_sync = step_sync::compute(t, d),
+        merge: |a, b| append(&mut a.analyses.step_sync, &mut b.analyses.step_sync),
+        finish: None,
+        start_order: 11,
+    },
+    Analysis {
+        name: "mtp",
+        help: "multi-token-prediction draft / verify synchronization",
+        run: |t, d, _, p| p.analyses.mtp = mtp::compute(t, d),
+        merge: |a, b| append(&mut a.analyses.mtp, &mut b.analyses.mtp),
+        finish: None,
+        start_order: 12,
+    },
+    Analysis {
+        name: "top_events",
+        help: "the longest and most frequent device events",
+        run: |t, d, o, p| p.analyses.top_events = top_events::compute(t, d, o.top_n),
+        merge: |a, b| append(&mut a.analyses.top_events, &mut b.analyses.top_events),
+        finish: None,
+        start_order: 8,
+    },
+    Analysis {
+        name: "op_types",
+        help: "compute time per op type (inputs with kernel details)",
+        run: |t, d, _, p| p.analyses.op_types = op_types::compute(t, d),
+        merge: |a, b| append(&mut a.analyses.op_types, &mut b.analyses.op_types),
+        finish: None,
+        start_order: 9,
+    },
+    Analysis {
+        name: "composition",
+        help: "compute-stream composition: kernel families and their shares",
+        run: |t, d, o, p| p.analyses.composition = composition::compute(t, d, o.top_n),
+        merge: |a, b| append(&mut a.analyses.composition, &mut b.analyses.composition),
+        finish: None,
+        start_order: 5,
+    },
+    Analysis {
+        name: "communication",
+        help: "communication shares against two labelled denominators",
+        run: |t, d, _, p| p.analyses.communication = communication::compute(t, d),
+        merge: |a, b| append(&mut a.analyses.communication, &mut b.analyses.communication),
+        finish: None,
+        start_order: 6,
+    },
+    Analysis {
+        name: "communication_ops",
+        help: "per collective: transit, wait, synchronization, bandwidth per link, slow rank",
+        run: |t, d, o, p| {
+            p.analyses.communication_ops.devices = communication_ops::compute(t, d, o.top_n)
+        },
+        merge: |a, b| {
+            append(
+                &mut a.analyses.communication_ops.devices,
+                &mut b.analyses.communication_ops.devices,
+            )
+        },
+        finish: None,
+        start_order: 7,
+    },
+    Analysis {
+        name: "phases",
+        help: "prefill / decode phase validation from vLLM markers",
+        run: |t, _, _, p| p.analyses.phases = phases::compute(t),
+        merge: |a, b| append(&mut a.analyses.phases, &mut b.analyses.phases),
+        finish: None,
+        start_order: 13,
+    },
+    Analysis {
+        name: "batch_audit",
+        help: "fixed real-batch decode audit (--batch)",
+        run: |t, _, o, p| p.audits.push(batch_audit::compute(t, o.batch)),
+        merge: |a, b| append(&mut a.audits, &mut b.audits),
+        finish: Some(|p, o| {
+            p.analyses.batch_audit =
+                Some(batch_audit::merge(std::mem::take(&mut p.audits), o.batch))
+        }),
+        start_order: 10,
+    },
+    Analysis {
+        name: "ranks",
+        help: "rank anomalies: missing, CPU-only, truncated, failed, oversized, disjoint",
+        run: |t, _, _, p| p.rank_facts = ranks::facts(t),
+        merge: |a, b| append(&mut a.rank_facts, &mut b.rank_facts),
+        finish: Some(|p, o| p.analyses.ranks = ranks::combine(&p.rank_facts, o.expected_ranks)),
+        start_order: 14,
+    },
+    Analysis {
+        name: "cross_rank",
+        help: "per step and rank: computing, exposed communication, free; who arrives last",
+        run: |t, d, o, p| p.extracts = cross_rank::extract(t, d, o.bubbles.min_gap_ns),
+        merge: |a, b| append(&mut a.extracts, &mut b.extracts),
+        finish: Some(|p, o| {
+            p.analyses.cross_rank = cross_rank::combine(std::mem::take(&mut p.extracts), o.top_n)
+        }),
+        start_order: 2,
+    },
+];
+
+/// Every analysis's name, in `--only` order.
+pub fn names() -> Vec<&'static str> {
+    REGISTRY.iter().map(|a| a.name).collect()
+}
+
+/// The analysis called `name`.
+pub fn find(name: &str) -> Option<&'static Analysis> {
+    REGISTRY.iter().find(|a| a.name == name)
+}
