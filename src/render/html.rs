@@ -4,10 +4,9 @@
 //! of the terminal report as tables. Viewable anywhere, printable, diffable.
 
 use super::sections::{Section, build};
-use crate::analysis::bubbles::DeviceBubbles;
-use crate::analysis::devices::DeviceRef;
 use crate::report::Report;
 use crate::report::analyses::Analyses;
+use crate::report::contract::{Cause, DeviceBubbles, DeviceRef};
 use crate::report::memory::MemoryReport;
 
 const PALETTE: &[&str] = &[
@@ -329,14 +328,11 @@ fn gap_strip(b: &DeviceBubbles) -> String {
     // In the rule order; the legend lists only the causes drawn.
     // A cause keeps its colour (its rule number) whichever causes are present.
     let colour = |c: &str| {
-        let k = crate::analysis::bubbles::Cause::ALL
-            .iter()
-            .position(|x| x.as_str() == c)
-            .unwrap_or(0);
+        let k = Cause::ALL.iter().position(|x| x.as_str() == c).unwrap_or(0);
         PALETTE[(k + 3) % PALETTE.len()]
     };
     // The legend lists the causes of the gaps drawn, not every cause of the device.
-    let causes: Vec<&str> = crate::analysis::bubbles::Cause::ALL
+    let causes: Vec<&str> = Cause::ALL
         .iter()
         .map(|c| c.as_str())
         .filter(|c| b.largest.iter().any(|g| g.cause.as_str() == *c))

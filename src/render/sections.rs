@@ -70,7 +70,7 @@ pub fn rel<'a>(r: &Report, path: &'a str) -> &'a str {
 
 /// A device row's title: rank, device id and process when known; without a rank, the file name
 /// too (rows of several unranked files must stay distinguishable).
-fn dev(d: &crate::analysis::devices::DeviceRef) -> String {
+fn dev(d: &crate::report::contract::DeviceRef) -> String {
     let mut s = d.title();
     if d.rank < 0 {
         let file = d.file.rsplit('/').next().unwrap_or(&d.file);
@@ -155,7 +155,7 @@ fn ranks(r: &Report, out: &mut Vec<Section>) {
         list(&k.missing),
         list(&k.cpu_only),
         list(&k.truncated),
-        crate::analysis::ranks::OVERSIZED_FACTOR,
+        crate::report::contract::OVERSIZED_FACTOR,
         list(&k.oversized),
         list(&k.disjoint)
     ));
@@ -490,7 +490,7 @@ fn bubbles(r: &Report, out: &mut Vec<Section>) {
                 "at", "duration", "cause", "evidence", "launched", "before", "after",
             ],
         );
-        let nb = |n: &Option<crate::analysis::bubbles::Neighbour>| {
+        let nb = |n: &Option<crate::report::contract::Neighbour>| {
             n.as_ref().map_or("-".into(), |n| {
                 if n.stream < 0 {
                     format!("{} (host)", n.name)
@@ -664,7 +664,7 @@ fn communication_ops(r: &Report, out: &mut Vec<Section>) {
 }
 
 /// One device's slowest collective ops with their time split, and its totals per link type.
-fn collective_ops(d: &crate::analysis::communication_ops::DeviceCommOps) -> Section {
+fn collective_ops(d: &crate::report::contract::DeviceCommOps) -> Section {
     let mut s = sec(
         format!("Collective ops: {}", dev(&d.device)),
         vec![
@@ -758,8 +758,8 @@ fn collective_ops(d: &crate::analysis::communication_ops::DeviceCommOps) -> Sect
 }
 
 /// The slowest off-chip links of the run and the slow-rank verdict.
-fn slowest_links(c: &crate::analysis::communication_ops::CommunicationOps) -> Option<Section> {
-    let mut links: Vec<(i32, &crate::analysis::communication_ops::MatrixCell)> = c
+fn slowest_links(c: &crate::report::contract::CommunicationOps) -> Option<Section> {
+    let mut links: Vec<(i32, &crate::report::contract::MatrixCell)> = c
         .devices
         .iter()
         .flat_map(|d| {
@@ -813,7 +813,7 @@ fn slowest_links(c: &crate::analysis::communication_ops::CommunicationOps) -> Op
             ),
             None => format!(
                 "no slow rank: wait ratios within {} of each other ({})",
-                crate::analysis::communication_ops::SLOW_RANK_MARGIN,
+                crate::report::contract::SLOW_RANK_MARGIN,
                 ratios.join(", ")
             ),
         });
@@ -824,7 +824,7 @@ fn slowest_links(c: &crate::analysis::communication_ops::CommunicationOps) -> Op
 /// Per device: the launch chain's figures, the slowest launches into an empty queue, and the
 /// host API calls by total time.
 fn dispatch(r: &Report, out: &mut Vec<Section>) {
-    use crate::analysis::dispatch::Link;
+    use crate::report::contract::Link;
     for d in &r.analyses.dispatch {
         let mut s = sec(
             format!("Dispatch: {}", dev(&d.device)),
@@ -922,7 +922,7 @@ fn dispatch(r: &Report, out: &mut Vec<Section>) {
                 human_ns(ns),
                 "-".into(),
                 "-".into(),
-                pct(crate::analysis::stats::pct(ns, d.host_api_total_ns)),
+                pct(crate::report::contract::percent_of(ns, d.host_api_total_ns)),
             ]);
         }
         if !a.rows.is_empty() {
@@ -1174,7 +1174,7 @@ fn audits(r: &Report, out: &mut Vec<Section>) {
             "KV mean range",
         ],
     );
-    let rg = |r: &Option<crate::analysis::batch_audit::Range>| {
+    let rg = |r: &Option<crate::report::contract::Range>| {
         r.as_ref()
             .map_or("-".into(), |r| format!("{}..{}", r.lo, r.hi))
     };

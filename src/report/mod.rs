@@ -2,6 +2,7 @@
 //! `schema_version` changes whenever a field changes meaning (docs/json-output.md).
 
 pub mod analyses;
+pub mod contract;
 pub mod diff;
 pub mod headline;
 pub mod memory;

@@ -27,6 +27,7 @@ mod hostile;
 mod hta_agreement;
 mod html_report;
 mod kineto_semantics;
+mod layering;
 mod legacy_msprof;
 mod mcp;
 mod memory;
