@@ -373,6 +373,71 @@ pub(crate) fn wait_healthy(
 
 /// Service up to `/stop_profile`. Returns whether a capture was stopped cleanly.
 fn capture(o: &CaseOpts, m: &mut Manifest, service: &mut Service) -> bool {
+    if !service_ready(o, m, service) {
+        return false;
+    }
+    let (start, _) = call("POST", &o.url, "/start_profile", None, o.control_timeout);
+    progress(
+        "start_profile",
+        json!({"ok": start.ok, "status": start.http_status}),
+    );
+    let started = start.ok;
+    let detail = start.detail.clone();
+    m.start_profile = Some(start);
+    if !started {
+        fail(
+            m,
+            "start_profile",
+            &["start_profile_failed"],
+            format!("POST /start_profile: {detail}"),
+        );
+        return false;
+    }
+    let ws = workload(o, m);
+    // Stop profiling even when the workload failed, so the service is not left profiling.
+    let (stop, _) = call("POST", &o.url, "/stop_profile", None, o.control_timeout);
+    progress(
+        "stop_profile",
+        json!({"ok": stop.ok, "status": stop.http_status}),
+    );
+    let stopped = stop.ok;
+    let stop_detail = stop.detail.clone();
+    m.stop_profile = Some(stop);
+    if ws.status != "ok" {
+        let mut gates = Vec::new();
+        if ws.bench_success_rate < o.workload.success_threshold {
+            gates.push("workload_below_threshold");
+        }
+        if !ws.followup_ok {
+            gates.push("followup_failed");
+        }
+        let msg = format!(
+            "{} of {} requests succeeded ({:.1}%, threshold {:.1}%), follow-up {}",
+            ws.bench_ok,
+            ws.bench_total,
+            100.0 * ws.bench_success_rate,
+            100.0 * o.workload.success_threshold,
+            if ws.followup_ok { "ok" } else { "failed" }
+        );
+        m.workload_status = Some(ws);
+        fail(m, "workload", &gates, msg);
+    } else {
+        m.workload_status = Some(ws);
+    }
+    if !stopped {
+        fail(
+            m,
+            "stop_profile",
+            &["stop_profile_failed"],
+            format!("POST /stop_profile: {stop_detail}"),
+        );
+        return false;
+    }
+    m.status == "ok"
+}
+
+/// A fresh profiler folder, the service started (when we start it) and healthy.
+fn service_ready(o: &CaseOpts, m: &mut Manifest, service: &mut Service) -> bool {
     if let Ok(dirs) = verify::rank_dirs(&o.profiler_dir)
         && !dirs.is_empty()
     {
@@ -413,23 +478,11 @@ fn capture(o: &CaseOpts, m: &mut Manifest, service: &mut Service) -> bool {
             return false;
         }
     }
-    let (start, _) = call("POST", &o.url, "/start_profile", None, o.control_timeout);
-    progress(
-        "start_profile",
-        json!({"ok": start.ok, "status": start.http_status}),
-    );
-    let started = start.ok;
-    let detail = start.detail.clone();
-    m.start_profile = Some(start);
-    if !started {
-        fail(
-            m,
-            "start_profile",
-            &["start_profile_failed"],
-            format!("POST /start_profile: {detail}"),
-        );
-        return false;
-    }
+    true
+}
+
+/// The benchmark and the follow-up request under the profiler, with the workload's verdict.
+fn workload(o: &CaseOpts, m: &mut Manifest) -> WorkloadStatus {
     let b = benchmark(o);
     progress(
         "benchmark",
@@ -464,46 +517,7 @@ fn capture(o: &CaseOpts, m: &mut Manifest, service: &mut Service) -> bool {
     };
     m.benchmark_results = Some(b);
     m.followup_result = Some(follow);
-    // Stop profiling even when the workload failed, so the service is not left profiling.
-    let (stop, _) = call("POST", &o.url, "/stop_profile", None, o.control_timeout);
-    progress(
-        "stop_profile",
-        json!({"ok": stop.ok, "status": stop.http_status}),
-    );
-    let stopped = stop.ok;
-    let stop_detail = stop.detail.clone();
-    m.stop_profile = Some(stop);
-    if ws.status != "ok" {
-        let mut gates = Vec::new();
-        if rate < o.workload.success_threshold {
-            gates.push("workload_below_threshold");
-        }
-        if !ws.followup_ok {
-            gates.push("followup_failed");
-        }
-        let msg = format!(
-            "{} of {} requests succeeded ({:.1}%, threshold {:.1}%), follow-up {}",
-            ws.bench_ok,
-            ws.bench_total,
-            100.0 * rate,
-            100.0 * o.workload.success_threshold,
-            if ws.followup_ok { "ok" } else { "failed" }
-        );
-        m.workload_status = Some(ws);
-        fail(m, "workload", &gates, msg);
-    } else {
-        m.workload_status = Some(ws);
-    }
-    if !stopped {
-        fail(
-            m,
-            "stop_profile",
-            &["stop_profile_failed"],
-            format!("POST /stop_profile: {stop_detail}"),
-        );
-        return false;
-    }
-    m.status == "ok"
+    ws
 }
 
 /// Analyse, verify and archive the captured ranks.

@@ -507,8 +507,19 @@ fn phases(
     m: &mut MemoryManifest,
     service: &mut Service,
 ) -> PhaseResult {
-    let write = |e: MemoryCollectError| e.to_string();
-    // 1. Idle baseline, before a service we start holds the devices.
+    baseline(o, dir, m)?;
+    ready(o, dir, m, service)?;
+    workload(o, dir, m)?;
+    post(o, dir, m)?;
+    evidence(o, dir, m)
+}
+
+fn write(e: MemoryCollectError) -> String {
+    e.to_string()
+}
+
+/// 1. The idle baseline, before a service we start holds the devices.
+fn baseline(o: &MemoryOpts, dir: &Path, m: &mut MemoryManifest) -> PhaseResult {
     match &o.baseline {
         Baseline::From(p) => {
             let (text, from) = baseline_text(p).map_err(|e| ("baseline", e))?;
@@ -547,7 +558,11 @@ fn phases(
             "idle baseline: not captured (give --baseline-from FILE|RUN_DIR or --baseline-now): the fixed overhead stays unknown".into(),
         ),
     }
-    // 2. The service, ready.
+    Ok(())
+}
+
+/// 2. The service, ready: started when we start it, healthy, its npu-smi snapshot.
+fn ready(o: &MemoryOpts, dir: &Path, m: &mut MemoryManifest, service: &mut Service) -> PhaseResult {
     if let Some(cmd) = &o.serve_start {
         *service = Service::start(cmd).map_err(|e| ("health", format!("{cmd}: {e}")))?;
         m.serve.started_by_us = true;
@@ -558,7 +573,11 @@ fn phases(
     m.snapshots.push(
         save(dir, "ready", &text, &snap, "captured".into()).map_err(|e| ("ready", write(e)))?,
     );
-    // 3. The workload under the sampler.
+    Ok(())
+}
+
+/// 3. The workload under the npu-smi sampler; the busiest sample is the peak snapshot.
+fn workload(o: &MemoryOpts, dir: &Path, m: &mut MemoryManifest) -> PhaseResult {
     let stop = Arc::new(AtomicBool::new(false));
     let sampler = {
         let (cmd, timeout, every, file, stop) = (
@@ -623,13 +642,21 @@ fn phases(
             ),
         ));
     }
-    // 4. After the workload drained.
+    Ok(())
+}
+
+/// 4. After the workload drained.
+fn post(o: &MemoryOpts, dir: &Path, m: &mut MemoryManifest) -> PhaseResult {
     let (text, snap) = npu_smi_info(&o.npu_smi, o.npu_smi_timeout).map_err(|e| ("post", e))?;
     m.snapshots.push(
         save(dir, "post_inference", &text, &snap, "captured".into())
             .map_err(|e| ("post", write(e)))?,
     );
-    // 5. Evidence beside the snapshots.
+    Ok(())
+}
+
+/// 5. Evidence beside the snapshots: the vLLM log, the checkpoint, what msprof will add.
+fn evidence(o: &MemoryOpts, dir: &Path, m: &mut MemoryManifest) -> PhaseResult {
     match &o.vllm_log {
         Some(log) => m.evidence.push(copy_log(log, dir).map_err(|e| ("post", e))?),
         None => m.missing.push(
