@@ -796,31 +796,22 @@ pub fn compare(a: &Attribution, b: &Attribution) -> Vec<CompareRow> {
             v.len(),
         )
     };
-    [
-        "npu_smi_used",
-        "fixed_overhead",
-        "weights",
-        "kv_cache",
-        "graph_capture",
-        "hccl",
-        "cann_runtime",
-        "activations",
-        "residual",
-    ]
-    .into_iter()
-    .map(|name| {
-        let (am, an) = mean(a, name);
-        let (bm, bn) = mean(b, name);
-        CompareRow {
-            component: name,
-            a_mean_bytes: am,
-            a_devices: an,
-            b_mean_bytes: bm,
-            b_devices: bn,
-            delta_bytes: am.zip(bm).map(|(x, y)| y - x),
-        }
-    })
-    .collect()
+    std::iter::once("npu_smi_used")
+        .chain(COMPONENTS)
+        .chain(std::iter::once("residual"))
+        .map(|name| {
+            let (am, an) = mean(a, name);
+            let (bm, bn) = mean(b, name);
+            CompareRow {
+                component: name,
+                a_mean_bytes: am,
+                a_devices: an,
+                b_mean_bytes: bm,
+                b_devices: bn,
+                delta_bytes: am.zip(bm).map(|(x, y)| y - x),
+            }
+        })
+        .collect()
 }
 
 /// Each (file, device, module) of the memory table's driver-module rows (`NPU_MODULE_MEM`,
