@@ -19,6 +19,7 @@
 //!   them (the engine only with the cargo feature `sql`).
 //! * [`cli`] parses arguments, wires the layers together and picks exit codes.
 //! * [`synth`] writes deterministic, realistic profiling roots with a ground truth (tests, benches, demo).
+//! * [`units`] defines the time and byte units (binary and decimal multiples) and parses sizes.
 //!
 //! Layering rule: cli → everything; pipeline → ingest, analysis, report; ingest → model; analysis → model; report → analysis;
 //! render → report. Nothing imports cli; analysis never does I/O; render never sees the model.
@@ -35,6 +36,7 @@ pub mod query;
 pub mod render;
 pub mod report;
 pub mod synth;
+pub mod units;
 
 /// The precondition of the test suite, checked first: `cargo test` runs the library's unit tests
 /// before the integration tests, and stops at the first failing binary, so without the real

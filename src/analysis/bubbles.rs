@@ -26,7 +26,7 @@
 //! 9. `unknown`: no evidence (e.g. tasks without a launch link).
 
 use super::device_time::busy_unions;
-use super::devices::{Device, DeviceRef, iv, wait_kind, windows};
+use super::devices::{CommSource, Device, DeviceRef, iv, wait_kind, windows};
 use super::intervals::{self, Iv};
 use super::stats::pct;
 use crate::model::category::WaitKind;
@@ -321,7 +321,7 @@ fn evidence_of(t: &Tables, d: &Device, window: Iv) -> Evidence {
     let mut copies: Vec<(Iv, u32)> = Vec::new();
     // Communication tasks of the device that are not its busy time (the HCCL group ops are).
     let mut comm_tasks: Vec<(Iv, u32)> = Vec::new();
-    let own_comm_busy = d.comm_source == "device_comm_kernels";
+    let own_comm_busy = d.comm_source == CommSource::DeviceCommKernels;
     for &i in &d.events {
         if let Some(k) = wait_kind(t, i as usize, &mut buf).filter(|&k| k != WaitKind::Other) {
             waits.push((iv(t, i), (k, i)));
@@ -354,42 +354,7 @@ fn evidence_of(t: &Tables, d: &Device, window: Iv) -> Evidence {
 /// Every gap with its cause (the first rule that holds, docs/analyses/bubbles.md), its evidence
 /// and its neighbouring kernels.
 fn classify(t: &Tables, d: &Device, gaps: &[Iv], window: Iv) -> Vec<RawGap> {
-    let Evidence {
-        waits,
-        copies,
-        comm_tasks,
-        replays,
-    } = evidence_of(t, d, window);
-    // A NOTIFY_WAIT is the update_step_context sync only in decode serving: graph-replay decode
-    // steps on the device or host `update_step_context` scopes in the file. Elsewhere (training,
-    // eager serving) it is HCCL's wait for a peer's notify: a collective.
-    // Decided on the first NOTIFY_WAIT gap only (the host scan is a pass over every event).
-    let mut serving: Option<bool> = None;
-    let in_replay = |g: Iv| {
-        replays
-            .partition_point(|r| r.0 <= g.0)
-            .checked_sub(1)
-            .filter(|&k| g.1 <= replays[k].1)
-    };
-    let mut per_replay: BTreeMap<usize, usize> = BTreeMap::new();
-    for &g in gaps {
-        if let Some(k) = in_replay(g) {
-            *per_replay.entry(k).or_default() += 1;
-        }
-    }
-    let launches = super::dispatch::launches(t, d);
-    let steps = step_spans(t, d);
-    // Graph sink (legacy CANN / MindSpore): no task has a host launch, and the steps are the
-    // device's own iterations; the model's tasks were submitted together when the iteration began.
-    let graph_sunk = !steps.is_empty()
-        && launches
-            .launch
-            .iter()
-            .all(|&l| l == super::dispatch::NO_LAUNCH)
-        && steps
-            .iter()
-            .all(|s| t.event_name(s.1 as usize).starts_with("Iteration "));
-
+    let mut rules = Rules::new(t, d, gaps, window);
     let kernels: Vec<u32> = d
         .events
         .iter()
@@ -405,47 +370,8 @@ fn classify(t: &Tables, d: &Device, gaps: &[Iv], window: Iv) -> Vec<RawGap> {
     // Gaps are sorted: the first kernel starting at or after a gap's end only moves forward.
     let mut k = 0;
     for &(a, b) in gaps {
-        // The first wait of each kind inside the gap.
-        let (mut notify, mut event, mut mem) = (None, None, None);
-        for w in waits.overlapping((a, b)) {
-            let slot = match w.1.0 {
-                WaitKind::Notify => &mut notify,
-                WaitKind::Event => &mut event,
-                WaitKind::MemWait => &mut mem,
-                _ => continue,
-            };
-            slot.get_or_insert(w.1.1);
-        }
-        let launch = super::dispatch::next_launch(t, d, launches, b);
-        let late = launch.filter(|&(_, c)| t.events.ts_ns[c as usize] > a);
-        let serving_notify = notify.filter(|_| {
-            *serving.get_or_insert_with(|| {
-                !super::decode_steps::segment(t, d).is_empty() || host_step_context(t, d)
-            })
-        });
-        let (cause, ev) = if let Some(w) = serving_notify {
-            (Cause::UpdateStepContextSync, Some(w))
-        } else if let Some(w) = mem {
-            (Cause::MtpWait, Some(w))
-        } else if let Some((_, c)) = late {
-            (Cause::HostDispatch, Some(c))
-        } else if in_replay((a, b)).is_some_and(|k| per_replay[&k] >= DISPATCH_MIN_GAPS) {
-            (Cause::HostDispatch, None)
-        } else if let Some(w) = notify {
-            (Cause::WaitingForCollective, Some(w))
-        } else if let Some(c) = comm_tasks.overlapping((a, b)).next() {
-            (Cause::WaitingForCollective, Some(c.1))
-        } else if let Some(w) = event {
-            (Cause::Synchronization, Some(w))
-        } else if let Some(c) = copies.overlapping((a, b)).next() {
-            (Cause::DataMovement, Some(c.1))
-        } else if let Some(s) = outside_steps(&steps, (a, b)) {
-            (Cause::BetweenSteps, s)
-        } else if let Some((task, _)) = launch.filter(|&(_, c)| launches.issued_before(t, c, a)) {
-            (Cause::DeviceScheduling, Some(task))
-        } else {
-            (Cause::Unknown, None)
-        };
+        let launch = super::dispatch::next_launch(t, d, rules.launches, b);
+        let (cause, ev) = rules.cause((a, b), launch);
         while k < kernels.len() && t.events.ts_ns[kernels[k] as usize] < b {
             k += 1;
         }
@@ -456,8 +382,8 @@ fn classify(t: &Tables, d: &Device, gaps: &[Iv], window: Iv) -> Vec<RawGap> {
             .copied();
         let after = kernels.get(k).copied();
         let (cause, ev) = if cause == Cause::Unknown
-            && graph_sunk
-            && steps.iter().any(|s| s.0.0 <= a && b <= s.0.1)
+            && rules.graph_sunk
+            && rules.steps.iter().any(|s| s.0.0 <= a && b <= s.0.1)
         {
             (Cause::DeviceScheduling, after)
         } else {
@@ -474,8 +400,120 @@ fn classify(t: &Tables, d: &Device, gaps: &[Iv], window: Iv) -> Vec<RawGap> {
             launch,
         });
     }
-
     all
+}
+
+/// What the cause rules of one device read: its waits, copies, communication tasks, graph
+/// replays, launches and steps.
+struct Rules<'a> {
+    t: &'a Tables,
+    d: &'a Device,
+    evidence: Evidence,
+    /// Gaps per graph replay (index into `evidence.replays`).
+    per_replay: BTreeMap<usize, usize>,
+    launches: &'a super::dispatch::Launches,
+    steps: Vec<(Iv, u32)>,
+    /// Graph sink (legacy CANN / MindSpore): no task has a host launch, and the steps are the
+    /// device's own iterations; the model's tasks were submitted together when the iteration
+    /// began.
+    graph_sunk: bool,
+    /// Whether a NOTIFY_WAIT is the update_step_context sync: only in decode serving (graph-replay
+    /// decode steps on the device or host `update_step_context` scopes in the file). Elsewhere
+    /// (training, eager serving) it is HCCL's wait for a peer's notify: a collective. Decided on
+    /// the first NOTIFY_WAIT gap only (the host scan is a pass over every event).
+    serving: Option<bool>,
+}
+
+impl<'a> Rules<'a> {
+    fn new(t: &'a Tables, d: &'a Device, gaps: &[Iv], window: Iv) -> Self {
+        let evidence = evidence_of(t, d, window);
+        let mut per_replay: BTreeMap<usize, usize> = BTreeMap::new();
+        for &g in gaps {
+            if let Some(k) = replay_of(&evidence.replays, g) {
+                *per_replay.entry(k).or_default() += 1;
+            }
+        }
+        let launches = super::dispatch::launches(t, d);
+        let steps = step_spans(t, d);
+        let graph_sunk = !steps.is_empty()
+            && launches
+                .launch
+                .iter()
+                .all(|&l| l == super::dispatch::NO_LAUNCH)
+            && steps
+                .iter()
+                .all(|s| t.event_name(s.1 as usize).starts_with("Iteration "));
+        Rules {
+            t,
+            d,
+            evidence,
+            per_replay,
+            launches,
+            steps,
+            graph_sunk,
+            serving: None,
+        }
+    }
+
+    /// The first rule that holds for gap (`a`, `b`), ended by the task `launch` (with its launch
+    /// call), and the event that shows it.
+    fn cause(&mut self, (a, b): Iv, launch: Option<(u32, u32)>) -> (Cause, Option<u32>) {
+        let (t, d) = (self.t, self.d);
+        let ev = &self.evidence;
+        // The first wait of each kind inside the gap.
+        let (mut notify, mut event, mut mem) = (None, None, None);
+        for w in ev.waits.overlapping((a, b)) {
+            let slot = match w.1.0 {
+                WaitKind::Notify => &mut notify,
+                WaitKind::Event => &mut event,
+                WaitKind::MemWait => &mut mem,
+                _ => continue,
+            };
+            slot.get_or_insert(w.1.1);
+        }
+        let late = launch.filter(|&(_, c)| t.events.ts_ns[c as usize] > a);
+        let serving = &mut self.serving;
+        let serving_notify = notify.filter(|_| {
+            *serving.get_or_insert_with(|| {
+                !super::decode_steps::segment(t, d).is_empty() || host_step_context(t, d)
+            })
+        });
+        let dispatch_bound_replay = replay_of(&ev.replays, (a, b))
+            .is_some_and(|k| self.per_replay[&k] >= DISPATCH_MIN_GAPS);
+        if let Some(w) = serving_notify {
+            (Cause::UpdateStepContextSync, Some(w))
+        } else if let Some(w) = mem {
+            (Cause::MtpWait, Some(w))
+        } else if let Some((_, c)) = late {
+            (Cause::HostDispatch, Some(c))
+        } else if dispatch_bound_replay {
+            (Cause::HostDispatch, None)
+        } else if let Some(w) = notify {
+            (Cause::WaitingForCollective, Some(w))
+        } else if let Some(c) = ev.comm_tasks.overlapping((a, b)).next() {
+            (Cause::WaitingForCollective, Some(c.1))
+        } else if let Some(w) = event {
+            (Cause::Synchronization, Some(w))
+        } else if let Some(c) = ev.copies.overlapping((a, b)).next() {
+            (Cause::DataMovement, Some(c.1))
+        } else if let Some(s) = outside_steps(&self.steps, (a, b)) {
+            (Cause::BetweenSteps, s)
+        } else if let Some((task, _)) =
+            launch.filter(|&(_, c)| self.launches.issued_before(t, c, a))
+        {
+            (Cause::DeviceScheduling, Some(task))
+        } else {
+            (Cause::Unknown, None)
+        }
+    }
+}
+
+/// The graph replay (index into `replays`, sorted by start) that holds gap `g` whole.
+fn replay_of(replays: &[Iv], g: Iv) -> Option<usize> {
+    replays
+        .partition_point(|r| r.0 <= g.0)
+        .checked_sub(1)
+        .filter(|&k| g.1 <= replays[k].1)
 }
 
 /// Gap counts and time per length bucket (the last bucket open-ended: `hi_ns` -1).

@@ -9,7 +9,7 @@
 //! Plus comm/compute overlap from the unions: overlapped ns and percent of communication time.
 
 use super::device_time::busy_unions;
-use super::devices::{Device, DeviceRef, wait_kind};
+use super::devices::{CommSource, Device, DeviceRef, wait_kind};
 use super::intervals;
 use super::stats::pct;
 use crate::model::category::WaitKind;
@@ -27,8 +27,8 @@ pub struct Share {
 #[derive(Debug, Clone, Serialize)]
 pub struct Communication {
     pub device: DeviceRef,
-    /// (a) numerator source: `device_comm_kernels` or `hccl_group_ops`.
-    pub comm_kernels_source: &'static str,
+    /// (a) numerator source.
+    pub comm_kernels_source: CommSource,
     pub comm_kernels: Share,
     /// (a) denominator: sum of compute-kernel durations on the device, ns.
     pub compute_kernel_ns: i64,
@@ -78,14 +78,14 @@ fn one(t: &Tables, d: &Device) -> Communication {
         .collect();
     let (source, comm) = if own.is_empty() && !d.comm_ops.is_empty() {
         (
-            "hccl_group_ops",
+            CommSource::HcclGroupOps,
             d.comm_ops
                 .iter()
                 .map(|&i| e.dur_ns[i as usize])
                 .collect::<Vec<_>>(),
         )
     } else {
-        ("device_comm_kernels", own)
+        (CommSource::DeviceCommKernels, own)
     };
     let mut buf = String::new();
     let mut kind = |i: usize| match wait_kind(t, i, &mut buf) {

@@ -17,7 +17,8 @@
 //! - matrix (all planes): the same tasks, on chip included (`LOCAL`), per src-dst link; per op
 //!   type and link the ops sorted by bandwidth give top1, middle, bottom1-3 and the total.
 
-use super::devices::{Device, DeviceRef, iv};
+use super::devices::{CommSource, Device, DeviceRef, iv};
+use crate::model::closed_set::closed_set;
 use crate::model::hash::FxHashMap;
 use crate::model::{ProcessRole, StrId, Tables};
 use serde::Serialize;
@@ -29,8 +30,39 @@ const LARGE_PACKET_MB_RDMA: f64 = 0.5;
 const RDMA_GROUP: usize = 5;
 /// `dst rank` of a task with no peer (UINT32_MAX).
 const NO_RANK: i64 = u32::MAX as i64;
+closed_set! {
+    /// A link type bytes are counted under.
+    pub enum LinkType {
+        Rdma = "RDMA",
+        Hccs = "HCCS",
+        Pcie = "PCIE",
+        /// The sum of the on-node links (HCCS + PCIE + SIO + other).
+        Sdma = "SDMA",
+        Sio = "SIO",
+    }
+}
+
 /// Link types reported per op, in the vendor's order.
-pub const BANDS: [&str; 5] = ["RDMA", "HCCS", "PCIE", "SDMA", "SIO"];
+pub const BANDS: [LinkType; 5] = [
+    LinkType::Rdma,
+    LinkType::Hccs,
+    LinkType::Pcie,
+    LinkType::Sdma,
+    LinkType::Sio,
+];
+
+closed_set! {
+    /// Which op of a link-matrix group a cell shows: by bandwidth over the ops of one type and
+    /// link, the fastest, the middle one, the three slowest, or all of them.
+    pub enum BandwidthRank {
+        Top1 = "top1",
+        Middle = "middle",
+        Bottom1 = "bottom1",
+        Bottom2 = "bottom2",
+        Bottom3 = "bottom3",
+        Total = "total",
+    }
+}
 
 /// Time split of one op (or a sum of ops) on its master plane.
 #[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
@@ -70,10 +102,9 @@ fn ratio(a: i64, b: i64) -> f64 {
 }
 
 /// Bytes and time moved over one link type.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Band {
-    /// RDMA, HCCS, PCIE, SDMA (= HCCS + PCIE + SIO + other on-node links), SIO.
-    pub link: &'static str,
+    pub link: LinkType,
     pub size_bytes: i64,
     pub time_ns: i64,
     /// Decimal GB/s (MB / ms); 0 when no time.
@@ -85,6 +116,17 @@ pub struct Band {
 }
 
 impl Band {
+    fn new(link: LinkType) -> Self {
+        Band {
+            link,
+            size_bytes: 0,
+            time_ns: 0,
+            bandwidth_gb_s: 0.0,
+            large_packet_ratio: 0.0,
+            sizes: Vec::new(),
+        }
+    }
+
     fn finish(&mut self, threshold_mb: f64) {
         self.bandwidth_gb_s = gb_s(self.size_bytes, self.time_ns);
         let n: u64 = self.sizes.iter().map(|s| s.1).sum();
@@ -143,9 +185,7 @@ pub struct MatrixCell {
     pub step: Option<i64>,
     /// Op type in lower case (`allreduce`).
     pub op_type: String,
-    /// top1, middle, bottom1, bottom2, bottom3 (by bandwidth over the ops of this type and
-    /// link) or total.
-    pub rank_by_bandwidth: &'static str,
+    pub rank_by_bandwidth: BandwidthRank,
     /// The op, for all but `total`.
     pub op: Option<String>,
     pub src_rank: i64,
@@ -297,7 +337,7 @@ pub fn compute(t: &Tables, devices: &[Device], top_n: usize) -> Vec<DeviceCommOp
     devices
         .iter()
         .filter(|d| {
-            d.comm_source == "hccl_group_ops"
+            d.comm_source == CommSource::HcclGroupOps
                 && t.processes.role[d.process.idx()] == ProcessRole::AscendHardware
         })
         .map(|d| one(&v, d, &tasks[d.file.idx()], &steps[d.file.idx()], top_n))
@@ -452,13 +492,7 @@ fn empty_total(step: Option<i64>) -> StepTotal {
         times: OpTimes::default(),
         wait_ratio: 0.0,
         synchronization_ratio: 0.0,
-        bandwidth: BANDS
-            .iter()
-            .map(|&link| Band {
-                link,
-                ..Band::default()
-            })
-            .collect(),
+        bandwidth: BANDS.into_iter().map(Band::new).collect(),
     }
 }
 
@@ -470,7 +504,7 @@ fn add_op(s: &mut StepTotal, op: &CommOp) {
     for (acc, b) in s.bandwidth.iter_mut().zip(&op.bandwidth) {
         acc.size_bytes += b.size_bytes;
         acc.time_ns += b.time_ns;
-        if acc.link != "SDMA" {
+        if acc.link != LinkType::Sdma {
             for &(size, n, ns) in &b.sizes {
                 match acc.sizes.binary_search_by_key(&size, |s| s.0) {
                     Ok(k) => {
@@ -492,8 +526,8 @@ fn finish_total(s: &mut StepTotal) {
     }
 }
 
-fn threshold(link: &str) -> f64 {
-    if link == "RDMA" {
+fn threshold(link: LinkType) -> f64 {
+    if link == LinkType::Rdma {
         LARGE_PACKET_MB_RDMA
     } else {
         LARGE_PACKET_MB_SDMA
@@ -563,13 +597,7 @@ fn band_of(v: &View<'_>, x: &Task) -> usize {
 
 /// Bytes and time per link type over every plane.
 fn bands_of(v: &View<'_>, mine: &[Task]) -> Vec<Band> {
-    let mut bands: Vec<Band> = BANDS
-        .iter()
-        .map(|&link| Band {
-            link,
-            ..Band::default()
-        })
-        .collect();
+    let mut bands: Vec<Band> = BANDS.into_iter().map(Band::new).collect();
     let mut add = |k: usize, size: i64, ns: i64| {
         let b = &mut bands[k];
         b.size_bytes += size;
@@ -712,7 +740,7 @@ fn matrix<'a>(
         let ty = &types[ty];
         // Highest bandwidth first; ties keep op order (a stable sort, as the vendor's).
         v.sort_by(|a, b| b.0.total_cmp(&a.0));
-        let cell = |rank: &'static str, e: &(f64, usize, usize)| {
+        let cell = |rank: BandwidthRank, e: &(f64, usize, usize)| {
             let l = &links[e.1][e.2];
             MatrixCell {
                 step,
@@ -728,14 +756,14 @@ fn matrix<'a>(
             }
         };
         let n = v.len();
-        out.push(cell("top1", &v[0]));
-        out.push(cell("middle", &v[n / 2]));
-        out.push(cell("bottom1", &v[n - 1]));
+        out.push(cell(BandwidthRank::Top1, &v[0]));
+        out.push(cell(BandwidthRank::Middle, &v[n / 2]));
+        out.push(cell(BandwidthRank::Bottom1, &v[n - 1]));
         if n >= 2 {
-            out.push(cell("bottom2", &v[n - 2]));
+            out.push(cell(BandwidthRank::Bottom2, &v[n - 2]));
         }
         if n >= 3 {
-            out.push(cell("bottom3", &v[n - 3]));
+            out.push(cell(BandwidthRank::Bottom3, &v[n - 3]));
         }
         let (size, ns) = v.iter().fold((0, 0), |acc, e| {
             let l = &links[e.1][e.2];
@@ -745,7 +773,7 @@ fn matrix<'a>(
         out.push(MatrixCell {
             step,
             op_type: ty.clone(),
-            rank_by_bandwidth: "total",
+            rank_by_bandwidth: BandwidthRank::Total,
             op: None,
             src_rank: src,
             dst_rank: dst,
@@ -780,7 +808,7 @@ pub fn summarize(devices: &[DeviceCommOps]) -> CommOpsSummary {
         devices.iter().flat_map(|d| {
             d.matrix
                 .iter()
-                .filter(|c| c.rank_by_bandwidth == "total" && c.transport != "LOCAL")
+                .filter(|c| c.rank_by_bandwidth == BandwidthRank::Total && c.transport != "LOCAL")
                 .map(move |c| (d.device.rank, c))
         })
     };

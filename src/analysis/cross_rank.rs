@@ -24,6 +24,7 @@ use super::devices::{AsyncCopy, Device, DeviceRef, iv};
 use super::intervals::{self, Iv};
 use super::phases::{DECODE_SCOPE, Launches, PREFILL_SCOPE};
 use super::stats::pct;
+use crate::model::closed_set::closed_set;
 use crate::model::{Category, EventKind, FileId, Tables};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -73,7 +74,7 @@ pub struct DeviceExtract {
     /// Files of one format are compared with each other only.
     pub cohort: &'static str,
     /// `ProfilerStep`, `Step Trace`, `forward scopes` or `none`.
-    pub step_source: &'static str,
+    pub step_source: StepSource,
     pub steps: Vec<StepRow>,
     /// Collective-op names (indexes of `collectives`).
     pub names: Vec<String>,
@@ -102,7 +103,7 @@ pub fn extract(t: &Tables, devices: &[Device], min_gap_ns: i64) -> Vec<DeviceExt
 /// Host step windows of a file: (start, label, key, host duration) sorted by start, and their
 /// source.
 pub(super) struct Windows {
-    source: &'static str,
+    source: StepSource,
     starts: Vec<(i64, String, i64, i64)>,
 }
 
@@ -118,13 +119,13 @@ impl Windows {
 pub(super) fn step_windows(t: &Tables) -> Vec<Windows> {
     let mut out: Vec<Windows> = (0..t.files.len())
         .map(|_| Windows {
-            source: "none",
+            source: StepSource::None,
             starts: Vec::new(),
         })
         .collect();
     for i in 0..t.steps.len() {
         let w = &mut out[t.steps.file[i].idx()];
-        w.source = "ProfilerStep";
+        w.source = StepSource::ProfilerStep;
         let n = t.steps.step[i];
         w.starts.push((
             t.steps.start_ns[i],
@@ -174,7 +175,7 @@ pub(super) fn step_windows(t: &Tables) -> Vec<Windows> {
         } else if let Some(&(_, n)) = profiler_steps.iter().find(|x| x.0 == name) {
             if host_complete(i) {
                 let w = &mut out[t.event_file(i).idx()];
-                w.source = "ProfilerStep";
+                w.source = StepSource::ProfilerStep;
                 w.starts.push((
                     t.events.ts_ns[i],
                     format!("ProfilerStep#{n}"),
@@ -191,18 +192,18 @@ pub(super) fn step_windows(t: &Tables) -> Vec<Windows> {
         }
     }
     for ((w, mut fw), mut it) in out.iter_mut().zip(forward).zip(iterations) {
-        if w.source == "ProfilerStep" {
+        if w.source == StepSource::ProfilerStep {
             // db STEP_TIME and the same steps as PYTORCH_API rows: keep the first row per step.
             w.starts.sort_by_key(|x| (x.2, x.0));
             w.starts.dedup_by_key(|x| x.2);
         } else if !it.is_empty() {
             it.sort_by_key(|x| (x.2, x.0));
             it.dedup_by_key(|x| x.2);
-            w.source = "Step Trace";
+            w.source = StepSource::StepTrace;
             w.starts = it;
         } else if !fw.is_empty() {
             fw.sort();
-            w.source = "forward scopes";
+            w.source = StepSource::ForwardScopes;
             w.starts = fw
                 .into_iter()
                 .enumerate()
@@ -313,7 +314,11 @@ fn one(
     DeviceExtract {
         device: d.evidence.clone(),
         cohort: cohort(t, d.file),
-        step_source: if steps.is_empty() { "none" } else { w.source },
+        step_source: if steps.is_empty() {
+            StepSource::None
+        } else {
+            w.source
+        },
         steps,
         names,
         collectives,
@@ -367,6 +372,28 @@ pub struct RankSteps {
     pub last_to_start_collectives: u64,
 }
 
+closed_set! {
+    /// Where a host step window came from.
+    pub enum StepSource {
+        /// `ProfilerStep#N` (db STEP_TIME or host events).
+        ProfilerStep = "ProfilerStep",
+        /// The device's `Iteration N` (legacy CANN step trace).
+        StepTrace = "Step Trace",
+        /// `forward_eager` / `forward_cudagraph` scopes, numbered in order.
+        ForwardScopes = "forward scopes",
+        None = "none",
+    }
+}
+
+closed_set! {
+    /// What makes the slowest rank of a step slow: more computing or more free time than the
+    /// other ranks' median.
+    pub enum SlowReason {
+        Computing = "computing",
+        Free = "free",
+    }
+}
+
 /// One step compared across ranks.
 #[derive(Debug, Clone, Serialize)]
 pub struct StepCompare {
@@ -376,8 +403,8 @@ pub struct StepCompare {
     pub step_max_ns: i64,
     pub slowest_rank: i32,
     pub slowest_file: String,
-    /// `computing` or `free`: which exceeds the other ranks' median by more.
-    pub reason: &'static str,
+    /// Which exceeds the other ranks' median by more.
+    pub reason: SlowReason,
     /// The slowest rank's computing (or free) time above the other ranks' median, ns.
     pub excess_ns: i64,
     /// Compute kernels per rank differ in this step.
@@ -412,7 +439,7 @@ pub struct Slowest {
     pub steps: u64,
     pub of_steps: u64,
     /// The reason in most of those steps.
-    pub reason: &'static str,
+    pub reason: SlowReason,
     /// Mean excess over the other ranks' median in those steps, ns.
     pub mean_excess_ns: f64,
     pub statement: String,
@@ -490,7 +517,7 @@ pub fn combine(extracts: Vec<DeviceExtract>, top_n: usize) -> CrossRank {
 use super::stats::median;
 
 fn cohort_of(format: &'static str, devs: Vec<DeviceExtract>, top_n: usize) -> Cohort {
-    let mut sources: Vec<&str> = devs.iter().map(|d| d.step_source).collect();
+    let mut sources: Vec<&str> = devs.iter().map(|d| d.step_source.as_str()).collect();
     sources.sort_unstable();
     sources.dedup();
     let step_source = sources.join(", ");
@@ -504,7 +531,7 @@ fn cohort_of(format: &'static str, devs: Vec<DeviceExtract>, top_n: usize) -> Co
     all_keys.sort_unstable();
     all_keys.dedup();
     let mut slowest_count = vec![0u64; n];
-    let mut reasons: Vec<BTreeMap<&'static str, (u64, i64)>> = vec![BTreeMap::new(); n];
+    let mut reasons: Vec<BTreeMap<SlowReason, (u64, i64)>> = vec![BTreeMap::new(); n];
     let mut compared = Vec::new();
     let mut unmatched = 0u64;
     let mut mismatched = 0u64;
@@ -531,9 +558,9 @@ fn cohort_of(format: &'static str, devs: Vec<DeviceExtract>, top_n: usize) -> Co
             .expect("n >= 2");
         let first_start = rows.iter().map(|r| r.start_ns).min().expect("rows");
         let (reason, excess) = if comp_excess >= free_excess {
-            ("computing", comp_excess)
+            (SlowReason::Computing, comp_excess)
         } else {
-            ("free", free_excess)
+            (SlowReason::Free, free_excess)
         };
         slowest_count[slow] += 1;
         let e = reasons[slow].entry(reason).or_default();

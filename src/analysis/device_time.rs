@@ -12,7 +12,7 @@
 //! outside the window, as msprof-analyze counts it), and `free_excluding_async_copy_ns` =
 //! Free − that (its "Free"; it can subtract copy time that lies outside the window).
 
-use super::devices::{AsyncCopy, Device, DeviceRef, iv, windows};
+use super::devices::{AsyncCopy, CommSource, Device, DeviceRef, iv, windows};
 use super::intervals::{self, Iv};
 use super::stats::pct;
 use crate::model::vendor_overlap::OVERLAP_KINDS;
@@ -56,8 +56,8 @@ pub struct DeviceTime {
     pub computing_pct_of_window: f64,
     pub communication_not_overlapped_pct_of_window: f64,
     pub free_pct_of_window: f64,
-    /// `hccl_group_ops` (Ascend HCCL process) or `device_comm_kernels`.
-    pub communication_source: &'static str,
+    /// Which events define communication time.
+    pub communication_source: CommSource,
     pub vendor: Option<VendorBreakdown>,
 }
 

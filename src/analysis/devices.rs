@@ -6,6 +6,7 @@
 use super::decode_steps::DecodeStep;
 use super::intervals::Iv;
 use crate::model::category::WaitKind;
+use crate::model::closed_set::closed_set;
 use crate::model::{Category, FileId, ProcessId, ProcessRole, Tables};
 use serde::Serialize;
 use std::sync::OnceLock;
@@ -43,8 +44,8 @@ pub struct Device {
     pub events: Vec<u32>,
     /// Collective-op events that define communication time, by start time.
     pub comm_ops: Vec<u32>,
-    /// `hccl_group_ops` or `device_comm_kernels`.
-    pub comm_source: &'static str,
+    /// Which events define communication time.
+    pub comm_source: CommSource,
     /// The time spans the capture observed, when its file was written in pieces with time
     /// between them that no piece covers (`files.captured_spans`); empty: one span.
     pub spans: Vec<Iv>,
@@ -52,6 +53,17 @@ pub struct Device {
     pub(super) busy: OnceLock<(Vec<Iv>, Vec<Iv>)>,
     pub(super) decode_steps: OnceLock<Vec<DecodeStep>>,
     pub(super) launches: OnceLock<super::dispatch::Launches>,
+}
+
+closed_set! {
+    /// Which events define a device's communication time.
+    pub enum CommSource {
+        /// The collective ops of the HCCL process (`Group … Communication` threads, torch_npu;
+        /// `Communication Kernel`, legacy CANN) of the same file.
+        HcclGroupOps = "hccl_group_ops",
+        /// The device's own communication kernels.
+        DeviceCommKernels = "device_comm_kernels",
+    }
 }
 
 /// Every device with at least one device event.
@@ -99,14 +111,14 @@ pub fn devices(t: &Tables) -> Vec<Device> {
         let hccl = &hccl_by_file[file.idx()];
         let (mut comm_ops, comm_source) =
             if t.processes.role[p] == ProcessRole::AscendHardware && !hccl.is_empty() {
-                (hccl.clone(), "hccl_group_ops")
+                (hccl.clone(), CommSource::HcclGroupOps)
             } else {
                 let own: Vec<u32> = events
                     .iter()
                     .copied()
                     .filter(|&i| t.events.category[i as usize] == Category::CommKernel)
                     .collect();
-                (own, "device_comm_kernels")
+                (own, CommSource::DeviceCommKernels)
             };
         by_ts(&mut comm_ops);
         out.push(Device {

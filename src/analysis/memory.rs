@@ -10,11 +10,13 @@
 //! data is never added into device totals; any missing evidence makes the result `incomplete`
 //! with the list of what is missing. Pure: the caller reads the files.
 
-use crate::model::serving::{NpuSmiChip, NpuSmiSnapshot, VllmLog, VllmRecord, VllmValue};
+use crate::model::closed_set::closed_set;
+use crate::model::serving::{
+    NpuSmiChip, NpuSmiLayout, NpuSmiSnapshot, VllmLog, VllmRecord, VllmValue,
+};
 use serde::Serialize;
 
-pub const MIB: i64 = 1 << 20;
-pub const GIB: i64 = 1 << 30;
+use crate::units::{GIB, MIB};
 
 pub use crate::model::serving::{ModuleMem, SnapshotRole as Role};
 
@@ -107,13 +109,20 @@ pub struct SnapshotUse {
     pub file: String,
     pub role: Role,
     pub version: Option<String>,
-    pub layout: &'static str,
+    pub layout: NpuSmiLayout,
+}
+
+closed_set! {
+    /// Whether every component of every device has evidence.
+    pub enum Completeness {
+        Complete = "complete",
+        Incomplete = "incomplete",
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Attribution {
-    /// `complete` when every component of every device has evidence, else `incomplete`.
-    pub status: &'static str,
+    pub status: Completeness,
     pub missing: Vec<String>,
     pub share_denominator: &'static str,
     pub reference: Option<SnapshotUse>,
@@ -388,9 +397,9 @@ pub fn attribute(inp: &Inputs<'_>) -> Attribution {
     }
     Attribution {
         status: if missing.is_empty() {
-            "complete"
+            Completeness::Complete
         } else {
-            "incomplete"
+            Completeness::Incomplete
         },
         missing,
         share_denominator: "npu-smi HBM used on the device, reference snapshot",

@@ -8,6 +8,7 @@
 //! Two steps, so a root can be reduced file by file: [`facts`] per set of tables (one row per
 //! file), [`combine`] over the facts of every file.
 
+use crate::model::closed_set::closed_set;
 use crate::model::{ProcessRole, Tables};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -81,10 +82,23 @@ pub struct FailedInput {
     pub error: String,
 }
 
+closed_set! {
+    /// Where the expected rank count came from.
+    #[derive(Default)]
+    pub enum ExpectedSource {
+        /// `--expected-ranks`.
+        Option = "--expected-ranks",
+        /// The largest `world_size` of the files.
+        WorldSize = "world_size",
+        #[default]
+        None = "none",
+    }
+}
+
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Ranks {
-    /// Where the expected count came from: `--expected-ranks`, `world_size` or `none`.
-    pub expected_source: &'static str,
+    /// Where the expected count came from.
+    pub expected_source: ExpectedSource,
     pub expected: Option<u32>,
     pub present: Vec<i32>,
     /// Ranks 0..expected that have no file that could be read.
@@ -215,9 +229,9 @@ pub fn combine(files: &[FileFacts], expected: Option<u32>) -> Ranks {
     let rows: Vec<RankRow> = rows.into_values().collect();
     let world = files.iter().map(|f| f.world_size).filter(|&w| w > 0).max();
     let (expected_source, expected) = match (expected, world) {
-        (Some(n), _) => ("--expected-ranks", Some(n)),
-        (None, Some(w)) => ("world_size", Some(w as u32)),
-        (None, None) => ("none", None),
+        (Some(n), _) => (ExpectedSource::Option, Some(n)),
+        (None, Some(w)) => (ExpectedSource::WorldSize, Some(w as u32)),
+        (None, None) => (ExpectedSource::None, None),
     };
     let present: Vec<i32> = rows.iter().map(|r| r.rank).collect();
     let missing = expected.map_or_else(Vec::new, |n| {

@@ -6,6 +6,7 @@
 use super::decode_steps;
 use super::devices::{Device, DeviceRef};
 use crate::model::Tables;
+use crate::model::closed_set::closed_set;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
@@ -31,20 +32,37 @@ pub struct StepSyncSummary {
     pub excellent_steps: u64,
     pub acceptable_steps: u64,
     pub needs_attention_steps: u64,
-    pub verdict: &'static str,
+    pub verdict: SyncVerdict,
     /// Host `update_step_context` scopes of the same file: total ns and percent of replay time.
     pub host_update_step_context_ns: i64,
     pub host_pct_of_replay: Option<f64>,
-    pub host_verdict: Option<&'static str>,
+    pub host_verdict: Option<HostVerdict>,
 }
 
-pub fn verdict(ratio_pct: f64) -> &'static str {
+closed_set! {
+    /// How much of a decode replay the NOTIFY_WAIT sync takes: under 5 %, up to 25 %, more.
+    pub enum SyncVerdict {
+        Excellent = "excellent",
+        Acceptable = "acceptable",
+        NeedsAttention = "needs_attention",
+    }
+}
+
+closed_set! {
+    /// Host `update_step_context` time: more than 5 % of replay time needs attention.
+    pub enum HostVerdict {
+        Ok = "ok",
+        NeedsAttention = "needs_attention",
+    }
+}
+
+pub fn verdict(ratio_pct: f64) -> SyncVerdict {
     if ratio_pct < 5.0 {
-        "excellent"
+        SyncVerdict::Excellent
     } else if ratio_pct <= 25.0 {
-        "acceptable"
+        SyncVerdict::Acceptable
     } else {
-        "needs_attention"
+        SyncVerdict::NeedsAttention
     }
 }
 
@@ -79,7 +97,7 @@ fn one(t: &Tables, d: &Device) -> Option<StepSyncSummary> {
     let rt: i64 = steps.iter().map(|s| s.replay_ns).sum();
     let mut ratios: Vec<f64> = steps.iter().map(|s| s.ratio_pct).collect();
     ratios.sort_by(|a, b| a.total_cmp(b));
-    let band = |b: &str| steps.iter().filter(|s| verdict(s.ratio_pct) == b).count() as u64;
+    let band = |b: SyncVerdict| steps.iter().filter(|s| verdict(s.ratio_pct) == b).count() as u64;
     let overall = nt as f64 * 100.0 / rt.max(1) as f64;
     let host: i64 = t
         .strings
@@ -103,13 +121,19 @@ fn one(t: &Tables, d: &Device) -> Option<StepSyncSummary> {
             (ratios[ratios.len() / 2 - 1] + ratios[ratios.len() / 2]) / 2.0
         }),
         max_ratio_pct: ratios.last().copied(),
-        excellent_steps: band("excellent"),
-        acceptable_steps: band("acceptable"),
-        needs_attention_steps: band("needs_attention"),
+        excellent_steps: band(SyncVerdict::Excellent),
+        acceptable_steps: band(SyncVerdict::Acceptable),
+        needs_attention_steps: band(SyncVerdict::NeedsAttention),
         verdict: verdict(overall),
         host_update_step_context_ns: host,
         host_pct_of_replay: host_pct,
-        host_verdict: host_pct.map(|p| if p > 5.0 { "needs_attention" } else { "ok" }),
+        host_verdict: host_pct.map(|p| {
+            if p > 5.0 {
+                HostVerdict::NeedsAttention
+            } else {
+                HostVerdict::Ok
+            }
+        }),
         steps,
     })
 }

@@ -4,6 +4,7 @@
 
 use super::devices::{Device, DeviceRef};
 use super::stats::{DurStats, dur_stats};
+use crate::model::closed_set::closed_set;
 use crate::model::{Category, Tables};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -12,20 +13,30 @@ use std::collections::HashMap;
 pub struct TopEvents {
     pub device: DeviceRef,
     /// `compute` or `communication_and_wait`.
-    pub subset: &'static str,
+    pub subset: EventSubset,
     pub subset_events: u64,
     pub subset_sum_ns: i64,
     pub by_sum: Vec<DurStats>,
     pub by_max: Vec<DurStats>,
 }
 
+closed_set! {
+    /// Which device events a top list ranks.
+    pub enum EventSubset {
+        /// Compute kernels.
+        Compute = "compute",
+        /// Communication kernels and waits.
+        CommunicationAndWait = "communication_and_wait",
+    }
+}
+
 pub fn compute(t: &Tables, devices: &[Device], top_n: usize) -> Vec<TopEvents> {
     let mut out = Vec::new();
     for d in devices {
         for (subset, keep) in [
-            ("compute", &[Category::ComputeKernel][..]),
+            (EventSubset::Compute, &[Category::ComputeKernel][..]),
             (
-                "communication_and_wait",
+                EventSubset::CommunicationAndWait,
                 &[Category::CommKernel, Category::WaitSync][..],
             ),
         ] {

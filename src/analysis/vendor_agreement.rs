@@ -8,10 +8,21 @@
 use super::device_time::DeviceTime;
 use super::devices::DeviceRef;
 use crate::diag::{Diagnostics, Severity};
+use crate::model::closed_set::closed_set;
 use serde::Serialize;
 
 /// A difference larger than this share of the window (percent) is a disagreement.
 pub const TOLERANCE_PCT_OF_WINDOW: f64 = 1.0;
+
+closed_set! {
+    /// A device-time metric compared with the vendor's.
+    pub enum TimeMetric {
+        Computing = "computing",
+        Communication = "communication",
+        CommunicationNotOverlapped = "communication_not_overlapped",
+        Free = "free",
+    }
+}
 
 /// One metric of one device, ours against the vendor's.
 #[derive(Debug, Clone, Serialize)]
@@ -19,8 +30,7 @@ pub struct Check {
     pub device: DeviceRef,
     /// Where the vendor's number was read.
     pub source: String,
-    /// `computing`, `communication`, `communication_not_overlapped` or `free`.
-    pub metric: &'static str,
+    pub metric: TimeMetric,
     pub ours_ns: i64,
     pub vendor_ns: i64,
     /// ours − vendor.
@@ -57,14 +67,18 @@ pub fn compute(device_time: &[DeviceTime]) -> VendorAgreement {
         checked += 1;
         let mut bad = false;
         for (metric, ours, vendor) in [
-            ("computing", d.computing_ns, v.computing_ns),
-            ("communication", d.communication_ns, v.communication_ns),
+            (TimeMetric::Computing, d.computing_ns, v.computing_ns),
             (
-                "communication_not_overlapped",
+                TimeMetric::Communication,
+                d.communication_ns,
+                v.communication_ns,
+            ),
+            (
+                TimeMetric::CommunicationNotOverlapped,
                 d.communication_not_overlapped_ns,
                 v.communication_not_overlapped_ns,
             ),
-            ("free", d.free_ns, v.free_ns),
+            (TimeMetric::Free, d.free_ns, v.free_ns),
         ] {
             let diff = ours - vendor;
             let pct = diff as f64 * 100.0 / d.window_ns.max(1) as f64;

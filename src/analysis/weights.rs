@@ -4,6 +4,7 @@
 //! replicate some projections (k/v with fewer KV heads than TP) and pad vocabularies.
 
 use crate::model::checkpoint::Checkpoint;
+use crate::model::closed_set::closed_set;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -23,8 +24,28 @@ pub enum Strategy {
     Replicated,
 }
 
+closed_set! {
+    /// What a tensor is, from its name. Declared in the order of the names, which is the order
+    /// of the report's rows.
+    pub enum WeightClass {
+        Attention = "attention",
+        DenseMlp = "dense_mlp",
+        EmbedTokens = "embed_tokens",
+        Experts = "experts",
+        LinearAttn = "linear_attn",
+        LmHead = "lm_head",
+        Mtp = "mtp",
+        Norm = "norm",
+        Other = "other",
+        Router = "router",
+        SharedExpert = "shared_expert",
+        Visual = "visual",
+    }
+}
+
 /// The class of a tensor name, and how it is sharded (`ep`: expert parallelism on).
-pub fn classify(name: &str, ep: bool) -> (&'static str, Strategy) {
+pub fn classify(name: &str, ep: bool) -> (WeightClass, Strategy) {
+    use WeightClass as C;
     let last = name.rsplit('.').nth(1).unwrap_or("");
     let leaf = name.rsplit('.').next().unwrap_or("");
     let proj = |column: bool| {
@@ -37,35 +58,35 @@ pub fn classify(name: &str, ep: bool) -> (&'static str, Strategy) {
     let is_row = ["o_proj", "down_proj", "out_proj"].contains(&last);
     let is_norm = last.contains("norm") || leaf.contains("norm");
     let class = if name.contains("visual.") || name.starts_with("visual") {
-        "visual"
+        C::Visual
     } else if name.contains("mtp.") || name.starts_with("mtp") {
-        "mtp"
+        C::Mtp
     } else if name.contains(".experts.") {
-        "experts"
+        C::Experts
     } else if name.contains("shared_expert_gate") || name.contains(".mlp.gate.") {
-        "router"
+        C::Router
     } else if name.contains(".shared_expert.") {
-        "shared_expert"
+        C::SharedExpert
     } else if name.contains(".linear_attn.") {
-        "linear_attn"
+        C::LinearAttn
     } else if name.contains(".self_attn.") {
-        "attention"
+        C::Attention
     } else if name.contains(".mlp.") {
-        "dense_mlp"
+        C::DenseMlp
     } else if name.contains("embed_tokens") {
-        "embed_tokens"
+        C::EmbedTokens
     } else if name.contains("lm_head") {
-        "lm_head"
+        C::LmHead
     } else if is_norm {
-        "norm"
+        C::Norm
     } else {
-        "other"
+        C::Other
     };
     let strategy = match class {
-        "embed_tokens" | "lm_head" => Strategy::VocabParallel,
-        "norm" | "router" | "other" => Strategy::Replicated,
+        C::EmbedTokens | C::LmHead => Strategy::VocabParallel,
+        C::Norm | C::Router | C::Other => Strategy::Replicated,
         _ if is_norm => Strategy::Replicated,
-        "experts" if ep => Strategy::ExpertParallel,
+        C::Experts if ep => Strategy::ExpertParallel,
         _ => proj(!is_row),
     };
     (class, strategy)
@@ -73,7 +94,7 @@ pub fn classify(name: &str, ep: bool) -> (&'static str, Strategy) {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ClassRow {
-    pub class: &'static str,
+    pub class: WeightClass,
     pub strategy: Strategy,
     pub tensors: u64,
     /// Exact, when every tensor of the class has a known dtype and shape.
@@ -108,7 +129,7 @@ pub struct Weights {
 
 pub fn compute(c: &Checkpoint, tp: u64, dp: u64, expert_parallel: bool) -> Weights {
     let ep = if expert_parallel { tp * dp } else { 1 };
-    let mut rows: BTreeMap<(&'static str, Strategy), (u64, Option<u64>)> = BTreeMap::new();
+    let mut rows: BTreeMap<(WeightClass, Strategy), (u64, Option<u64>)> = BTreeMap::new();
     let mut experts = 0u64;
     for t in &c.tensors {
         let key = classify(&t.name, expert_parallel);
@@ -163,5 +184,21 @@ pub fn compute(c: &Checkpoint, tp: u64, dp: u64, expert_parallel: bool) -> Weigh
         experts_per_device: (experts > 0)
             .then(|| experts as f64 / if expert_parallel { ep as f64 } else { 1.0 }),
         estimate_note: "bytes per tensor are exact (dtype x shape); classes and sharding are estimates from tensor names (column/row/vocab parallel divided by TP, experts by EP = TP x DP with expert parallelism, norms and routers replicated); engines may replicate k/v projections when KV heads < TP and pad vocabularies",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::WeightClass;
+
+    /// Rows are ordered by class; the derived order must be the order of the names the report
+    /// shows (it was a map keyed by the name).
+    #[test]
+    fn class_order_is_name_order() {
+        let names: Vec<&str> = WeightClass::ALL.iter().map(|c| c.as_str()).collect();
+        let mut sorted = names.clone();
+        sorted.sort_unstable();
+        assert_eq!(names, sorted);
+        assert_eq!(names.len(), 12);
     }
 }

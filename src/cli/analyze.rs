@@ -4,6 +4,7 @@
 use crate::analysis::bubbles::BubbleOpts;
 use crate::pipeline::{self, RunOpts};
 use crate::render::{Format, render};
+use crate::report::detail::{self, Detail};
 use crate::report::{AnalyzeOpts, Report};
 use anyhow::Context;
 use clap::Args;
@@ -58,6 +59,11 @@ pub struct AnalyzeArgs {
     /// for a PR comment).
     #[arg(long)]
     pub full: bool,
+    /// JSON (printed or `--save`d): `capped` lists the first 100 entries of each per-step list
+    /// (every total and verdict still counts them all; `detail_capped` names each list cut),
+    /// `full` lists every step.
+    #[arg(long, value_enum, default_value_t = Detail::Capped)]
+    pub detail: Detail,
 }
 
 /// A bubble threshold in µs: a finite number, zero or more.
@@ -68,24 +74,10 @@ fn parse_gap_us(s: &str) -> Result<f64, String> {
     }
 }
 
-/// `4G`, `512M`, `100K`, `12345` → bytes (binary units).
+/// `4G`, `512M`, `100K`, `12345` → bytes (binary units: `G` is GiB).
 pub fn parse_bytes(s: &str) -> Result<u64, String> {
-    let t = s.trim().to_ascii_uppercase();
-    let t = t.trim_end_matches("IB").trim_end_matches('B');
-    let (num, shift) = match t.chars().last() {
-        Some('G') => (&t[..t.len() - 1], 30),
-        Some('M') => (&t[..t.len() - 1], 20),
-        Some('K') => (&t[..t.len() - 1], 10),
-        _ => (t, 0),
-    };
-    let v: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("bad size `{s}` (use e.g. 4G, 512M)"))?;
-    if v <= 0.0 {
-        return Err(format!("bad size `{s}`: must be positive"));
-    }
-    Ok((v * (1u64 << shift) as f64) as u64)
+    crate::units::parse_size(s, crate::units::SizeBase::Binary)
+        .map_err(|why| format!("bad size: {why} (use e.g. 4G, 512M)"))
 }
 
 /// The bundled demo root: `fixtures/demo` in the current directory, else next to the crate.
@@ -149,16 +141,18 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     if let Some(save) = &args.save {
         crate::cli::refuse_overwriting_inputs(save, &paths)?;
     }
-    let report = report_for(&paths, &opts, args.quiet)?;
+    let mut report = report_for(&paths, &opts, args.quiet)?;
+    // Tables and Markdown read every entry; only the JSON's step lists are capped.
+    let for_people = (args.format != Format::Json)
+        .then(|| crate::render::render_detail(&report, args.format, args.full));
+    if args.detail == Detail::Capped {
+        report.detail_capped = detail::cap(&mut report.analyses, detail::DEFAULT_STEP_CAP);
+    }
     if let Some(path) = &args.save {
         std::fs::write(path, render(&report, Format::Json))
             .with_context(|| format!("writing {}", path.display()))?;
     }
-    crate::cli::write_stdout(&crate::render::render_detail(
-        &report,
-        args.format,
-        args.full,
-    ))?;
+    crate::cli::write_stdout(&for_people.unwrap_or_else(|| render(&report, Format::Json)))?;
     let empty = report
         .phase_slice
         .as_ref()

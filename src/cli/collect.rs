@@ -314,12 +314,18 @@ pub fn run(a: CollectArgs) -> anyhow::Result<ExitCode> {
         CollectCommand::Memory(x) => memory_run(&x)?,
         CollectCommand::Verify(v) => {
             let r = verify::verify(&v.root, v.expected_ranks, v.export)?;
-            (serde_json::to_string_pretty(&r)?, r.status == "ok")
+            (
+                serde_json::to_string_pretty(&r)?,
+                r.status == crate::collect::Outcome::Ok,
+            )
         }
         CollectCommand::Archive(x) => {
             let v = &x.verify;
             let r = archive::archive(&v.root, &x.to, &x.tag, v.expected_ranks, v.export)?;
-            (serde_json::to_string_pretty(&r)?, r.status == "ok")
+            (
+                serde_json::to_string_pretty(&r)?,
+                r.status == crate::collect::Outcome::Ok,
+            )
         }
     };
     crate::cli::write_stdout(&(json + "\n"))?;
@@ -352,7 +358,10 @@ fn analyse_ranks(x: AnalyseArgs) -> Outcome {
         x.parallelism,
         std::time::Duration::from_secs_f64(x.timeout_s),
     );
-    Ok((serde_json::to_string_pretty(&r)?, r.status == "ok"))
+    Ok((
+        serde_json::to_string_pretty(&r)?,
+        r.status == crate::collect::Outcome::Ok,
+    ))
 }
 
 /// `collect msprof`: attach CANN's dynamic collector around a workload.

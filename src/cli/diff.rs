@@ -91,12 +91,15 @@ pub fn run(a: DiffArgs) -> anyhow::Result<ExitCode> {
     }
     let base = load(&a.base, a.quiet)?;
     let new = load(&a.new, a.quiet)?;
+    let mut metrics = Vec::new();
     for (label, v) in [(&a.base, &base), (&a.new, &new)] {
+        let m = diff::metrics(v).with_context(|| label.display().to_string())?;
         anyhow::ensure!(
-            !diff::metrics(v).is_empty(),
+            !m.is_empty(),
             "{}: no metric to compare: not a profscope report, nor a profile with device or step events",
             label.display()
         );
+        metrics.push(m);
     }
     for (label, v) in [(&a.base, &base), (&a.new, &new)] {
         let version = v["schema_version"].as_str().unwrap_or("?");
@@ -110,9 +113,9 @@ pub fn run(a: DiffArgs) -> anyhow::Result<ExitCode> {
     }
     let d = diff::diff(
         a.base.display().to_string(),
-        &diff::metrics(&base),
+        &metrics[0],
         a.new.display().to_string(),
-        &diff::metrics(&new),
+        &metrics[1],
         &thresholds,
     )?;
     crate::cli::write_stdout(&crate::render::diff::render(&d, a.format))?;

@@ -314,9 +314,9 @@ fn call_tool(name: &str, args: &Value) -> anyhow::Result<Value> {
             let new = pipeline::load::report_value(std::path::Path::new(n), &Progress::default())?;
             let d = crate::report::diff::diff(
                 b.into(),
-                &crate::report::diff::metrics(&base),
+                &crate::report::diff::metrics(&base)?,
                 n.into(),
-                &crate::report::diff::metrics(&new),
+                &crate::report::diff::metrics(&new)?,
                 &th,
             )?;
             Ok(serde_json::to_value(&d)?)

@@ -6,6 +6,7 @@
 use crate::model::serving::SnapshotRole;
 use crate::pipeline::memory::one_run;
 use crate::render::Format;
+use crate::report::contract::Completeness;
 use crate::report::memory::{self, Parallel};
 use anyhow::Context;
 use clap::Args;
@@ -139,10 +140,10 @@ pub fn run(a: MemoryArgs) -> anyhow::Result<ExitCode> {
         );
         Some(one_run(&evb.paths, &evb.roles, par_b)?)
     };
-    let incomplete = run.attribution.status != "complete"
+    let incomplete = run.attribution.status != Completeness::Complete
         || compare
             .as_ref()
-            .is_some_and(|c| c.attribution.status != "complete");
+            .is_some_and(|c| c.attribution.status != Completeness::Complete);
     let r = memory::report(run, compare);
     let text = match a.format {
         Format::Json => serde_json::to_string_pretty(&r)? + "\n",

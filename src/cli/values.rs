@@ -30,6 +30,22 @@ value_enum!(Phase { Prefill => "prefill", Decode => "decode" });
 value_enum!(CollectExport { Db => "db", Text => "text", Both => "both" });
 value_enum!(SynthExport { Json => "json", Db => "db", Both => "both" });
 
+/// `impl clap::ValueEnum` for a `closed_set!` enum: its report names are its command-line names.
+macro_rules! closed_value_enum {
+    ($ty:ty) => {
+        impl clap::ValueEnum for $ty {
+            fn value_variants<'a>() -> &'a [Self] {
+                <$ty>::ALL
+            }
+            fn to_possible_value(&self) -> Option<PossibleValue> {
+                Some(PossibleValue::new(self.as_str()))
+            }
+        }
+    };
+}
+
+closed_value_enum!(crate::report::detail::Detail);
+
 /// `--only`'s values: every analysis of the registry with its help line.
 pub(crate) fn only_parser() -> clap::builder::PossibleValuesParser {
     clap::builder::PossibleValuesParser::new(

@@ -4,6 +4,7 @@
 //! stuck ranks (their whole process group). Each rank's stdout and stderr go to
 //! `<rank dir>/analyse_parallel.log`; a non-zero exit, a kill or a spawn failure fails the rank.
 
+use super::Outcome;
 use serde::Serialize;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -16,8 +17,7 @@ pub const DEFAULT_COMMAND: &str = "python3 -c \"from torch_npu.profiler.profiler
 #[derive(Debug, Clone, Serialize)]
 pub struct RankRun {
     pub dir: String,
-    /// `ok`, `failed` (non-zero exit), `timeout` (killed), `spawn_failed`.
-    pub status: &'static str,
+    pub status: RankRunStatus,
     pub exit_code: Option<i32>,
     pub wall_s: f64,
     pub log: String,
@@ -32,7 +32,19 @@ pub struct AnalyseRun {
     pub wall_s: f64,
     pub ranks: Vec<RankRun>,
     /// `ok` when every rank exited 0.
-    pub status: &'static str,
+    pub status: Outcome,
+}
+
+crate::model::closed_set::closed_set! {
+    /// How one rank's analyse() ended.
+    pub enum RankRunStatus {
+        Ok = "ok",
+        /// A non-zero exit.
+        Failed = "failed",
+        /// Killed at the timeout (or never started before it).
+        Timeout = "timeout",
+        SpawnFailed = "spawn_failed",
+    }
 }
 
 /// Single-quote for `sh -c` (paths may hold spaces or quotes).
@@ -102,7 +114,7 @@ pub fn run(
                 Err(e) => {
                     results[next] = Some(RankRun {
                         dir: dir.display().to_string(),
-                        status: "spawn_failed",
+                        status: RankRunStatus::SpawnFailed,
                         exit_code: None,
                         wall_s: 0.0,
                         log: format!("{}: {e}", log_path.display()),
@@ -119,13 +131,20 @@ pub fn run(
         while i < running.len() {
             let (k, c, started) = &mut running[i];
             let done = match c.try_wait() {
-                Ok(Some(st)) => Some((if st.success() { "ok" } else { "failed" }, st.code())),
+                Ok(Some(st)) => Some((
+                    if st.success() {
+                        RankRunStatus::Ok
+                    } else {
+                        RankRunStatus::Failed
+                    },
+                    st.code(),
+                )),
                 Ok(None) if over => {
                     kill_group(c);
-                    Some(("timeout", None))
+                    Some((RankRunStatus::Timeout, None))
                 }
                 Ok(None) => None,
-                Err(_) => Some(("failed", None)),
+                Err(_) => Some((RankRunStatus::Failed, None)),
             };
             if let Some((status, code)) = done {
                 let dir = &dirs[*k];
@@ -146,7 +165,7 @@ pub fn run(
             for (k, r) in results.iter_mut().enumerate().skip(next) {
                 *r = Some(RankRun {
                     dir: dirs[k].display().to_string(),
-                    status: "timeout",
+                    status: RankRunStatus::Timeout,
                     exit_code: None,
                     wall_s: 0.0,
                     log: String::new(),
@@ -157,13 +176,13 @@ pub fn run(
         std::thread::sleep(Duration::from_millis(20));
     }
     let ranks: Vec<RankRun> = results.into_iter().flatten().collect();
-    let ok = !ranks.is_empty() && ranks.iter().all(|r| r.status == "ok");
+    let ok = !ranks.is_empty() && ranks.iter().all(|r| r.status == RankRunStatus::Ok);
     AnalyseRun {
         command: template.to_string(),
         parallelism: par,
         timeout_s: timeout.as_secs_f64(),
         wall_s: t0.elapsed().as_secs_f64(),
         ranks,
-        status: if ok { "ok" } else { "failed" },
+        status: if ok { Outcome::Ok } else { Outcome::Failed },
     }
 }

@@ -4,8 +4,8 @@
 //! profiling root. Sources are only read. A copy failure is recorded (`archive_error`, the rank's
 //! `archived_path` null) and never turns a verified run into a failed one.
 
-use super::CollectError;
 use super::verify::{Export, Verify, verify};
+use super::{CollectError, Outcome};
 use serde::Serialize;
 use std::path::Path;
 
@@ -25,7 +25,7 @@ pub struct Archive {
     pub archive_error: Option<String>,
     pub ranks: Vec<ArchivedRank>,
     /// The verify status: archiving never changes it.
-    pub status: &'static str,
+    pub status: Outcome,
 }
 
 /// `YYYYmmddTHHMMSSZ` of a time (UTC), without a date library (days → civil date, H. Hinnant).
@@ -105,7 +105,7 @@ pub fn archive(
             bytes: 0,
         })
         .collect();
-    if status != "ok" {
+    if status != Outcome::Ok {
         return Ok(Archive {
             schema_version: super::SCHEMA_VERSION,
             verify: v,

@@ -6,7 +6,8 @@
 //! started, every exit path tries to stop it (the stop command, then SIGTERM, then SIGKILL of its
 //! process group), so no orphan is left. Progress goes to stderr as one JSON object per line.
 
-use super::analyse::{self, kill_group};
+use super::Outcome;
+use super::analyse::{self, RankRunStatus, kill_group};
 use super::archive;
 use super::http::{self, Response};
 use super::manifest::*;
@@ -534,18 +535,18 @@ fn post_process(o: &CaseOpts, m: &mut Manifest) {
         progress("analyse", json!({"status": r.status, "wall_s": r.wall_s}));
         m.analyse_wall_s = Some(r.wall_s);
         m.analyse_parallelism = Some(r.parallelism);
-        m.analysis_status = Some(r.status.into());
+        m.analysis_status = Some(r.status.to_string());
         for (i, rr) in r.ranks.iter().enumerate() {
-            analysis[i] = rr.status.into();
+            analysis[i] = rr.status.to_string();
         }
-        if r.status != "ok" {
+        if r.status != Outcome::Ok {
             let bad: Vec<String> = r
                 .ranks
                 .iter()
-                .filter(|x| x.status != "ok")
+                .filter(|x| x.status != RankRunStatus::Ok)
                 .map(|x| format!("{} {} (log {})", x.dir, x.status, x.log))
                 .collect();
-            let gate = if r.ranks.iter().any(|x| x.status == "timeout") {
+            let gate = if r.ranks.iter().any(|x| x.status == RankRunStatus::Timeout) {
                 "analyse_timeout"
             } else {
                 "analyse_failed"
@@ -575,7 +576,7 @@ fn post_process(o: &CaseOpts, m: &mut Manifest) {
                 path: r.dir.clone(),
                 outputs: r.outputs.clone(),
                 analysis_status: analysis.get(i).cloned().unwrap_or_else(|| "skipped".into()),
-                verify_status: Some(format!("{:?}", r.status).to_lowercase()),
+                verify_status: Some(r.status.to_string()),
             }
         })
         .collect();
@@ -583,7 +584,7 @@ fn post_process(o: &CaseOpts, m: &mut Manifest) {
         "verify",
         json!({"status": v.status, "gates_failed": v.gates_failed}),
     );
-    if v.status != "ok" {
+    if v.status != Outcome::Ok {
         let problems: Vec<String> = v
             .ranks
             .iter()

@@ -19,6 +19,14 @@ pub mod verify;
 /// Version of the JSON this module prints (verify / archive results).
 pub const SCHEMA_VERSION: &str = "0.1.0";
 
+crate::model::closed_set::closed_set! {
+    /// The verdict of a collect step (verify, archive, analyse): exit 0 only when `ok`.
+    pub enum Outcome {
+        Ok = "ok",
+        Failed = "failed",
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum CollectError {
     #[error("{path}: {source}")]

@@ -5,7 +5,7 @@
 //! are non-empty; `both` needs both. The run fails when any rank is not `ok` or when the number
 //! of rank folders differs from the expected count.
 
-use super::CollectError;
+use super::{CollectError, Outcome};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -18,14 +18,15 @@ pub enum Export {
     Both,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RankStatus {
-    Ok,
-    /// Some expected output is missing, empty or unreadable (see `problems`).
-    Partial,
-    /// Text export: trace_view.json is there but kernel_details.csv is not.
-    MissingKernelDetails,
+crate::model::closed_set::closed_set! {
+    /// Whether one rank's output landed.
+    pub enum RankStatus {
+        Ok = "ok",
+        /// Some expected output is missing, empty or unreadable (see `problems`).
+        Partial = "partial",
+        /// Text export: trace_view.json is there but kernel_details.csv is not.
+        MissingKernelDetails = "missing_kernel_details",
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -38,6 +39,10 @@ pub struct RankCheck {
     pub outputs: Vec<String>,
     /// What is wrong, one sentence each.
     pub problems: Vec<String>,
+    /// Another folder of the same rank that `analyze` reads instead (a newer capture); absent
+    /// when this folder is the one read or no other folder claims its rank.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -53,55 +58,43 @@ pub struct Verify {
     /// Failed gates: `rank_count_mismatch`, `rank_not_ok`, `duplicate_rank` (two rank folders
     /// claim one rank).
     pub gates_failed: Vec<&'static str>,
-    /// `ok` or `failed`.
-    pub status: &'static str,
+    pub status: Outcome,
 }
 
-/// Every `*_ascend_pt` folder under `root` (not looking inside rank folders), sorted.
+/// Every `*_ascend_pt` folder under `root` (not looking inside rank folders), sorted: the
+/// finder of `analyze` ([`crate::ingest::detect::rank_folders`]).
 pub fn rank_dirs(root: &Path) -> Result<Vec<PathBuf>, CollectError> {
-    /// Follows links, but walks a folder once (link loops) and at most 32 deep.
-    fn walk(
-        d: &Path,
-        out: &mut Vec<PathBuf>,
-        seen: &mut std::collections::HashSet<PathBuf>,
-        depth: usize,
-    ) -> std::io::Result<()> {
-        if depth > 32 || !seen.insert(std::fs::canonicalize(d)?) {
-            return Ok(());
+    crate::ingest::detect::rank_folders(root).map_err(|source| CollectError::Io {
+        path: root.display().to_string(),
+        source,
+    })
+}
+
+/// For each check whose rank another folder also claims: the folder `analyze` reads for that rank
+/// instead (the newer capture, by the rule of [`crate::ingest::detect::select`]).
+fn mark_superseded(root: &Path, ranks: &mut [RankCheck]) {
+    let Ok((inputs, _)) = crate::ingest::detect::find_inputs(root) else {
+        return;
+    };
+    let (kept, _) = crate::ingest::detect::select(inputs, root);
+    let read = |dir: &str| {
+        kept.iter()
+            .any(|i| Path::new(&i.path).starts_with(Path::new(dir)))
+    };
+    let read_dirs: Vec<(i32, String)> = ranks
+        .iter()
+        .filter(|r| r.rank >= 0 && read(&r.dir))
+        .map(|r| (r.rank, r.dir.clone()))
+        .collect();
+    for r in ranks.iter_mut().filter(|r| r.rank >= 0) {
+        if read_dirs.iter().any(|(_, d)| *d == r.dir) {
+            continue;
         }
-        for e in std::fs::read_dir(d)? {
-            let p = e?.path();
-            if !p.is_dir() {
-                continue;
-            }
-            if p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.ends_with("_ascend_pt"))
-            {
-                out.push(p);
-            } else {
-                walk(&p, out, seen, depth + 1)?;
-            }
-        }
-        Ok(())
+        r.superseded_by = read_dirs
+            .iter()
+            .find(|(rank, _)| *rank == r.rank)
+            .map(|(_, d)| d.clone());
     }
-    let walk =
-        |d: &Path, out: &mut Vec<PathBuf>| walk(d, out, &mut std::collections::HashSet::new(), 0);
-    let mut out = Vec::new();
-    if root
-        .file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.ends_with("_ascend_pt"))
-    {
-        out.push(root.to_path_buf());
-    } else {
-        walk(root, &mut out).map_err(|source| CollectError::Io {
-            path: root.display().to_string(),
-            source,
-        })?;
-    }
-    out.sort();
-    Ok(out)
 }
 
 fn non_empty(p: &Path) -> Option<u64> {
@@ -223,6 +216,7 @@ fn check_rank(dir: &Path, export: Export) -> RankCheck {
         status,
         outputs,
         problems,
+        superseded_by: None,
     }
 }
 
@@ -231,7 +225,7 @@ pub fn verify(root: &Path, expected: Option<u32>, export: Export) -> Result<Veri
     if dirs.is_empty() {
         return Err(CollectError::NoRanks(root.display().to_string()));
     }
-    let ranks: Vec<RankCheck> = dirs.iter().map(|d| check_rank(d, export)).collect();
+    let mut ranks: Vec<RankCheck> = dirs.iter().map(|d| check_rank(d, export)).collect();
     let mut gates_failed = Vec::new();
     if expected.is_some_and(|n| n as usize != ranks.len()) {
         gates_failed.push("rank_count_mismatch");
@@ -243,6 +237,7 @@ pub fn verify(root: &Path, expected: Option<u32>, export: Export) -> Result<Veri
     claimed.sort_unstable();
     if claimed.windows(2).any(|w| w[0] == w[1]) {
         gates_failed.push("duplicate_rank");
+        mark_superseded(root, &mut ranks);
     }
     Ok(Verify {
         schema_version: super::SCHEMA_VERSION,
@@ -253,9 +248,9 @@ pub fn verify(root: &Path, expected: Option<u32>, export: Export) -> Result<Veri
         rank_count: ranks.len() as u32,
         ranks,
         status: if gates_failed.is_empty() {
-            "ok"
+            Outcome::Ok
         } else {
-            "failed"
+            Outcome::Failed
         },
         gates_failed,
     })

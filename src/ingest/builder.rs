@@ -1,19 +1,18 @@
-//! The one way into [`Tables`]: every ingest path adds files and merges chunk-local columns
-//! here, then [`TablesBuilder::finish`] runs the post-passes that need the whole file (metadata
-//! roles, `B`/`E` matching, stream fill, classification, overlap and phase accounting).
+//! The one way into [`Tables`], knowing no input format: every reader adds its files, threads
+//! and events here (row readers through [`NewEvent`], the Chrome JSON reader by appending its
+//! chunk columns in `chrome_json::merge`), then [`TablesBuilder::finish`] runs the post-passes
+//! that need the whole file (metadata roles, `B`/`E` matching, stream fill, classification,
+//! overlap and phase accounting).
 
-use super::chrome_json::chunk::{ChunkOut, MetaKind};
-use super::chrome_json::local::IdKey;
-use super::postpass;
-use crate::diag::Severity;
+use super::postpass::{self, Merged, PendingBe};
 use crate::model::events::NO_ROW;
 use crate::model::files::SourceFormat;
 use crate::model::hash::FxHashMap;
 use crate::model::{FileId, ProcessId, StrId, Tables, ThreadId};
 
-/// A pid/tid key with global string ids.
+/// A pid or tid as written (a number or a string), with global string ids.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum GKey {
+pub(super) enum Key {
     Num(i64),
     Text(StrId),
 }
@@ -31,21 +30,11 @@ pub struct FileMeta {
     pub display_time_unit: String,
 }
 
-/// A `B` or `E` event waiting to be matched, with global ids.
-pub(super) struct PendingBe {
-    pub thread: ThreadId,
-    pub begin: bool,
-    pub ts_ns: i64,
-    pub name: StrId,
-    pub cat: StrId,
-    pub offset: usize,
-}
-
 #[derive(Default)]
 pub struct TablesBuilder {
     pub(super) t: Tables,
-    processes: FxHashMap<(FileId, GKey), ProcessId>,
-    threads: FxHashMap<(ProcessId, GKey), ThreadId>,
+    processes: FxHashMap<(FileId, Key), ProcessId>,
+    threads: FxHashMap<(ProcessId, Key), ThreadId>,
     pub(super) pending_be: Vec<PendingBe>,
     /// Per file: events per phase byte.
     pub(super) phase_counts: Vec<[u64; 128]>,
@@ -191,192 +180,37 @@ impl TablesBuilder {
         self.t.files.display_time_unit[i] = unit;
     }
 
-    fn process(&mut self, file: FileId, pid: GKey) -> ProcessId {
+    /// The process `pid` of `file`, added on first sight.
+    pub(super) fn process(&mut self, file: FileId, pid: Key) -> ProcessId {
         if let Some(&p) = self.processes.get(&(file, pid)) {
             return p;
         }
         let (num, text) = match pid {
-            GKey::Num(n) => (n, StrId::EMPTY),
-            GKey::Text(s) => (-1 - s.0 as i64, s),
+            Key::Num(n) => (n, StrId::EMPTY),
+            Key::Text(s) => (-1 - s.0 as i64, s),
         };
         let p = self.t.processes.push(file, num, text);
         self.processes.insert((file, pid), p);
         p
     }
 
-    fn thread(&mut self, file: FileId, pid: GKey, tid: GKey) -> ThreadId {
+    /// The thread (`pid`, `tid`) of `file`, added (with its process) on first sight.
+    pub(super) fn thread(&mut self, file: FileId, pid: Key, tid: Key) -> ThreadId {
         let p = self.process(file, pid);
         if let Some(&t) = self.threads.get(&(p, tid)) {
             return t;
         }
         let (num, text) = match tid {
-            GKey::Num(n) => (n, StrId::EMPTY),
-            GKey::Text(s) => (-1 - s.0 as i64, s),
+            Key::Num(n) => (n, StrId::EMPTY),
+            Key::Text(s) => (-1 - s.0 as i64, s),
         };
         let t = self.t.threads.push(p, num, text);
         self.threads.insert((p, tid), t);
         t
     }
 
-    /// Appends one parsed chunk of `file` (chunks must come in file order).
-    pub fn merge_chunk(&mut self, file: FileId, out: ChunkOut<'_>) {
-        let path = self.current_path(file);
-        let mut non_utf8 = 0u64;
-        let smap: Vec<StrId> = out
-            .arena
-            .iter()
-            .map(|b| match std::str::from_utf8(b) {
-                Ok(s) => self.t.strings.intern(s),
-                Err(_) => {
-                    non_utf8 += 1;
-                    self.t.strings.intern(&String::from_utf8_lossy(b))
-                }
-            })
-            .collect();
-        if non_utf8 > 0 {
-            let p = path.clone();
-            self.t
-                .diagnostics
-                .add_n("non_utf8_string", Severity::Info, non_utf8, || {
-                    format!("{p}: strings with invalid UTF-8 were decoded lossily (U+FFFD)")
-                });
-        }
-        let g = |k: IdKey| match k {
-            IdKey::Num(n) => GKey::Num(n),
-            IdKey::Text(s) => GKey::Text(smap[s as usize]),
-        };
-        let tmap: Vec<ThreadId> = out
-            .threads
-            .keys
-            .iter()
-            .map(|&(p, t)| self.thread(file, g(p), g(t)))
-            .collect();
-
-        let base = self.t.events.len();
-        let e = &mut self.t.events;
-        e.reserve(out.ev_ts.len());
-        e.thread
-            .extend(out.ev_thread.iter().map(|&t| tmap[t as usize]));
-        e.ts_ns.extend_from_slice(&out.ev_ts);
-        e.dur_ns.extend_from_slice(&out.ev_dur);
-        e.name.extend(out.ev_name.iter().map(|&s| smap[s as usize]));
-        e.cat.extend(out.ev_cat.iter().map(|&s| smap[s as usize]));
-        e.task_type
-            .extend(out.ev_task_type.iter().map(|&s| smap[s as usize]));
-        e.stream.extend(
-            out.ev_stream
-                .iter()
-                .map(|&s| s.clamp(-1, i32::MAX as i64) as i32),
-        );
-        e.category.extend(std::iter::repeat_n(
-            crate::model::Category::Other,
-            out.ev_ts.len(),
-        ));
-        e.kind.extend_from_slice(&out.ev_kind);
-        e.connection_id.extend_from_slice(&out.ev_conn);
-        e.correlation_id.extend_from_slice(&out.ev_corr);
-        e.pad_links();
-        for c in &out.comm {
-            let ct = &mut self.t.comm_tasks;
-            let row = ct.len() as u32;
-            ct.op_name.push(StrId::EMPTY);
-            ct.group.push(StrId::EMPTY);
-            ct.plane.push(-1);
-            ct.src_rank.push(c.src_rank);
-            ct.dst_rank.push(c.dst_rank);
-            ct.transport.push(smap[c.transport as usize]);
-            ct.link.push(smap[c.link as usize]);
-            ct.data_type.push(smap[c.data_type as usize]);
-            ct.size_bytes.push(c.size_bytes);
-            ct.bandwidth_bytes_per_s.push(c.bandwidth_bytes_per_s);
-            ct.notify_id.push(c.notify_id);
-            self.t.events.comm_task[base + c.event as usize] = row;
-        }
-
-        for be in &out.begin_end {
-            self.pending_be.push(PendingBe {
-                thread: tmap[be.thread as usize],
-                begin: be.begin,
-                ts_ns: be.ts_ns,
-                name: smap[be.name as usize],
-                cat: smap[be.cat as usize],
-                offset: be.offset,
-            });
-        }
-        for m in &out.metas {
-            let text = smap[m.text as usize];
-            match m.kind {
-                MetaKind::ProcessName | MetaKind::ProcessLabels | MetaKind::ProcessSortIndex => {
-                    let p = self.process(file, g(m.pid)).idx();
-                    let pt = &mut self.t.processes;
-                    match m.kind {
-                        MetaKind::ProcessName => pt.name[p] = text,
-                        MetaKind::ProcessLabels => pt.labels[p] = text,
-                        _ => pt.sort_index[p] = m.int,
-                    }
-                }
-                MetaKind::ThreadName | MetaKind::ThreadSortIndex => {
-                    let t = self.thread(file, g(m.pid), g(m.tid)).idx();
-                    if m.kind == MetaKind::ThreadName {
-                        self.t.threads.name[t] = text;
-                    } else {
-                        self.t.threads.sort_index[t] = m.int;
-                    }
-                }
-            }
-        }
-        for i in 0..out.ctr_ts.len() {
-            let p = self.process(file, g(out.ctr_pid[i]));
-            let c = &mut self.t.counters;
-            c.process.push(p);
-            c.name.push(smap[out.ctr_name[i] as usize]);
-            c.series.push(smap[out.ctr_series[i] as usize]);
-            c.ts_ns.push(out.ctr_ts[i]);
-            c.value.push(out.ctr_value[i]);
-        }
-        let f = &mut self.t.flows;
-        f.thread
-            .extend(out.flow_thread.iter().map(|&t| tmap[t as usize]));
-        f.phase.extend_from_slice(&out.flow_phase);
-        f.cat.extend(out.flow_cat.iter().map(|&s| smap[s as usize]));
-        f.name
-            .extend(out.flow_name.iter().map(|&s| smap[s as usize]));
-        f.id.extend_from_slice(&out.flow_id);
-        f.ts_ns.extend_from_slice(&out.flow_ts);
-        f.bind_enclosing.extend_from_slice(&out.flow_bp);
-        for &(t, dev) in &out.device_hints {
-            let p = self.t.threads.process[tmap[t as usize].idx()].idx();
-            if self.t.processes.device_id[p] < 0 {
-                self.t.processes.device_id[p] = dev;
-            }
-        }
-        let pc = &mut self.phase_counts[file.idx()];
-        for (a, b) in pc.iter_mut().zip(out.phase_counts.iter()) {
-            *a += b;
-        }
-        let path = self.current_path(file);
-        for &(offset, why) in out.skipped.iter() {
-            self.t
-                .diagnostics
-                .add("skipped_event", Severity::DataLoss, || {
-                    format!("{path}: byte {offset}: {why}")
-                });
-        }
-        let extra = out.skipped_count.saturating_sub(out.skipped.len() as u64);
-        self.t
-            .diagnostics
-            .add_n("skipped_event", Severity::DataLoss, extra, || {
-                format!("{path}: more skipped events")
-            });
-        self.t
-            .diagnostics
-            .add_n("ignored_metadata", Severity::Info, out.ignored_meta, || {
-                format!("{path}: M events other than process/thread name, labels and sort index")
-            });
-    }
-
     /// The path being read into `file`: the current piece of a capture read in pieces.
-    fn current_path(&self, file: FileId) -> String {
+    pub(super) fn current_path(&self, file: FileId) -> String {
         match &self.parts {
             Some(ps) if ps.file == Some(file) => ps.path.clone(),
             _ => self.t.files.path[file.idx()].clone(),
@@ -400,7 +234,11 @@ impl TablesBuilder {
         for (i, p) in f.path.iter().enumerate() {
             f.truncated[i] = self.truncated.iter().any(|t| t == p);
         }
-        postpass::run(self)
+        postpass::run(Merged {
+            t: self.t,
+            pending_be: self.pending_be,
+            phase_counts: self.phase_counts,
+        })
     }
 }
 
@@ -484,7 +322,7 @@ impl TablesBuilder {
         process: (&str, &str),
         thread: &str,
     ) -> ThreadId {
-        let th = self.thread(file, GKey::Num(pid), GKey::Num(tid));
+        let th = self.thread(file, Key::Num(pid), Key::Num(tid));
         let p = self.t.threads.process[th.idx()].idx();
         if self.t.processes.name[p].is_empty() {
             self.t.processes.name[p] = self.t.strings.intern(process.0);

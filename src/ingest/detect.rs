@@ -197,7 +197,7 @@ fn rank_folder(path: &str, root: &Path) -> Option<std::path::PathBuf> {
     while let Some(d) = dir {
         let name = d.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if d.join("ASCEND_PROFILER_OUTPUT").is_dir()
-            || name.ends_with("_ascend_pt")
+            || is_rank_folder_name(d)
             || name.starts_with("PROF_")
         {
             found = Some(d.to_path_buf());
@@ -208,6 +208,49 @@ fn rank_folder(path: &str, root: &Path) -> Option<std::path::PathBuf> {
         dir = d.parent();
     }
     found
+}
+
+/// Whether `dir` is named as a torch_npu rank folder (`*_ascend_pt`).
+pub fn is_rank_folder_name(dir: &Path) -> bool {
+    dir.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.ends_with("_ascend_pt"))
+}
+
+/// Every torch_npu rank folder (`*_ascend_pt`) under `root` (or `root` itself when it is one),
+/// sorted; rank folders are not looked into. Links are followed as the input walk follows them:
+/// a folder reached twice is walked once, and nothing deeper than [`MAX_DEPTH`]. The finder
+/// `collect verify` uses, so it checks the folders `analyze` would read.
+pub fn rank_folders(root: &Path) -> std::io::Result<Vec<std::path::PathBuf>> {
+    fn walk(
+        d: &Path,
+        out: &mut Vec<std::path::PathBuf>,
+        seen: &mut std::collections::HashSet<std::path::PathBuf>,
+        depth: usize,
+    ) -> std::io::Result<()> {
+        if depth > MAX_DEPTH || !seen.insert(std::fs::canonicalize(d)?) {
+            return Ok(());
+        }
+        for e in std::fs::read_dir(d)? {
+            let p = e?.path();
+            if !p.is_dir() {
+                continue;
+            }
+            if is_rank_folder_name(&p) {
+                out.push(p);
+            } else {
+                walk(&p, out, seen, depth + 1)?;
+            }
+        }
+        Ok(())
+    }
+    if is_rank_folder_name(root) {
+        return Ok(vec![root.to_path_buf()]);
+    }
+    let mut out = Vec::new();
+    walk(root, &mut out, &mut Default::default(), 0)?;
+    out.sort();
+    Ok(out)
 }
 
 /// The capture time of a torch_npu rank folder, from its name

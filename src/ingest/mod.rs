@@ -32,18 +32,24 @@ pub struct Discovered {
 }
 
 impl Discovered {
+    /// Whole captures left out because a newer one of the same ranks was read: (the root left
+    /// out, the root read instead), one per root, sorted.
+    pub fn other_captures(&self) -> Vec<(String, String)> {
+        let mut captures: Vec<(String, String)> = self
+            .skipped
+            .iter()
+            .filter_map(|s| s.other_capture.clone())
+            .collect();
+        captures.sort();
+        captures.dedup();
+        captures
+    }
+
     /// `input_skipped` diagnostics for the left-out files.
     pub fn skipped_diagnostics(&self) -> crate::diag::Diagnostics {
         let mut d = crate::diag::Diagnostics::default();
         // Whole captures left out: one warning per capture root, named in the headline.
-        let mut captures: Vec<&(String, String)> = self
-            .skipped
-            .iter()
-            .filter_map(|s| s.other_capture.as_ref())
-            .collect();
-        captures.sort();
-        captures.dedup();
-        for (root, instead) in captures {
+        for (root, instead) in self.other_captures() {
             d.add("other_capture_skipped", crate::diag::Severity::Warning, || {
                 format!(
                     "{root}: another capture of the same ranks, not read; read {instead}, the newest (by the folder-name timestamp, else mtime); pass {root} to analyse it"

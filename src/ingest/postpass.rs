@@ -2,19 +2,37 @@
 //! from metadata, `B`/`E` matching, stream fill, event classification, overlap accounting and
 //! phase statistics. Each pass is O(events) (per-thread sorts only where a thread is unsorted).
 
-use super::builder::TablesBuilder;
 use crate::diag::Severity;
 use crate::model::category::{ClassifyInput, KINETO_DEVICE_CATS, classify};
 use crate::model::events::EventKind;
 use crate::model::hash::FxHashMap;
-use crate::model::{Category, ProcessRole, StrId, Tables};
+use crate::model::{Category, ProcessRole, StrId, Tables, ThreadId};
 use rayon::prelude::*;
 
-pub(super) fn run(mut b: TablesBuilder) -> Tables {
-    assign_roles(&mut b.t);
-    match_begin_end(&mut b);
-    report_phases(&mut b);
-    let mut t = b.t;
+/// What the readers merged, before the whole-table passes.
+pub(super) struct Merged {
+    pub t: Tables,
+    /// `B` and `E` events waiting to be matched, in file order.
+    pub pending_be: Vec<PendingBe>,
+    /// Per file: events per phase byte.
+    pub phase_counts: Vec<[u64; 128]>,
+}
+
+/// A `B` or `E` event waiting to be matched, with global ids.
+pub(super) struct PendingBe {
+    pub thread: ThreadId,
+    pub begin: bool,
+    pub ts_ns: i64,
+    pub name: StrId,
+    pub cat: StrId,
+    pub offset: usize,
+}
+
+pub(super) fn run(m: Merged) -> Tables {
+    let mut t = m.t;
+    assign_roles(&mut t);
+    match_begin_end(&mut t, m.pending_be);
+    report_phases(&mut t, &m.phase_counts);
     fill_streams(&mut t);
     classify_all(&mut t);
     count_overlaps(&mut t);
@@ -73,12 +91,11 @@ fn assign_roles(t: &mut Tables) {
     }
 }
 
-fn match_begin_end(b: &mut TablesBuilder) {
-    if b.pending_be.is_empty() {
+fn match_begin_end(t: &mut Tables, pending: Vec<PendingBe>) {
+    if pending.is_empty() {
         return;
     }
     let mut stacks: FxHashMap<u32, Vec<usize>> = FxHashMap::default();
-    let pending = std::mem::take(&mut b.pending_be);
     let mut unmatched_end = 0u64;
     for (i, be) in pending.iter().enumerate() {
         let stack = stacks.entry(be.thread.0).or_default();
@@ -91,7 +108,7 @@ fn match_begin_end(b: &mut TablesBuilder) {
             continue;
         };
         let beg = &pending[bi];
-        let e = &mut b.t.events;
+        let e = &mut t.events;
         e.thread.push(beg.thread);
         e.ts_ns.push(beg.ts_ns);
         e.dur_ns.push(be.ts_ns - beg.ts_ns);
@@ -109,9 +126,9 @@ fn match_begin_end(b: &mut TablesBuilder) {
     let unmatched_begin: Vec<usize> = stacks.values().flatten().copied().collect();
     for &i in unmatched_begin.iter().take(crate::diag::MAX_EXAMPLES) {
         let be = &pending[i];
-        let path = b.t.files.path[b.t.process_file(b.t.thread_process(be.thread)).idx()].clone();
-        let name = b.t.str(be.name).to_string();
-        b.t.diagnostics
+        let path = t.files.path[t.process_file(t.thread_process(be.thread)).idx()].clone();
+        let name = t.str(be.name).to_string();
+        t.diagnostics
             .add("unmatched_begin", Severity::DataLoss, || {
                 format!("{path}: byte {}: B `{name}` without E", be.offset)
             });
@@ -119,11 +136,11 @@ fn match_begin_end(b: &mut TablesBuilder) {
     let more = unmatched_begin
         .len()
         .saturating_sub(crate::diag::MAX_EXAMPLES) as u64;
-    b.t.diagnostics
+    t.diagnostics
         .add_n("unmatched_begin", Severity::DataLoss, more, || {
             "more B without E".into()
         });
-    b.t.diagnostics
+    t.diagnostics
         .add_n("unmatched_end", Severity::DataLoss, unmatched_end, || {
             "E events without an open B on their thread".into()
         });
@@ -131,22 +148,21 @@ fn match_begin_end(b: &mut TablesBuilder) {
 
 const KNOWN_PHASES: &[u8] = b"XBEiIRMCstf";
 
-fn report_phases(b: &mut TablesBuilder) {
-    for (f, counts) in b.phase_counts.iter().enumerate() {
+fn report_phases(t: &mut Tables, phase_counts: &[[u64; 128]]) {
+    for (f, counts) in phase_counts.iter().enumerate() {
         for (ph, &n) in counts.iter().enumerate() {
             if n == 0 || KNOWN_PHASES.contains(&(ph as u8)) {
                 continue;
             }
-            let path = &b.t.files.path[f];
+            let path = &t.files.path[f];
             let shown = if ph == 0 {
                 "(missing)".to_string()
             } else {
                 (ph as u8 as char).to_string()
             };
-            b.t.diagnostics
-                .add_n("unknown_phase", Severity::Info, n, || {
-                    format!("{path}: {n} events with ph {shown} (not modelled, counted)")
-                });
+            t.diagnostics.add_n("unknown_phase", Severity::Info, n, || {
+                format!("{path}: {n} events with ph {shown} (not modelled, counted)")
+            });
         }
     }
 }

@@ -25,8 +25,23 @@ pub fn is_gzip(path: &str) -> std::io::Result<bool> {
     Ok(n == 2 && magic == [0x1f, 0x8b])
 }
 
+/// How a mapped file will be read (the kernel's read-ahead follows it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Front to back (JSON, CSV): aggressive read-ahead, pages dropped behind.
+    Sequential,
+    /// In the order of pointers inside the file (SQLite b-tree pages): the default read-ahead.
+    ByPointer,
+}
+
 impl Source {
+    /// Maps `path` read-only for a front-to-back read.
     pub fn open(path: &str) -> Result<Source, IngestError> {
+        Self::open_for(path, Access::Sequential)
+    }
+
+    /// Maps `path` read-only (never locked or modified), advising the kernel of `access`.
+    pub fn open_for(path: &str, access: Access) -> Result<Source, IngestError> {
         let io = |e: std::io::Error| IngestError::Io {
             path: path.to_string(),
             source: e,
@@ -41,7 +56,9 @@ impl Source {
         }
         let map = super::mapping::map(&file).map_err(io)?;
         #[cfg(unix)]
-        let _ = map.advise(memmap2::Advice::Sequential);
+        if access == Access::Sequential {
+            let _ = map.advise(memmap2::Advice::Sequential);
+        }
         Ok(Source {
             bytes: Bytes::Mapped(map),
             size_on_disk,

@@ -3,7 +3,22 @@
 //! HBM attribution (`analysis::memory`). Values keep the unit of their source (npu-smi MB are
 //! MiB); every record keeps its 1-based line number so reports can point at it.
 
+use super::closed_set::closed_set;
 use serde::Serialize;
+
+closed_set! {
+    /// The layout of an `npu-smi info` table.
+    #[derive(Default)]
+    pub enum NpuSmiLayout {
+        /// A2, 98 columns.
+        #[default]
+        Classic = "classic",
+        /// `Chip  Phy-ID`: two dies per NPU.
+        A3 = "a3",
+        /// 26.x, 118 columns, `Process id in container`.
+        Wide = "wide",
+    }
+}
 
 /// One `npu-smi info` table.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -11,9 +26,7 @@ pub struct NpuSmiSnapshot {
     pub path: String,
     /// `npu-smi 24.1.rc2.1` → `24.1.rc2.1`.
     pub version: Option<String>,
-    /// `classic` (A2, 98 columns), `a3` (`Chip  Phy-ID`, two dies per NPU), `wide` (26.x, 118
-    /// columns, `Process id in container`).
-    pub layout: &'static str,
+    pub layout: NpuSmiLayout,
     pub chips: Vec<NpuSmiChip>,
     pub processes: Vec<NpuSmiProcess>,
     /// NPU ids of `No running processes found in NPU n` rows.

@@ -69,6 +69,8 @@ pub struct RunResult {
     pub phase_slice: Option<SliceInfo>,
     pub files: usize,
     pub failed: usize,
+    /// Whole captures left out for a newer one of the same ranks: (root, root read instead).
+    pub other_captures: Vec<(String, String)>,
     /// Sums over files (files run in parallel, so these can exceed the wall time).
     pub ingest_ms: f64,
     pub analysis_ms: f64,
@@ -195,6 +197,7 @@ pub fn run(
         }),
         files: found.inputs.len(),
         failed,
+        other_captures: found.other_captures(),
         ingest_ms,
         analysis_ms,
     })
@@ -216,6 +219,7 @@ pub fn report_for(
         run.summary,
         run.analyses,
         &run.diagnostics,
+        &run.other_captures,
         Some(run.ingest_ms),
     );
     let mut headline = report.headline.clone();

@@ -50,7 +50,9 @@ pub fn default_max_memory() -> u64 {
                 .find_map(|l| l.strip_prefix("MemAvailable:"))
                 .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         })
-        .map_or(8 << 30, |kb| kb * 1024 / 4 * 3)
+        .map_or(8 * crate::units::GIB as u64, |kb| {
+            kb * crate::units::KIB as u64 / 4 * 3
+        })
 }
 
 /// One input as read: its tables or why it could not be read, and the time reading took.

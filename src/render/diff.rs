@@ -3,16 +3,16 @@
 
 use super::sections::{Section, sec};
 use super::{Format, human_ns, markdown, table};
-use crate::report::diff::{Diff, Row, Status};
+use crate::report::diff::{Diff, MetricUnit, Row, Status};
 
 /// A value as displayed: ns metrics as a time (below 1 µs with one decimal, so a mean of 16.4 ns
 /// does not show as 16.000 ns), pct as a percent, any other unit after the number.
-fn value(unit: &str, v: Option<f64>) -> String {
+fn value(unit: MetricUnit, v: Option<f64>) -> String {
     match (unit, v) {
         (_, None) => "-".into(),
-        ("ns", Some(x)) if x.abs() < 1e3 => format!("{x:.1} ns"),
-        ("ns", Some(x)) => human_ns(x.round() as i64),
-        ("pct", Some(x)) => format!("{x:.2}%"),
+        (MetricUnit::Ns, Some(x)) if x.abs() < 1e3 => format!("{x:.1} ns"),
+        (MetricUnit::Ns, Some(x)) => human_ns(x.round() as i64),
+        (MetricUnit::Pct, Some(x)) => format!("{x:.2}%"),
         (u, Some(x)) => format!("{x:.2} {u}"),
     }
 }
@@ -22,11 +22,11 @@ fn change(r: &Row) -> String {
         return "-".into();
     };
     let abs = match r.unit {
-        "ns" => {
-            let s = value("ns", Some(c));
+        MetricUnit::Ns => {
+            let s = value(MetricUnit::Ns, Some(c));
             if c >= 0.0 { format!("+{s}") } else { s }
         }
-        "pct" => format!("{c:+.2} pt"),
+        MetricUnit::Pct => format!("{c:+.2} pt"),
         u => format!("{c:+.2} {u}"),
     };
     match r.change_pct {

@@ -451,7 +451,7 @@ fn memory_charts(m: &MemoryReport) -> String {
             &format!(
                 "device {} — % of npu-smi HBM used ({:.0} MiB)",
                 d.device.map_or("?".into(), |x| x.to_string()),
-                used / (1u64 << 20) as f64
+                used / crate::units::MIB as f64
             ),
             &parts,
         );

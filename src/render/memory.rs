@@ -17,7 +17,7 @@ fn mib(b: Option<i64>) -> String {
 
 fn gib(b: Option<i64>) -> String {
     b.map_or("unknown".into(), |b| {
-        format!("{:.2}", b as f64 / (1u64 << 30) as f64)
+        format!("{:.2}", b as f64 / crate::units::GIB as f64)
     })
 }
 

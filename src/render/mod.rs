@@ -85,27 +85,30 @@ pub fn render_detail(report: &Report, format: Format, full: bool) -> String {
 
 /// `1234567` ns as `1.235 ms` (for people; JSON keeps integers).
 pub fn human_ns(ns: i64) -> String {
-    let a = ns.unsigned_abs() as f64;
-    let (v, unit) = if a >= 1e9 {
-        (ns as f64 / 1e9, "s")
-    } else if a >= 1e6 {
-        (ns as f64 / 1e6, "ms")
-    } else if a >= 1e3 {
-        (ns as f64 / 1e3, if ascii() { "us" } else { "µs" })
+    use crate::units::{NS_PER_MS, NS_PER_S, NS_PER_US};
+    let a = ns.unsigned_abs();
+    let (div, unit) = if a >= NS_PER_S as u64 {
+        (NS_PER_S, "s")
+    } else if a >= NS_PER_MS as u64 {
+        (NS_PER_MS, "ms")
+    } else if a >= NS_PER_US as u64 {
+        (NS_PER_US, if ascii() { "us" } else { "µs" })
     } else {
-        (ns as f64, "ns")
+        (1, "ns")
     };
-    format!("{v:.3} {unit}")
+    format!("{:.3} {unit}", ns as f64 / div as f64)
 }
 
+/// Bytes for people, in decimal multiples (`1.50 GB` is 1.5e9 bytes).
 pub fn human_bytes(b: u64) -> String {
+    use crate::units::{GB, KB, MB};
     let f = b as f64;
-    if f >= 1e9 {
-        format!("{:.2} GB", f / 1e9)
-    } else if f >= 1e6 {
-        format!("{:.2} MB", f / 1e6)
-    } else if f >= 1e3 {
-        format!("{:.1} KB", f / 1e3)
+    if b >= GB as u64 {
+        format!("{:.2} GB", f / GB as f64)
+    } else if b >= MB as u64 {
+        format!("{:.2} MB", f / MB as f64)
+    } else if b >= KB as u64 {
+        format!("{:.1} KB", f / KB as f64)
     } else {
         format!("{b} B")
     }

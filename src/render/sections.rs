@@ -3,6 +3,7 @@
 
 use super::{human_bytes, human_ns};
 use crate::report::Report;
+use crate::report::contract::{BandwidthRank, LinkType};
 
 pub struct Section {
     pub title: String,
@@ -618,9 +619,13 @@ fn step_sync(r: &Report, out: &mut Vec<Section>) {
                 "{} / {} / {}",
                 s.excellent_steps, s.acceptable_steps, s.needs_attention_steps
             ),
-            s.verdict.into(),
+            s.verdict.to_string(),
             s.host_pct_of_replay.map_or("-".into(), |p| {
-                format!("{} of replay ({})", pct(p), s.host_verdict.unwrap_or(""))
+                format!(
+                    "{} of replay ({})",
+                    pct(p),
+                    s.host_verdict.map_or("", |v| v.as_str())
+                )
             }),
         ]);
     }
@@ -690,7 +695,7 @@ fn collective_ops(d: &crate::report::contract::DeviceCommOps) -> Section {
         let link = o
             .bandwidth
             .iter()
-            .filter(|b| b.link != "SDMA" && b.time_ns > 0)
+            .filter(|b| b.link != LinkType::Sdma && b.time_ns > 0)
             .max_by_key(|b| b.size_bytes)
             .map_or("-".into(), |b| {
                 format!("{} {:.2} GB/s", b.link, b.bandwidth_gb_s)
@@ -765,7 +770,7 @@ fn slowest_links(c: &crate::report::contract::CommunicationOps) -> Option<Sectio
         .flat_map(|d| {
             d.matrix
                 .iter()
-                .filter(|m| m.rank_by_bandwidth == "total" && m.transport != "LOCAL")
+                .filter(|m| m.rank_by_bandwidth == BandwidthRank::Total && m.transport != "LOCAL")
                 .map(move |m| (d.device.rank, m))
         })
         .collect();
@@ -948,7 +953,7 @@ fn top_events(r: &Report, out: &mut Vec<Section>) {
     for t in &a.top_events {
         let title = format!(
             "Top {} events by total time: {}",
-            t.subset.replace('_', " "),
+            t.subset.as_str().replace('_', " "),
             dev(&t.device)
         );
         let mut s = sec(

@@ -7,10 +7,11 @@
 pub use crate::analysis::batch_audit::Range;
 pub use crate::analysis::bubbles::{Cause, DeviceBubbles, Neighbour};
 pub use crate::analysis::communication_ops::{
-    CommunicationOps, DeviceCommOps, MatrixCell, SLOW_RANK_MARGIN,
+    BandwidthRank, CommunicationOps, DeviceCommOps, LinkType, MatrixCell, SLOW_RANK_MARGIN,
 };
 pub use crate::analysis::devices::DeviceRef;
 pub use crate::analysis::dispatch::Link;
-pub use crate::analysis::memory::{Attribution, Component, DeviceMemory, MIB, Source};
+pub use crate::analysis::memory::{Attribution, Completeness, Component, DeviceMemory, Source};
 pub use crate::analysis::ranks::OVERSIZED_FACTOR;
 pub use crate::analysis::stats::pct as percent_of;
+pub use crate::units::MIB;

@@ -1,48 +1,55 @@
-//! Run-to-run comparison for regression gates: run-level metrics read from two reports (as
-//! JSON values, so a saved report and a fresh one go through the same code), their changes, and
+//! Run-to-run comparison for regression gates: run-level metrics read from two reports (JSON
+//! values read through one typed view, `diff_input`, so a saved report and a fresh one go through
+//! the same code), their changes, and
 //! thresholds (`step_time>+3%,bubble_share>+1pt,kernel.*>+10%`) that decide pass or fail.
 //!
 //! Every metric is a ratio or a mean, never a sum over the capture, so two captures of different
 //! length compare fairly. Its unit is `ns` or `pct`, and its denominator is stated.
 
-use serde::Serialize;
+use super::diff_input::{self as input, Num, ReportView};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Metric {
-    pub unit: &'static str,
+    pub unit: MetricUnit,
     pub value: f64,
     /// What the value is (and its denominator).
     pub definition: &'static str,
 }
 
-fn f(v: &Value) -> f64 {
-    v.as_f64().unwrap_or(0.0)
-}
-
-fn list<'a>(v: &'a Value, key: &str) -> &'a [Value] {
-    v["analyses"][key].as_array().map_or(&[], |a| a.as_slice())
+crate::model::closed_set::closed_set! {
+    /// The unit of a diff metric.
+    pub enum MetricUnit {
+        Ns = "ns",
+        /// Percent (its change is in percentage points).
+        Pct = "pct",
+        GbPerS = "GB/s",
+    }
 }
 
 /// `sum(num) / sum(den)` over the items, as percent; None when the denominator is 0.
-fn share(items: &[Value], num: impl Fn(&Value) -> f64, den: impl Fn(&Value) -> f64) -> Option<f64> {
+fn share<T>(items: &[T], num: impl Fn(&T) -> Num, den: impl Fn(&T) -> Num) -> Option<f64> {
     let (n, d) = items
         .iter()
-        .fold((0.0, 0.0), |(n, d), x| (n + num(x), d + den(x)));
+        .fold((0.0, 0.0), |(n, d), x| (n + num(x).0, d + den(x).0));
     (d > 0.0).then(|| 100.0 * n / d)
 }
 
-/// The run-level metrics of a report (a `profscope analyze --format json` value).
-pub fn metrics(report: &Value) -> BTreeMap<String, Metric> {
+/// The run-level metrics of a report (a `profscope analyze --format json` value, saved or
+/// fresh), read through the typed view of [`super::diff_input`].
+pub fn metrics(report: &Value) -> Result<BTreeMap<String, Metric>, DiffError> {
+    let view = ReportView::deserialize(report).map_err(|e| DiffError::NotAReport(e.to_string()))?;
+    let a = &view.analyses;
     let mut m = Metrics::default();
-    step_metrics(report, &mut m);
-    device_metrics(report, &mut m);
-    dispatch_metrics(report, &mut m);
-    collective_metrics(report, &mut m);
-    communication_metrics(report, &mut m);
-    kernel_metrics(report, &mut m);
-    m.0
+    step_metrics(&a.cross_rank, &mut m);
+    device_metrics(a, &mut m);
+    dispatch_metrics(&a.dispatch, &mut m);
+    collective_metrics(&a.communication_ops, &mut m);
+    communication_metrics(a, &mut m);
+    kernel_metrics(a, &mut m);
+    Ok(m.0)
 }
 
 #[derive(Default)]
@@ -53,7 +60,7 @@ impl Metrics {
     fn put(
         &mut self,
         name: String,
-        unit: &'static str,
+        unit: MetricUnit,
         value: Option<f64>,
         definition: &'static str,
     ) {
@@ -71,108 +78,96 @@ impl Metrics {
 }
 
 /// Step time and collective skew (cross_rank).
-fn step_metrics(report: &Value, m: &mut Metrics) {
-    let cohorts = report["analyses"]["cross_rank"]["cohorts"]
-        .as_array()
-        .map_or(&[][..], |a| a.as_slice());
-    let ranks: Vec<&Value> = cohorts
-        .iter()
-        .flat_map(|c| c["ranks"].as_array().into_iter().flatten())
-        .collect();
-    let (steps, step_ns) = ranks.iter().fold((0.0, 0.0), |(n, s), r| {
-        (
-            n + f(&r["steps"]),
-            s + f(&r["step_mean_ns"]) * f(&r["steps"]),
-        )
+fn step_metrics(c: &input::CrossRank, m: &mut Metrics) {
+    let ranks = c.cohorts.iter().flat_map(|c| &c.ranks);
+    let (steps, step_ns) = ranks.fold((0.0, 0.0), |(n, s), r| {
+        (n + r.steps.0, s + r.step_mean_ns.0 * r.steps.0)
     });
     m.put(
         "step_time".into(),
-        "ns",
+        MetricUnit::Ns,
         (steps > 0.0).then(|| step_ns / steps),
         "mean device step time over every rank's steps (cross_rank)",
     );
-    let skews: Vec<&Value> = cohorts
+    let skews: Vec<&input::Collectives> = c
+        .cohorts
         .iter()
-        .map(|c| &c["collectives"])
-        .filter(|k| f(&k["matched"]) > 0.0)
+        .map(|c| &c.collectives)
+        .filter(|k| k.matched.0 > 0.0)
         .collect();
     m.put(
         "collective_skew".into(),
-        "ns",
+        MetricUnit::Ns,
         (!skews.is_empty()).then(|| {
             skews
                 .iter()
-                .map(|k| f(&k["skew_mean_ns"]) * f(&k["matched"]))
+                .map(|k| k.skew_mean_ns.0 * k.matched.0)
                 .sum::<f64>()
-                / skews.iter().map(|k| f(&k["matched"])).sum::<f64>()
+                / skews.iter().map(|k| k.matched.0).sum::<f64>()
         }),
         "mean start skew of collectives matched across ranks (cross_rank)",
     );
 }
 
 /// Computing, exposed communication, free and bubble shares of the device windows.
-fn device_metrics(report: &Value, m: &mut Metrics) {
-    let dt = list(report, "device_time");
-    for (name, key, def) in [
+fn device_metrics(a: &input::Analyses, m: &mut Metrics) {
+    type Field = fn(&input::DeviceTime) -> Num;
+    let fields: [(&str, Field, &'static str); 3] = [
         (
             "computing_share",
-            "computing_ns",
+            |x| x.computing_ns,
             "computing / device window, % (device_time, all devices)",
         ),
         (
             "comm_exposed_share",
-            "communication_not_overlapped_ns",
+            |x| x.communication_not_overlapped_ns,
             "communication not overlapped / device window, % (device_time)",
         ),
         (
             "free_share",
-            "free_ns",
+            |x| x.free_ns,
             "free / device window, % (device_time)",
         ),
-    ] {
+    ];
+    for (name, num, def) in fields {
         m.put(
             name.into(),
-            "pct",
-            share(dt, |x| f(&x[key]), |x| f(&x["window_ns"])),
+            MetricUnit::Pct,
+            share(&a.device_time, num, |x| x.window_ns),
             def,
         );
     }
     m.put(
         "bubble_share".into(),
-        "pct",
-        share(
-            list(report, "bubbles"),
-            |x| f(&x["idle_ns"]),
-            |x| f(&x["window_ns"]),
-        ),
+        MetricUnit::Pct,
+        share(&a.bubbles, |x| x.idle_ns, |x| x.window_ns),
         "idle gaps / device window, % (bubbles, all devices)",
     );
 }
 
 /// Host-bound idle and launch latency (dispatch).
-fn dispatch_metrics(report: &Value, m: &mut Metrics) {
-    let dispatch = list(report, "dispatch");
+fn dispatch_metrics(dispatch: &[input::Dispatch], m: &mut Metrics) {
     m.put(
         "host_bound_share".into(),
-        "pct",
+        MetricUnit::Pct,
         share(
             dispatch,
-            |x| f(&x["host_bound"]["host_bound_ns"]),
-            |x| f(&x["host_bound"]["idle_ns"]),
+            |x| x.host_bound.host_bound_ns,
+            |x| x.host_bound.idle_ns,
         ),
         "idle gaps whose next task was launched after the gap began / idle, % (dispatch, all devices)",
     );
-    let linked: Vec<&Value> = dispatch
+    let linked: Vec<&input::Dispatch> = dispatch
         .iter()
-        .filter(|x| f(&x["latency"]["count"]) > 0.0)
+        .filter(|x| x.latency.count.0 > 0.0)
         .collect();
     m.put(
         "launch_latency_p99".into(),
-        "ns",
+        MetricUnit::Ns,
         (!linked.is_empty()).then(|| {
             linked
                 .iter()
-                .map(|x| f(&x["latency"]["p99_ns"]))
+                .map(|x| x.latency.p99_ns.0)
                 .fold(f64::MIN, f64::max)
         }),
         "p99 launch latency (call start to first task start), the largest over devices (dispatch)",
@@ -180,36 +175,31 @@ fn dispatch_metrics(report: &Value, m: &mut Metrics) {
 }
 
 /// Collective wait ratio and bandwidth per link type (communication_ops).
-fn collective_metrics(report: &Value, m: &mut Metrics) {
-    let comm_ops: Vec<&Value> = report["analyses"]["communication_ops"]["devices"]
-        .as_array()
-        .map_or(Vec::new(), |a| a.iter().collect());
-    let (wait, transit) = comm_ops.iter().fold((0.0, 0.0), |(w, t), d| {
-        let x = &d["total"]["times"];
-        (w + f(&x["wait_ns"]), t + f(&x["transit_ns"]))
+fn collective_metrics(c: &input::CommunicationOps, m: &mut Metrics) {
+    let (wait, transit) = c.devices.iter().fold((0.0, 0.0), |(w, t), d| {
+        let x = &d.total.times;
+        (w + x.wait_ns.0, t + x.transit_ns.0)
     });
     m.put(
         "collective_wait_ratio".into(),
-        "pct",
+        MetricUnit::Pct,
         (wait + transit > 0.0).then(|| 100.0 * wait / (wait + transit)),
         "Notify_Wait time / (wait + transit) on the master plane of every collective op, % (communication_ops, all devices)",
     );
     let mut links: BTreeMap<String, (f64, f64)> = BTreeMap::new();
-    for d in &comm_ops {
-        for b in d["total"]["bandwidth"].as_array().into_iter().flatten() {
-            if f(&b["time_ns"]) > 0.0 {
-                let e = links
-                    .entry(b["link"].as_str().unwrap_or("?").to_string())
-                    .or_default();
-                e.0 += f(&b["size_bytes"]);
-                e.1 += f(&b["time_ns"]);
-            }
+    for b in c.devices.iter().flat_map(|d| &d.total.bandwidth) {
+        if b.time_ns.0 > 0.0 {
+            let e = links
+                .entry(b.link.clone().unwrap_or_else(|| "?".into()))
+                .or_default();
+            e.0 += b.size_bytes.0;
+            e.1 += b.time_ns.0;
         }
     }
     for (link, (bytes, ns)) in links {
         m.put(
             format!("link_bandwidth.{link}"),
-            "GB/s",
+            MetricUnit::GbPerS,
             Some(bytes / ns),
             "bytes / transfer time over one link type, all collective ops and devices (communication_ops)",
         );
@@ -217,74 +207,65 @@ fn collective_metrics(report: &Value, m: &mut Metrics) {
 }
 
 /// NOTIFY_WAIT ratio (step_sync) and the two communication shares (communication).
-fn communication_metrics(report: &Value, m: &mut Metrics) {
+fn communication_metrics(a: &input::Analyses, m: &mut Metrics) {
     m.put(
         "notify_wait_ratio".into(),
-        "pct",
+        MetricUnit::Pct,
         share(
-            list(report, "step_sync"),
-            |x| f(&x["notify_wait_total_ns"]),
-            |x| f(&x["replay_total_ns"]),
+            &a.step_sync,
+            |x| x.notify_wait_total_ns,
+            |x| x.replay_total_ns,
         ),
         "NOTIFY_WAIT / graph-replay time, % (step_sync, all devices)",
     );
-    let comm = list(report, "communication");
     m.put(
         "comm_kernel_share".into(),
-        "pct",
+        MetricUnit::Pct,
         share(
-            comm,
-            |x| f(&x["comm_kernels"]["sum_ns"]),
-            |x| f(&x["compute_kernel_ns"]),
+            &a.communication,
+            |x| x.comm_kernels.sum_ns,
+            |x| x.compute_kernel_ns,
         ),
         "communication kernels / compute-kernel time, % (communication (a))",
     );
     m.put(
         "wait_share".into(),
-        "pct",
+        MetricUnit::Pct,
         share(
-            comm,
-            |x| f(&x["event_and_mem_waits"]["sum_ns"]),
-            |x| f(&x["device_task_ns"]),
+            &a.communication,
+            |x| x.event_and_mem_waits.sum_ns,
+            |x| x.device_task_ns,
         ),
         "EVENT/STREAM/MEM waits / all device task time, % (communication (b))",
     );
 }
 
 /// Kernel family shares (composition) and per-call means of the top events.
-fn kernel_metrics(report: &Value, m: &mut Metrics) {
-    let comp = list(report, "composition");
-    let compute_ns: f64 = comp.iter().map(|c| f(&c["compute_ns"])).sum();
+fn kernel_metrics(a: &input::Analyses, m: &mut Metrics) {
+    let name = |x: &input::Named| x.name.clone().unwrap_or_else(|| "?".into());
+    let compute_ns: f64 = a.composition.iter().map(|c| c.compute_ns.0).sum();
     let mut families: BTreeMap<String, f64> = BTreeMap::new();
-    for c in comp {
-        for x in c["families"].as_array().into_iter().flatten() {
-            *families
-                .entry(x["name"].as_str().unwrap_or("?").to_string())
-                .or_default() += f(&x["sum_ns"]);
-        }
+    for x in a.composition.iter().flat_map(|c| &c.families) {
+        *families.entry(name(x)).or_default() += x.sum_ns.0;
     }
-    for (name, ns) in families {
+    for (family, ns) in families {
         m.put(
-            format!("family.{name}"),
-            "pct",
+            format!("family.{family}"),
+            MetricUnit::Pct,
             (compute_ns > 0.0).then(|| 100.0 * ns / compute_ns),
             "kernel family time / compute-kernel time, % (composition)",
         );
     }
     let mut kernels: BTreeMap<String, (f64, f64)> = BTreeMap::new();
-    for t in list(report, "top_events") {
-        for x in t["by_sum"].as_array().into_iter().flatten() {
-            let e = kernels
-                .entry(x["name"].as_str().unwrap_or("?").to_string())
-                .or_default();
-            e.0 += f(&x["sum_ns"]);
-            e.1 += f(&x["count"]);
-        }
+    for x in a.top_events.iter().flat_map(|t| &t.by_sum) {
+        let e = kernels.entry(name(x)).or_default();
+        e.0 += x.sum_ns.0;
+        e.1 += x.count.0;
     }
-    for (name, (ns, n)) in kernels {
+    for (kernel, (ns, n)) in kernels {
         m.put(
-            format!("kernel.{name}"),
-            "ns",
+            format!("kernel.{kernel}"),
+            MetricUnit::Ns,
             (n > 0.0).then(|| ns / n),
             "mean duration per call of a top event (top_events by sum)",
         );
@@ -318,6 +299,8 @@ pub struct Threshold {
 
 #[derive(Debug, thiserror::Error)]
 pub enum DiffError {
+    #[error("not a profscope report: {0}")]
+    NotAReport(String),
     #[error(
         "threshold `{0}`: expected NAME>+N% | NAME>+Npt | NAME>+N(ns|us|ms|s), or < with a negative change"
     )]
@@ -335,7 +318,7 @@ pub enum DiffError {
         text: String,
         measure: Measure,
         metric: String,
-        unit: &'static str,
+        unit: MetricUnit,
     },
 }
 
@@ -404,7 +387,7 @@ pub enum Status {
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
     pub metric: String,
-    pub unit: &'static str,
+    pub unit: MetricUnit,
     pub definition: &'static str,
     pub base: Option<f64>,
     pub new: Option<f64>,
@@ -457,7 +440,9 @@ pub fn diff(
             }
             let unit_ok = matches!(
                 (t.measure, any.unit),
-                (Measure::Percent, _) | (Measure::Points, "pct") | (Measure::Nanos, "ns")
+                (Measure::Percent, _)
+                    | (Measure::Points, MetricUnit::Pct)
+                    | (Measure::Nanos, MetricUnit::Ns)
             );
             if !unit_ok {
                 // A wildcard skips metrics of another unit; a named metric is a usage error.
@@ -546,7 +531,7 @@ pub fn diff(
 mod tests {
     use super::*;
 
-    fn one(name: &str, unit: &'static str, v: f64) -> BTreeMap<String, Metric> {
+    fn one(name: &str, unit: MetricUnit, v: f64) -> BTreeMap<String, Metric> {
         BTreeMap::from([(
             name.to_string(),
             Metric {
@@ -570,9 +555,9 @@ mod tests {
         let run = |b: f64, n: f64| {
             diff(
                 "b".into(),
-                &one("step_time", "ns", b),
+                &one("step_time", MetricUnit::Ns, b),
                 "n".into(),
-                &one("step_time", "ns", n),
+                &one("step_time", MetricUnit::Ns, n),
                 &t[..1],
             )
             .unwrap()
@@ -586,9 +571,9 @@ mod tests {
         let p = parse_thresholds("bubble_share>+1pt").unwrap();
         let d = diff(
             "b".into(),
-            &one("bubble_share", "pct", 10.0),
+            &one("bubble_share", MetricUnit::Pct, 10.0),
             "n".into(),
-            &one("bubble_share", "pct", 11.5),
+            &one("bubble_share", MetricUnit::Pct, 11.5),
             &p,
         )
         .unwrap();
@@ -596,9 +581,9 @@ mod tests {
         // Points on an ns metric is a usage error.
         let e = diff(
             "b".into(),
-            &one("step_time", "ns", 1.0),
+            &one("step_time", MetricUnit::Ns, 1.0),
             "n".into(),
-            &one("step_time", "ns", 1.0),
+            &one("step_time", MetricUnit::Ns, 1.0),
             &p.iter()
                 .map(|x| Threshold {
                     pattern: "step_time".into(),

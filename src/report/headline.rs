@@ -16,7 +16,11 @@ fn ms(ns: i64) -> String {
 }
 
 /// The headline lines of a run.
-pub fn build(a: &Analyses, diagnostics: &[Diagnostic]) -> Vec<String> {
+pub fn build(
+    a: &Analyses,
+    diagnostics: &[Diagnostic],
+    other_captures: &[(String, String)],
+) -> Vec<String> {
     let mut out = Vec::new();
     if a.device_time.is_empty() {
         // Said only when no device analysis found a device (not when `--only` skipped device_time).
@@ -34,7 +38,7 @@ pub fn build(a: &Analyses, diagnostics: &[Diagnostic]) -> Vec<String> {
     out.extend(who_is_slow(a));
     out.extend(top_bubble_cause(a));
     out.push(a.vendor_agreement.verdict.clone());
-    out.extend(capture_read(diagnostics));
+    out.extend(capture_read(other_captures));
     out.push(warnings(diagnostics));
     out
 }
@@ -180,34 +184,21 @@ fn top_bubble_cause(a: &Analyses) -> Option<String> {
     ))
 }
 
-/// Which capture was read when a folder held several of the same ranks.
-fn capture_read(diagnostics: &[Diagnostic]) -> Option<String> {
-    let d = diagnostics
+/// Which capture was read when a folder held several of the same ranks: `other` holds (root
+/// left out, root read instead), sorted; the first few roots are named.
+fn capture_read(other: &[(String, String)]) -> Option<String> {
+    let (_, instead) = other.first()?;
+    let roots: Vec<&str> = other
         .iter()
-        .find(|d| d.code == "other_capture_skipped")?;
-    let roots: Vec<&str> = d
-        .examples
-        .iter()
-        .filter_map(|e| e.split(": ").next())
+        .take(crate::diag::MAX_EXAMPLES)
+        .map(|(root, _)| root.as_str())
         .collect();
-    let instead = d
-        .examples
-        .first()
-        .map_or("", |e| e.as_str())
-        .split("; read ")
-        .nth(1)
-        .and_then(|x| x.split(", the newest").next())
-        .unwrap_or("");
+    let n = other.len();
     Some(format!(
-        "read one capture, the newest: {instead}; {} other capture{} of the same ranks not read: {}{} (pass one as the path to analyse it)",
-        d.count,
-        if d.count == 1 { "" } else { "s" },
+        "read one capture, the newest: {instead}; {n} other capture{} of the same ranks not read: {}{} (pass one as the path to analyse it)",
+        if n == 1 { "" } else { "s" },
         roots.join(", "),
-        if d.count as usize > roots.len() {
-            ", …"
-        } else {
-            ""
-        }
+        if n > roots.len() { ", …" } else { "" }
     ))
 }
 

@@ -3,7 +3,9 @@
 
 pub mod analyses;
 pub mod contract;
+pub mod detail;
 pub mod diff;
+pub mod diff_input;
 pub mod headline;
 pub mod memory;
 pub mod query;
@@ -30,6 +32,10 @@ pub struct Report {
     /// One line: how far the numbers are from the vendor's own numbers in the input
     /// (`analyses.vendor_agreement.verdict`), first so a reader knows what to trust.
     pub vendor_verdict: String,
+    /// The step-length lists cut to their first entries (`--detail capped`, the default for
+    /// JSON; report::detail), each with how many entries it had; absent when none was cut.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub detail_capped: Vec<detail::CappedList>,
     pub summary: Summary,
     pub analyses: Analyses,
     /// Ingest time summed over files, ms (absent when not measured; files run in parallel, so
@@ -50,22 +56,25 @@ impl Report {
         summary: Summary,
         analyses: Analyses,
         diagnostics: &Diagnostics,
+        other_captures: &[(String, String)],
         ingest_ms: Option<f64>,
     ) -> Report {
+        let listed: Vec<Diagnostic> = diagnostics.iter().cloned().collect();
         Report {
             schema_version: SCHEMA_VERSION,
             tool: "profscope",
             tool_version: env!("CARGO_PKG_VERSION"),
             inputs,
-            headline: headline::build(&analyses, &diagnostics.iter().cloned().collect::<Vec<_>>()),
+            headline: headline::build(&analyses, &listed, other_captures),
             vendor_verdict: analyses.vendor_agreement.verdict.clone(),
+            detail_capped: Vec::new(),
             summary,
             analyses,
             ingest_ms,
             analysis_ms: None,
             wall_ms: None,
             phase_slice: None,
-            diagnostics: diagnostics.iter().cloned().collect(),
+            diagnostics: listed,
         }
     }
 }

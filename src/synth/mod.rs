@@ -70,18 +70,8 @@ pub enum SynthError {
 
 /// `500KB`, `100MB`, `2GB`, `12345` → bytes (decimal units).
 pub fn parse_size(s: &str) -> Result<u64, SynthError> {
-    let t = s.trim().to_ascii_uppercase();
-    let (num, mult) = [("GB", 1e9), ("MB", 1e6), ("KB", 1e3), ("B", 1.0)]
-        .iter()
-        .find_map(|(u, m)| t.strip_suffix(u).map(|n| (n.trim().to_string(), *m)))
-        .unwrap_or((t.clone(), 1.0));
-    let v: f64 = num
-        .parse()
-        .map_err(|_| SynthError::BadSize(s.to_string()))?;
-    if v <= 0.0 {
-        return Err(SynthError::BadSize(s.to_string()));
-    }
-    Ok((v * mult) as u64)
+    crate::units::parse_size(s, crate::units::SizeBase::Decimal)
+        .map_err(|_| SynthError::BadSize(s.to_string()))
 }
 
 pub const LAYERS: u64 = 2;

@@ -134,7 +134,7 @@ fn generated_run_matches_ground_truth() {
 
         // Top compute events equal the kernel totals.
         let top = top_events::compute(&t, &devs, 50);
-        let tc = top.iter().find(|x| x.subset == "compute").unwrap();
+        let tc = top.iter().find(|x| x.subset.as_str() == "compute").unwrap();
         assert_eq!(tc.subset_sum_ns, compute_ns);
         assert!(tc.by_sum.windows(2).all(|w| w[0].sum_ns >= w[1].sum_ns));
 

@@ -155,6 +155,36 @@ fn verify_flags_each_broken_rank() {
     let _ = std::fs::remove_dir_all(&text);
 }
 
+/// Two captures of rank 0 in one folder (an earlier run left behind, real db linked twice): the
+/// gate fails with `duplicate_rank`, and the older folder names the one `analyze` reads instead
+/// (the newer by the timestamp in the folder name; rank 1 has one folder and names none).
+#[test]
+fn verify_names_the_capture_analyze_reads_for_a_duplicate_rank() {
+    let real = common::samples_dir().join("ascend-pt/db/level1");
+    let dir = temp("dup");
+    let (old, new) = (
+        "h_1_20250109075448123_ascend_pt",
+        "h_1_20250109081500001_ascend_pt",
+    );
+    for (folder, r) in [(old, 0), (new, 0), ("h_2_20250109081500002_ascend_pt", 1)] {
+        let src = real.join(format!("rank{r}_ascend_pt"));
+        let db = format!("ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_{r}.db");
+        link(&src.join(&db), &dir.join(folder).join(&db));
+        let info = format!("profiler_info_{r}.json");
+        link(&src.join(&info), &dir.join(folder).join(&info));
+    }
+    let (code, v) = profscope(&["collect", "verify", s(&dir), "--expected-ranks", "3"]);
+    assert_eq!(code, 1);
+    assert_eq!(v["gates_failed"], serde_json::json!(["duplicate_rank"]));
+    let ranks = v["ranks"].as_array().unwrap();
+    assert_eq!(ranks.len(), 3);
+    assert!(ranks[0]["dir"].as_str().unwrap().ends_with(old));
+    assert_eq!(ranks[0]["superseded_by"].as_str(), Some(s(&dir.join(new))));
+    assert!(ranks[1].get("superseded_by").is_none());
+    assert!(ranks[2].get("superseded_by").is_none());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn archive_is_a_valid_root_and_a_copy_failure_keeps_status_ok() {
     let src = common::samples_dir().join("ascend-pt/db/level1");

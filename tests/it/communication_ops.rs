@@ -96,7 +96,7 @@ fn step_total(d: &DeviceCommOps, step: Option<i64>) -> &StepTotal {
 }
 
 fn band<'a>(bands: &'a [Band], link: &str) -> &'a Band {
-    bands.iter().find(|b| b.link == link).unwrap()
+    bands.iter().find(|b| b.link.as_str() == link).unwrap()
 }
 
 /// Rows the vendor writes per link type: one per packet size, or one of zeros when the link
@@ -232,7 +232,7 @@ fn db_roots_equal_msprof_analyze_communication_modes() {
                     .iter()
                     .filter(|c| {
                         c.step == step
-                            && c.rank_by_bandwidth == "total"
+                            && c.rank_by_bandwidth.as_str() == "total"
                             && (c.src_rank, c.dst_rank) == (src, dst)
                     })
                     .collect();
@@ -486,9 +486,9 @@ fn diff_metrics_carry_the_collective_wait_ratio_and_link_bandwidth() {
         String::from_utf8_lossy(&out.stderr)
     );
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let m = profscope::report::diff::metrics(&report);
+    let m = profscope::report::diff::metrics(&report).unwrap();
     let hccs = &m["link_bandwidth.HCCS"];
-    assert_eq!(hccs.unit, "GB/s");
+    assert_eq!(hccs.unit.as_str(), "GB/s");
     let gb_s = bytes / (ms * 1e6);
     assert!(
         (hccs.value - gb_s).abs() <= 1e-3 * gb_s,

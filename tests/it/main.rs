@@ -16,6 +16,7 @@ mod collect_memory;
 mod collect_msprof;
 mod communication_ops;
 mod db_json_identity;
+mod detail;
 mod device_time;
 mod diff;
 mod dispatch;

@@ -6,10 +6,11 @@
 //! constants, not outputs of the code under test. Real inputs: the npu-smi, vllm-log, safetensors
 //! and npu_module_mem.csv samples in ../shared/samples.
 
-use profscope::analysis::memory::{Attribution, MIB};
+use profscope::analysis::memory::Attribution;
 use profscope::ingest::evidence::gather::gather;
 use profscope::model::serving::SnapshotRole;
 use profscope::report::memory::{self, Parallel, RunMemory};
+use profscope::units::MIB;
 use std::path::{Path, PathBuf};
 
 const S: &str = "../shared/samples";

@@ -18,7 +18,7 @@ fn two_rank_db_root_with_expected_four() {
     let r = ranks::compute(&t, Some(4));
     assert_eq!(r.present, vec![0, 1]);
     assert_eq!(r.missing, vec![2, 3]);
-    assert_eq!(r.expected_source, "--expected-ranks");
+    assert_eq!(r.expected_source.as_str(), "--expected-ranks");
     assert!(r.cpu_only.is_empty() && r.disjoint.is_empty());
     // Device events per rank = TASK rows + COMMUNICATION_TASK_INFO plane rows + COMMUNICATION_OP
     // rows; the vendor's OVERLAP_ANALYSIS rows (rank 0 only) are counted apart. By sqlite3

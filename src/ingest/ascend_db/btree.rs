@@ -6,7 +6,7 @@
 //! [`Unsupported`] and the caller falls back to rusqlite, so results never depend on which path
 //! ran (tests/it/ascend_db.rs compares both on every real db).
 
-use memmap2::Mmap;
+use crate::ingest::source::{Access, Source};
 use rayon::prelude::*;
 
 /// Why the direct path declined; the caller uses SQLite instead.
@@ -30,7 +30,7 @@ pub enum Col {
 
 /// The file's bytes: a read-only map, or (fuzzing, tests) bytes in memory.
 enum Pages {
-    Mapped(Mmap),
+    Mapped(Source),
     Owned(Vec<u8>),
 }
 
@@ -38,7 +38,7 @@ impl std::ops::Deref for Pages {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
         match self {
-            Pages::Mapped(m) => m,
+            Pages::Mapped(m) => m.bytes(),
             Pages::Owned(v) => v,
         }
     }
@@ -60,9 +60,8 @@ impl BTreeFile {
         if std::fs::metadata(super::open::wal_path(path)).is_ok_and(|m| m.len() > 0) {
             return no("a non-empty -wal file is beside the db");
         }
-        let f = crate::ingest::source::open_regular(std::path::Path::new(path), u64::MAX)
-            .map_err(|e| Unsupported(e.to_string()))?;
-        let map = crate::ingest::mapping::map(&f).map_err(|e| Unsupported(e.to_string()))?;
+        let map =
+            Source::open_for(path, Access::ByPointer).map_err(|e| Unsupported(e.to_string()))?;
         Self::from_pages(Pages::Mapped(map))
     }
 
@@ -110,12 +109,7 @@ impl BTreeFile {
                 j += 1;
             }
             let start = (sorted[i] as usize - 1) * self.page_size;
-            let len = (j - i) * self.page_size;
-            // SAFETY: every value was copied out of these pages; DONTNEED on a read-only file
-            // mapping only makes a later read fault the same file contents back in.
-            let _ = unsafe {
-                map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, len)
-            };
+            map.release(start, start + (j - i) * self.page_size);
             i = j;
         }
     }

@@ -218,6 +218,21 @@ pub fn ingest_file_with(
             what: "no TASK table: not a profiler db".into(),
         });
     }
+    let file = add_file(&c, &schema, path, builder);
+    let strings = load_strings(&c, &schema, path, builder);
+    let mut cx = Ctx::new(&c, path, &schema, &strings, builder, file);
+    cx.overlap_events = opts.overlap_events;
+    if opts.direct {
+        attach_btree(&mut cx, path);
+    }
+    note_wal(&mut cx, path);
+    cx.reserve_events();
+    read_tables(&mut cx);
+    Ok(())
+}
+
+/// The db's files row; the rank from RANK_DEVICE_MAP, else from the path.
+fn add_file(c: &Connection, schema: &Schema, path: &str, builder: &mut TablesBuilder) -> FileId {
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     let rank = if schema.has("RANK_DEVICE_MAP") {
         c.query_row(
@@ -231,7 +246,7 @@ pub fn ingest_file_with(
         None
     };
     let rank = rank.or_else(|| super::rank::rank_from_path(path));
-    let file = builder.add_file(
+    builder.add_file(
         path,
         FileMeta {
             format: Some(crate::model::files::SourceFormat::AscendDb),
@@ -240,42 +255,46 @@ pub fn ingest_file_with(
             rank,
             ..Default::default()
         },
-    );
-    let strings = if schema.has("STRING_IDS") {
-        match StringIds::load(&c, path, builder) {
-            Ok(s) => s,
-            Err(e) => {
-                unreadable(builder, "STRING_IDS", &e);
-                StringIds::default()
-            }
-        }
-    } else {
+    )
+}
+
+/// STRING_IDS, or none (with a diagnostic) when the table is missing or unreadable.
+fn load_strings(
+    c: &Connection,
+    schema: &Schema,
+    path: &str,
+    builder: &mut TablesBuilder,
+) -> StringIds {
+    if !schema.has("STRING_IDS") {
         builder.diag().add("missing_table", Severity::DataLoss, || {
             format!("{path}: no STRING_IDS: names and task types are unknown")
         });
-        StringIds::default()
-    };
-    let mut cx = Ctx::new(&c, path, &schema, &strings, builder, file);
-    cx.overlap_events = opts.overlap_events;
-    if opts.direct {
-        match btree::BTreeFile::open(path) {
-            Ok(b) => cx.btree = Some(std::sync::Arc::new(b)),
-            Err(why) => {
-                cx.b.diag()
-                    .add("db_direct_read_fallback", Severity::Info, || {
-                        format!("{path}: read through SQLite ({})", why.0)
-                    })
-            }
+        return StringIds::default();
+    }
+    match StringIds::load(c, path, builder) {
+        Ok(s) => s,
+        Err(e) => {
+            unreadable(builder, "STRING_IDS", &e);
+            StringIds::default()
         }
     }
-    let timing = std::env::var_os("PROFSCOPE_DB_TIMING").is_some();
-    let mut t0 = std::time::Instant::now();
-    let mut lap = |what: &str| {
-        if timing {
-            eprintln!("db {what}: {:.3} s", t0.elapsed().as_secs_f64());
-            t0 = std::time::Instant::now();
+}
+
+/// The direct b-tree reader for the big tables, or SQLite (with a note) when it cannot open.
+fn attach_btree(cx: &mut Ctx<'_>, path: &str) {
+    match btree::BTreeFile::open(path) {
+        Ok(b) => cx.btree = Some(std::sync::Arc::new(b)),
+        Err(why) => {
+            cx.b.diag()
+                .add("db_direct_read_fallback", Severity::Info, || {
+                    format!("{path}: read through SQLite ({})", why.0)
+                })
         }
-    };
+    }
+}
+
+/// A non-empty `-wal` beside the db holds changes this read does not see: say so.
+fn note_wal(cx: &mut Ctx<'_>, path: &str) {
     let wal = open::wal_path(path);
     if let Ok(m) = std::fs::metadata(&wal)
         && m.len() > 0
@@ -285,27 +304,38 @@ pub fn ingest_file_with(
             format!("{wal}: {n} bytes of changes not yet checkpointed into the db are not read (reading them would need a writable -shm beside the user's file)")
         });
     }
-    cx.reserve_events();
+}
+
+/// Reads each table family on its own: one that cannot be read (a damaged page, a renamed
+/// column, an unreadable analysis.db) is a diagnostic, and the rest of the rank is kept.
+/// `PROFSCOPE_DB_TIMING` prints the time of each step to stderr.
+fn read_tables(cx: &mut Ctx<'_>) {
+    let timing = std::env::var_os("PROFSCOPE_DB_TIMING").is_some();
+    let mut t0 = std::time::Instant::now();
+    let mut lap = |what: &str| {
+        if timing {
+            eprintln!("db {what}: {:.3} s", t0.elapsed().as_secs_f64());
+            t0 = std::time::Instant::now();
+        }
+    };
     lap("open + strings + reserve");
-    // Each table family is read on its own: one that cannot be read (a damaged page, a renamed
-    // column, an unreadable analysis.db) is a diagnostic, and the rest of the rank is kept.
     let soft = |cx: &mut Ctx<'_>, what: &str, r: Result<(), IngestError>| {
         if let Err(e) = r {
             unreadable(cx.b, what, &e);
         }
     };
-    let r = meta::ingest(&mut cx);
+    let r = meta::ingest(cx);
     soft(
-        &mut cx,
+        cx,
         "META_DATA / NPU_INFO / SESSION_TIME_INFO / HOST_INFO / STEP_TIME",
         r,
     );
-    match host::Links::load(&cx) {
+    match host::Links::load(cx) {
         Ok(l) => cx.links = l,
         Err(e) => unreadable(cx.b, "CONNECTION_IDS", &e),
     }
     lap("meta + links");
-    let infos = match tasks::load_infos(&mut cx) {
+    let infos = match tasks::load_infos(cx) {
         Ok(i) => i,
         Err(e) => {
             unreadable(cx.b, "COMPUTE_TASK_INFO / COMMUNICATION_*_TASK_INFO", &e);
@@ -313,26 +343,25 @@ pub fn ingest_file_with(
         }
     };
     lap("task infos");
-    let r = tasks::ingest(&mut cx, infos);
-    soft(&mut cx, "TASK", r);
+    let r = tasks::ingest(cx, infos);
+    soft(cx, "TASK", r);
     lap("tasks");
-    let r = comm::ingest(&mut cx);
-    soft(&mut cx, "COMMUNICATION_OP", r);
-    let r = host::ingest(&mut cx);
-    soft(&mut cx, "CANN_API / PYTORCH_API / MSTX_EVENTS", r);
+    let r = comm::ingest(cx);
+    soft(cx, "COMMUNICATION_OP", r);
+    let r = host::ingest(cx);
+    soft(cx, "CANN_API / PYTORCH_API / MSTX_EVENTS", r);
     lap("comm + host");
-    let r = vendor::overlap_analysis(&mut cx);
-    soft(&mut cx, "OVERLAP_ANALYSIS", r);
-    let r = memory::ingest(&mut cx);
+    let r = vendor::overlap_analysis(cx);
+    soft(cx, "OVERLAP_ANALYSIS", r);
+    let r = memory::ingest(cx);
     soft(
-        &mut cx,
+        cx,
         "NPU_MEM / NPU_MODULE_MEM / MEMORY_RECORD / OP_MEMORY",
         r,
     );
-    let r = vendor::analysis_db(&mut cx);
-    soft(&mut cx, "analysis.db", r);
+    let r = vendor::analysis_db(cx);
+    soft(cx, "analysis.db", r);
     lap("vendor + memory");
-    Ok(())
 }
 
 /// Records a table (or companion) of a db that could not be read; the rest of the file is kept.

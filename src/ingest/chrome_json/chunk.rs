@@ -469,136 +469,162 @@ fn resolve_ids<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw) -> (IdKey, Id
 fn emit<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw, offset: usize) {
     out.phase_counts[(raw.ph & 0x7f) as usize] += 1;
     let (pid, tid) = resolve_ids(out, b, raw);
-    let skip = |out: &mut ChunkOut<'a>, why: &'static str| {
+    let done = match raw.ph {
+        b'X' | b'i' | b'I' | b'R' => emit_span(out, b, raw, pid, tid),
+        b'B' | b'E' => emit_begin_end(out, b, raw, (pid, tid), offset),
+        b'M' => {
+            emit_meta(out, b, raw, pid, tid);
+            Ok(())
+        }
+        b'C' => emit_counter(out, b, raw, pid),
+        b's' | b't' | b'f' => emit_flow(out, b, raw, pid, tid),
+        _ => Ok(()), // counted in phase_counts; reported by the post-pass as unknown_phase
+    };
+    if let Err(why) = done {
         out.skipped_count += 1;
         if out.skipped.len() < 5 {
             out.skipped.push((offset, why));
         }
-    };
-    match raw.ph {
-        b'X' | b'i' | b'I' | b'R' => {
-            let Some(ts) = raw.ts else {
-                return skip(
-                    out,
-                    if raw.ts_bad {
-                        "malformed ts"
-                    } else {
-                        "missing ts"
-                    },
-                );
-            };
-            let (dur, kind) = if raw.ph == b'X' {
-                match raw.dur {
-                    Some(d) => (d, EventKind::Complete),
-                    None => return skip(out, "X event without a valid dur"),
-                }
-            } else {
-                (0, EventKind::Instant)
-            };
-            let thread = out.threads.get(pid, tid);
-            out.ev_thread.push(thread);
-            out.ev_ts.push(ts);
-            out.ev_dur.push(dur);
-            let name = out.strings.intern(b, raw.name);
-            out.ev_name.push(name);
-            let cat = out.strings.intern(b, raw.cat);
-            out.ev_cat.push(cat);
-            let tt = out.strings.intern(b, raw.task_type);
-            out.ev_task_type.push(tt);
-            out.ev_stream.push(raw.stream());
-            out.ev_kind.push(kind);
-            out.ev_conn.push(raw.conn);
-            out.ev_corr.push(raw.corr);
-            if raw.transport.len > 0 {
-                let event = (out.ev_ts.len() - 1) as u32;
-                let transport = out.strings.intern(b, raw.transport);
-                let link = out.strings.intern(b, raw.link);
-                let data_type = out.strings.intern(b, raw.data_type);
-                out.comm.push(CommRecord {
-                    event,
-                    transport,
-                    link,
-                    data_type,
-                    src_rank: raw.src_rank,
-                    dst_rank: raw.dst_rank,
-                    size_bytes: raw.size_bytes,
-                    bandwidth_bytes_per_s: raw.bandwidth_gb_s * 1e9,
-                    notify_id: raw.notify_id,
-                });
-            }
-            if raw.device >= 0
-                && out
-                    .device_hints
-                    .last()
-                    .is_none_or(|&(t, d)| t != thread || d != raw.device as i32)
-            {
-                out.device_hints.push((thread, raw.device as i32));
-            }
-        }
-        b'B' | b'E' => {
-            let Some(ts) = raw.ts else {
-                return skip(out, "B/E without a valid ts");
-            };
-            let thread = out.threads.get(pid, tid);
-            let name = out.strings.intern(b, raw.name);
-            let cat = out.strings.intern(b, raw.cat);
-            out.begin_end.push(BeginEnd {
-                thread,
-                begin: raw.ph == b'B',
-                ts_ns: ts,
-                name,
-                cat,
-                offset,
-            });
-        }
-        b'M' => emit_meta(out, b, raw, pid, tid),
-        b'C' => {
-            let Some(ts) = raw.ts else {
-                return skip(out, "C event without a valid ts");
-            };
-            let name = out.strings.intern(b, raw.name);
-            for &(key, (start, len)) in &raw.nums[..raw.n_nums] {
-                let Some(v) = parse_f64(&b[start..start + len as usize]) else {
-                    continue;
-                };
-                let series = out.strings.intern(b, key);
-                out.ctr_pid.push(pid);
-                out.ctr_name.push(name);
-                out.ctr_series.push(series);
-                out.ctr_ts.push(ts);
-                out.ctr_value.push(v);
-            }
-            if raw.nums_overflow {
-                skip(
-                    out,
-                    "C event with more than 16 numeric series (extra series dropped)",
-                );
-            }
-        }
-        b's' | b't' | b'f' => {
-            let Some(ts) = raw.ts else {
-                return skip(out, "flow without a valid ts");
-            };
-            let Some(id) = raw.id else {
-                return skip(out, "flow without an id");
-            };
-            let thread = out.threads.get(pid, tid);
-            out.flow_thread.push(thread);
-            out.flow_phase.push(match raw.ph {
-                b's' => FlowPhase::Start,
-                b't' => FlowPhase::Step,
-                _ => FlowPhase::Finish,
-            });
-            let cat = out.strings.intern(b, raw.cat);
-            out.flow_cat.push(cat);
-            let name = out.strings.intern(b, raw.name);
-            out.flow_name.push(name);
-            out.flow_id.push(id);
-            out.flow_ts.push(ts);
-            out.flow_bp.push(raw.bp_e);
-        }
-        _ => {} // counted in phase_counts; reported by the builder as unknown_phase
     }
+}
+
+/// Why an event (or part of it) was skipped.
+type Skip = Result<(), &'static str>;
+
+/// A complete (`X`) or instant (`i`, `I`, `R`) event, with its HCCL details and device hint.
+#[inline]
+fn emit_span<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw, pid: IdKey, tid: IdKey) -> Skip {
+    let Some(ts) = raw.ts else {
+        return Err(if raw.ts_bad {
+            "malformed ts"
+        } else {
+            "missing ts"
+        });
+    };
+    let (dur, kind) = if raw.ph == b'X' {
+        match raw.dur {
+            Some(d) => (d, EventKind::Complete),
+            None => return Err("X event without a valid dur"),
+        }
+    } else {
+        (0, EventKind::Instant)
+    };
+    let thread = out.threads.get(pid, tid);
+    out.ev_thread.push(thread);
+    out.ev_ts.push(ts);
+    out.ev_dur.push(dur);
+    let name = out.strings.intern(b, raw.name);
+    out.ev_name.push(name);
+    let cat = out.strings.intern(b, raw.cat);
+    out.ev_cat.push(cat);
+    let tt = out.strings.intern(b, raw.task_type);
+    out.ev_task_type.push(tt);
+    out.ev_stream.push(raw.stream());
+    out.ev_kind.push(kind);
+    out.ev_conn.push(raw.conn);
+    out.ev_corr.push(raw.corr);
+    if raw.transport.len > 0 {
+        let event = (out.ev_ts.len() - 1) as u32;
+        emit_comm(out, b, raw, event);
+    }
+    if raw.device >= 0
+        && out
+            .device_hints
+            .last()
+            .is_none_or(|&(t, d)| t != thread || d != raw.device as i32)
+    {
+        out.device_hints.push((thread, raw.device as i32));
+    }
+    Ok(())
+}
+
+/// The HCCL plane task details of event `event` (`args` with `transport type`).
+fn emit_comm<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw, event: u32) {
+    let transport = out.strings.intern(b, raw.transport);
+    let link = out.strings.intern(b, raw.link);
+    let data_type = out.strings.intern(b, raw.data_type);
+    out.comm.push(CommRecord {
+        event,
+        transport,
+        link,
+        data_type,
+        src_rank: raw.src_rank,
+        dst_rank: raw.dst_rank,
+        size_bytes: raw.size_bytes,
+        bandwidth_bytes_per_s: raw.bandwidth_gb_s * 1e9,
+        notify_id: raw.notify_id,
+    });
+}
+
+fn emit_begin_end<'a>(
+    out: &mut ChunkOut<'a>,
+    b: &'a [u8],
+    raw: &Raw,
+    (pid, tid): (IdKey, IdKey),
+    offset: usize,
+) -> Skip {
+    let Some(ts) = raw.ts else {
+        return Err("B/E without a valid ts");
+    };
+    let thread = out.threads.get(pid, tid);
+    let name = out.strings.intern(b, raw.name);
+    let cat = out.strings.intern(b, raw.cat);
+    out.begin_end.push(BeginEnd {
+        thread,
+        begin: raw.ph == b'B',
+        ts_ns: ts,
+        name,
+        cat,
+        offset,
+    });
+    Ok(())
+}
+
+/// One counter row per numeric series of a `C` event.
+fn emit_counter<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw, pid: IdKey) -> Skip {
+    let Some(ts) = raw.ts else {
+        return Err("C event without a valid ts");
+    };
+    let name = out.strings.intern(b, raw.name);
+    for &(key, (start, len)) in &raw.nums[..raw.n_nums] {
+        let Some(v) = parse_f64(&b[start..start + len as usize]) else {
+            continue;
+        };
+        let series = out.strings.intern(b, key);
+        out.ctr_pid.push(pid);
+        out.ctr_name.push(name);
+        out.ctr_series.push(series);
+        out.ctr_ts.push(ts);
+        out.ctr_value.push(v);
+    }
+    if raw.nums_overflow {
+        return Err("C event with more than 16 numeric series (extra series dropped)");
+    }
+    Ok(())
+}
+
+fn emit_flow<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw, pid: IdKey, tid: IdKey) -> Skip {
+    let Some(ts) = raw.ts else {
+        return Err("flow without a valid ts");
+    };
+    let Some(id) = raw.id else {
+        return Err("flow without an id");
+    };
+    let thread = out.threads.get(pid, tid);
+    out.flow_thread.push(thread);
+    out.flow_phase.push(match raw.ph {
+        b's' => FlowPhase::Start,
+        b't' => FlowPhase::Step,
+        _ => FlowPhase::Finish,
+    });
+    let cat = out.strings.intern(b, raw.cat);
+    out.flow_cat.push(cat);
+    let name = out.strings.intern(b, raw.name);
+    out.flow_name.push(name);
+    out.flow_id.push(id);
+    out.flow_ts.push(ts);
+    out.flow_bp.push(raw.bp_e);
+    Ok(())
 }
 
 fn emit_meta<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw, pid: IdKey, tid: IdKey) {

@@ -3,7 +3,7 @@
 //! decoder thread in blocks ([`stream`]). Either way the event array is cut into chunks at event
 //! boundaries ([`split`]), chunks are parsed in parallel by a hand-written scanner that extracts
 //! only the fields the model keeps ([`chunk`]), and the chunk columns are verified and merged in
-//! file order through the builder ([`waves`]). No DOM of the file is ever built.
+//! file order into the builder ([`waves`], [`merge`]). No DOM of the file is ever built.
 //!
 //! Robustness: a file that ends mid-event yields every complete event plus a `truncated`
 //! diagnostic with the byte offset; a syntax error elsewhere is an error naming file and offset;
@@ -14,6 +14,7 @@ pub mod keys;
 pub mod layout;
 pub mod lexer;
 pub mod local;
+pub mod merge;
 pub mod number;
 pub mod split;
 pub mod stream;

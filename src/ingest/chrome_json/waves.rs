@@ -3,6 +3,7 @@
 //! of chunk columns are alive at once and both cores stay busy.
 
 use super::chunk::{ChunkEnd, ChunkOut, parse_chunk};
+use super::merge::merge_chunk;
 use crate::ingest::builder::TablesBuilder;
 use crate::ingest::progress::Progress;
 use crate::ingest::source::Source;
@@ -100,7 +101,7 @@ fn merge_wave<'a>(
             parse_chunk(b, st.expected, limit(starts, i))
         };
         let this_end = out.end.expect("a parsed chunk always records its end");
-        builder.merge_chunk(file, out);
+        merge_chunk(builder, file, out);
         match this_end {
             ChunkEnd::NextEvent(p) => st.expected = p,
             other => st.end = Some(other),

@@ -5,7 +5,7 @@
 //! known row are kept in `unparsed`, never dropped silently.
 
 use super::EvidenceError;
-use crate::model::serving::{NpuSmiChip, NpuSmiProcess, NpuSmiSnapshot};
+use crate::model::serving::{NpuSmiChip, NpuSmiLayout, NpuSmiProcess, NpuSmiSnapshot};
 
 /// True when `text` looks like an `npu-smi info` table (used to sniff evidence files).
 pub fn looks_like(text: &str) -> bool {
@@ -79,7 +79,7 @@ fn pairs(t: &[&str]) -> Vec<(u64, u64)> {
 pub fn parse(text: &str, path: &str) -> Result<NpuSmiSnapshot, EvidenceError> {
     let mut s = NpuSmiSnapshot {
         path: path.to_string(),
-        layout: "classic",
+        layout: NpuSmiLayout::Classic,
         ..Default::default()
     };
     let mut in_processes = false;
@@ -107,16 +107,16 @@ pub fn parse(text: &str, path: &str) -> Result<NpuSmiSnapshot, EvidenceError> {
         if first.starts_with("NPU") && c.iter().any(|x| x.starts_with("Process id")) {
             in_processes = true;
             if c.iter().any(|x| x.starts_with("Process id in container")) {
-                s.layout = "wide";
+                s.layout = NpuSmiLayout::Wide;
             }
             continue;
         }
         if first.starts_with("NPU") || first.starts_with("Chip") {
             if first.contains("Phy-ID") {
-                s.layout = "a3";
+                s.layout = NpuSmiLayout::A3;
             }
-            if line.len() > 110 && s.layout == "classic" {
-                s.layout = "wide";
+            if line.len() > 110 && s.layout == NpuSmiLayout::Classic {
+                s.layout = NpuSmiLayout::Wide;
             }
             continue;
         }

@@ -8,7 +8,7 @@
 use super::EvidenceError;
 use crate::model::serving::{VllmLog, VllmRecord, VllmValue};
 
-const GIB: f64 = (1u64 << 30) as f64;
+const GIB: f64 = crate::units::GIB as f64;
 
 pub fn read(path: &std::path::Path) -> Result<VllmLog, EvidenceError> {
     let bytes =

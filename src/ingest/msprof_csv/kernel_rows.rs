@@ -4,14 +4,15 @@ use crate::diag::Severity;
 use crate::ingest::builder::{FileMeta, NewEvent, TablesBuilder};
 use crate::ingest::chrome_json::number::us_to_ns;
 use crate::ingest::error::IngestError;
-use crate::model::StrId;
 use crate::model::events::NO_ROW;
 use crate::model::files::SourceFormat;
+use crate::model::{FileId, StrId, ThreadId};
 
 /// The synthesised `Ascend Hardware` process (per device: + device id), as the db reader makes it.
 use crate::ingest::ascend_db::PID_HARDWARE;
 
 /// Column indexes by the names both spellings use.
+#[derive(Clone, Copy)]
 struct Cols {
     name: usize,
     start: usize,
@@ -89,29 +90,7 @@ pub fn ingest_file(path: &str, b: &mut TablesBuilder) -> Result<(), IngestError>
 /// into `b`.
 pub fn ingest_bytes(path: &str, bytes: &[u8], b: &mut TablesBuilder) -> Result<(), IngestError> {
     let size = bytes.len() as u64;
-    // A file cut mid-row (a dump that died) has no final line break. Its last line is read only
-    // when it has every column of the header; otherwise reading stops at the last line break.
-    let mut complete = match bytes.last() {
-        Some(b'\n') | None => bytes.len(),
-        Some(_) => memchr::memrchr(b'\n', bytes).map_or(0, |i| i + 1),
-    };
-    let mut unterminated_ok = false;
-    if complete < bytes.len() && complete > 0 {
-        let fields = |b: &[u8]| {
-            csv::ReaderBuilder::new()
-                .has_headers(false)
-                .flexible(true)
-                .from_reader(b)
-                .byte_records()
-                .next()
-                .and_then(Result::ok)
-                .map_or(0, |r| r.len())
-        };
-        if fields(bytes) == fields(&bytes[complete..]) {
-            complete = bytes.len();
-            unterminated_ok = true;
-        }
-    }
+    let (complete, unterminated_ok) = readable_end(bytes);
     let mut rd = csv::ReaderBuilder::new()
         .flexible(true)
         .from_reader(&bytes[..complete]);
@@ -139,25 +118,19 @@ pub fn ingest_bytes(path: &str, bytes: &[u8], b: &mut TablesBuilder) -> Result<(
             ..Default::default()
         },
     );
-    let mut threads: Vec<((i64, i64), crate::model::ThreadId)> = Vec::new();
-    let mut rec = csv::ByteRecord::new();
-    let (mut bad, mut lossy) = (0u64, 0u64);
-    let mut first_bad = String::new();
-    let mut s = |b: &mut TablesBuilder, v: Option<&[u8]>| -> StrId {
-        match v {
-            None => StrId::EMPTY,
-            Some(v) => match std::str::from_utf8(v) {
-                Ok(t) => b.intern(t),
-                Err(_) => {
-                    lossy += 1;
-                    b.intern(&String::from_utf8_lossy(v))
-                }
-            },
-        }
+    let mut rows = Rows {
+        path,
+        file,
+        cols,
+        threads: Vec::new(),
+        bad: 0,
+        first_bad: String::new(),
+        lossy: 0,
     };
+    let mut rec = csv::ByteRecord::new();
     loop {
         match rd.read_byte_record(&mut rec) {
-            Ok(true) => {}
+            Ok(true) => rows.row(b, &rec),
             Ok(false) => break,
             Err(e) => {
                 // A cut file ends inside a quoted field: keep what was read, say where it stops.
@@ -169,71 +142,84 @@ pub fn ingest_bytes(path: &str, bytes: &[u8], b: &mut TablesBuilder) -> Result<(
                 break;
             }
         }
+    }
+    rows.report(b);
+    Ok(())
+}
+
+/// Where the readable rows end, and whether that is past a last line without a line break. A
+/// file cut mid-row (a dump that died) has no final line break: its last line is read only when
+/// it has every column of the header; otherwise reading stops at the last line break.
+fn readable_end(bytes: &[u8]) -> (usize, bool) {
+    let complete = match bytes.last() {
+        Some(b'\n') | None => bytes.len(),
+        Some(_) => memchr::memrchr(b'\n', bytes).map_or(0, |i| i + 1),
+    };
+    if complete == bytes.len() || complete == 0 {
+        return (complete, false);
+    }
+    let fields = |b: &[u8]| {
+        csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .from_reader(b)
+            .byte_records()
+            .next()
+            .and_then(Result::ok)
+            .map_or(0, |r| r.len())
+    };
+    if fields(bytes) == fields(&bytes[complete..]) {
+        (bytes.len(), true)
+    } else {
+        (complete, false)
+    }
+}
+
+/// The rows of one file being read: its threads (one per device and stream) and what was
+/// skipped or decoded lossily.
+struct Rows<'p> {
+    path: &'p str,
+    file: FileId,
+    cols: Cols,
+    threads: Vec<((i64, i64), ThreadId)>,
+    bad: u64,
+    first_bad: String,
+    lossy: u64,
+}
+
+impl Rows<'_> {
+    /// One row: an event on its stream's thread, and a kernels row unless it is a communication
+    /// task.
+    fn row(&mut self, b: &mut TablesBuilder, rec: &csv::ByteRecord) {
+        let (path, cols) = (self.path, self.cols);
         let line = rec.position().map_or(0, |p| p.line());
         let (Some(ts), Some(dur)) = (
-            cell(&rec, Some(cols.start)).and_then(us_to_ns),
-            cell(&rec, Some(cols.dur)).and_then(us_to_ns),
+            cell(rec, Some(cols.start)).and_then(us_to_ns),
+            cell(rec, Some(cols.dur)).and_then(us_to_ns),
         ) else {
-            bad += 1;
-            if first_bad.is_empty() {
-                first_bad = format!("{path}:{line}: no start time or duration");
+            self.bad += 1;
+            if self.first_bad.is_empty() {
+                self.first_bad = format!("{path}:{line}: no start time or duration");
             }
-            continue;
+            return;
         };
         if let Some(why) = crate::ingest::builder::implausible_span(ts, ts.saturating_add(dur)) {
-            let (t, d) = (ts, dur);
             b.diag().add("skipped_event", Severity::DataLoss, || {
-                format!("{path}:{line}: start {t} ns, duration {d} ns: {why}; row skipped")
+                format!("{path}:{line}: start {ts} ns, duration {dur} ns: {why}; row skipped")
             });
-            continue;
+            return;
         }
-        let device = int(&rec, cols.device).unwrap_or(-1) as i32;
-        let stream = int(&rec, cols.stream).unwrap_or(-1);
-        let key = (device as i64, stream);
-        let thread = match threads.iter().find(|x| x.0 == key) {
-            Some(&(_, t)) => t,
-            None => {
-                let label = if stream >= 0 {
-                    format!("Stream {stream}")
-                } else {
-                    "Stream N/A".to_string()
-                };
-                let t = b.named_thread(
-                    file,
-                    PID_HARDWARE + device.max(0) as i64,
-                    stream,
-                    ("Ascend Hardware", "NPU"),
-                    &label,
-                );
-                if device >= 0 {
-                    b.set_process_device(t, device);
-                }
-                threads.push((key, t));
-                t
-            }
-        };
-        let name = s(b, cell(&rec, Some(cols.name)));
-        let core = s(b, cell(&rec, cols.core));
-        let op_type = s(b, cell(&rec, cols.op_type));
+        let device = int(rec, cols.device).unwrap_or(-1) as i32;
+        let stream = int(rec, cols.stream).unwrap_or(-1);
+        let thread = self.thread(b, device, stream);
+        let name = self.text(b, cell(rec, Some(self.cols.name)));
+        let core = self.text(b, cell(rec, self.cols.core));
+        let op_type = self.text(b, cell(rec, self.cols.op_type));
         let is_comm = b.tables().str(core) == "HCCL" || b.tables().str(core) == "COMMUNICATION";
         let kernel = if is_comm {
             NO_ROW
         } else {
-            let sh: Vec<StrId> = cols.shapes.iter().map(|&c| s(b, cell(&rec, c))).collect();
-            let k = &mut b.t.kernels;
-            let row = k.len() as u32;
-            k.op_type.push(op_type);
-            k.task_type.push(core);
-            k.block_num.push(int(&rec, cols.block).unwrap_or(-1));
-            k.mix_block_num
-                .push(int(&rec, cols.mix_block).unwrap_or(-1));
-            k.input_shapes.push(sh[0]);
-            k.input_dtypes.push(sh[1]);
-            k.input_formats.push(sh[2]);
-            k.output_shapes.push(sh[3]);
-            k.output_dtypes.push(sh[4]);
-            k.output_formats.push(sh[5]);
-            row
+            self.kernel(b, rec, op_type, core)
         };
         b.push_event(NewEvent {
             thread,
@@ -249,17 +235,84 @@ pub fn ingest_bytes(path: &str, bytes: &[u8], b: &mut TablesBuilder) -> Result<(
             comm_task: NO_ROW,
         });
     }
-    if bad > 0 {
-        b.diag()
-            .add_n("csv_row_skipped", Severity::DataLoss, bad, || first_bad);
+
+    /// The `Ascend Hardware` thread of (`device`, `stream`), named as the db reader names it.
+    fn thread(&mut self, b: &mut TablesBuilder, device: i32, stream: i64) -> ThreadId {
+        let key = (device as i64, stream);
+        if let Some(&(_, t)) = self.threads.iter().find(|x| x.0 == key) {
+            return t;
+        }
+        let label = if stream >= 0 {
+            format!("Stream {stream}")
+        } else {
+            "Stream N/A".to_string()
+        };
+        let t = b.named_thread(
+            self.file,
+            PID_HARDWARE + device.max(0) as i64,
+            stream,
+            ("Ascend Hardware", "NPU"),
+            &label,
+        );
+        if device >= 0 {
+            b.set_process_device(t, device);
+        }
+        self.threads.push((key, t));
+        t
     }
-    if lossy > 0 {
+
+    /// The kernels row of a compute task: op type, core, block dims, shapes, dtypes, formats.
+    fn kernel(
+        &mut self,
+        b: &mut TablesBuilder,
+        rec: &csv::ByteRecord,
+        op_type: StrId,
+        core: StrId,
+    ) -> u32 {
+        let shapes = self.cols.shapes;
+        let sh = shapes.map(|c| self.text(b, cell(rec, c)));
+        let k = &mut b.t.kernels;
+        let row = k.len() as u32;
+        k.op_type.push(op_type);
+        k.task_type.push(core);
+        k.block_num.push(int(rec, self.cols.block).unwrap_or(-1));
+        k.mix_block_num
+            .push(int(rec, self.cols.mix_block).unwrap_or(-1));
+        k.input_shapes.push(sh[0]);
+        k.input_dtypes.push(sh[1]);
+        k.input_formats.push(sh[2]);
+        k.output_shapes.push(sh[3]);
+        k.output_dtypes.push(sh[4]);
+        k.output_formats.push(sh[5]);
+        row
+    }
+
+    /// A cell interned (empty when absent); invalid UTF-8 is decoded lossily and counted.
+    fn text(&mut self, b: &mut TablesBuilder, v: Option<&[u8]>) -> StrId {
+        match v {
+            None => StrId::EMPTY,
+            Some(v) => match std::str::from_utf8(v) {
+                Ok(t) => b.intern(t),
+                Err(_) => {
+                    self.lossy += 1;
+                    b.intern(&String::from_utf8_lossy(v))
+                }
+            },
+        }
+    }
+
+    /// The rows skipped for a missing start or duration and the cells decoded lossily.
+    fn report(self, b: &mut TablesBuilder) {
+        let path = self.path;
         b.diag()
-            .add_n("non_utf8_string", Severity::Info, lossy, || {
+            .add_n("csv_row_skipped", Severity::DataLoss, self.bad, || {
+                self.first_bad
+            });
+        b.diag()
+            .add_n("non_utf8_string", Severity::Info, self.lossy, || {
                 format!("{path}: cells with invalid UTF-8 were decoded lossily (U+FFFD)")
             });
     }
-    Ok(())
 }
 
 fn csv_error(path: &str, e: csv::Error) -> IngestError {

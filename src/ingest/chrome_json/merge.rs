@@ -1,0 +1,210 @@
+//! Appends one parsed chunk's columns to the shared [`TablesBuilder`]: chunk-local string and
+//! thread ids become global ones, events, HCCL task details, `B`/`E` events, metadata, counters
+//! and flows are appended, and what the chunk skipped becomes diagnostics. The Chrome JSON
+//! reader's half of the builder; the builder itself knows no input format.
+
+use super::chunk::{ChunkOut, MetaKind};
+use super::local::IdKey;
+use crate::diag::Severity;
+use crate::ingest::builder::{Key, TablesBuilder};
+use crate::ingest::postpass::PendingBe;
+use crate::model::{Category, FileId, StrId, ThreadId};
+
+/// Chunk-local ids mapped to global ones.
+struct Ids {
+    strings: Vec<StrId>,
+    threads: Vec<ThreadId>,
+}
+
+impl Ids {
+    fn str(&self, local: u32) -> StrId {
+        self.strings[local as usize]
+    }
+
+    fn thread(&self, local: u32) -> ThreadId {
+        self.threads[local as usize]
+    }
+
+    fn key(&self, k: IdKey) -> Key {
+        match k {
+            IdKey::Num(n) => Key::Num(n),
+            IdKey::Text(s) => Key::Text(self.str(s)),
+        }
+    }
+}
+
+/// Appends one parsed chunk of `file` (chunks must come in file order).
+pub fn merge_chunk(b: &mut TablesBuilder, file: FileId, out: ChunkOut<'_>) {
+    let path = b.current_path(file);
+    let strings = intern_arena(b, &out, &path);
+    let mut ids = Ids {
+        strings,
+        threads: Vec::new(),
+    };
+    ids.threads = out
+        .threads
+        .keys
+        .iter()
+        .map(|&(p, t)| b.thread(file, ids.key(p), ids.key(t)))
+        .collect();
+    let base = b.t.events.len();
+    append_events(b, &out, &ids);
+    append_comm_tasks(b, &out, &ids, base);
+    b.pending_be
+        .extend(out.begin_end.iter().map(|be| PendingBe {
+            thread: ids.thread(be.thread),
+            begin: be.begin,
+            ts_ns: be.ts_ns,
+            name: ids.str(be.name),
+            cat: ids.str(be.cat),
+            offset: be.offset,
+        }));
+    apply_metadata(b, file, &out, &ids);
+    append_counters(b, file, &out, &ids);
+    append_flows(b, &out, &ids);
+    for &(t, dev) in &out.device_hints {
+        let p = b.t.threads.process[ids.thread(t).idx()].idx();
+        if b.t.processes.device_id[p] < 0 {
+            b.t.processes.device_id[p] = dev;
+        }
+    }
+    let pc = &mut b.phase_counts[file.idx()];
+    for (a, n) in pc.iter_mut().zip(out.phase_counts.iter()) {
+        *a += n;
+    }
+    report_skipped(b, &out, &path);
+}
+
+/// The chunk's strings as global ids; invalid UTF-8 is decoded lossily and counted.
+fn intern_arena(b: &mut TablesBuilder, out: &ChunkOut<'_>, path: &str) -> Vec<StrId> {
+    let mut non_utf8 = 0u64;
+    let ids = out
+        .arena
+        .iter()
+        .map(|s| match std::str::from_utf8(s) {
+            Ok(s) => b.t.strings.intern(s),
+            Err(_) => {
+                non_utf8 += 1;
+                b.t.strings.intern(&String::from_utf8_lossy(s))
+            }
+        })
+        .collect();
+    b.t.diagnostics
+        .add_n("non_utf8_string", Severity::Info, non_utf8, || {
+            format!("{path}: strings with invalid UTF-8 were decoded lossily (U+FFFD)")
+        });
+    ids
+}
+
+fn append_events(b: &mut TablesBuilder, out: &ChunkOut<'_>, ids: &Ids) {
+    let e = &mut b.t.events;
+    e.reserve(out.ev_ts.len());
+    e.thread
+        .extend(out.ev_thread.iter().map(|&t| ids.thread(t)));
+    e.ts_ns.extend_from_slice(&out.ev_ts);
+    e.dur_ns.extend_from_slice(&out.ev_dur);
+    e.name.extend(out.ev_name.iter().map(|&s| ids.str(s)));
+    e.cat.extend(out.ev_cat.iter().map(|&s| ids.str(s)));
+    e.task_type
+        .extend(out.ev_task_type.iter().map(|&s| ids.str(s)));
+    e.stream.extend(
+        out.ev_stream
+            .iter()
+            .map(|&s| s.clamp(-1, i32::MAX as i64) as i32),
+    );
+    e.category
+        .extend(std::iter::repeat_n(Category::Other, out.ev_ts.len()));
+    e.kind.extend_from_slice(&out.ev_kind);
+    e.connection_id.extend_from_slice(&out.ev_conn);
+    e.correlation_id.extend_from_slice(&out.ev_corr);
+    e.pad_links();
+}
+
+/// HCCL plane task details, linked from their events (the chunk's events start at row `base`).
+fn append_comm_tasks(b: &mut TablesBuilder, out: &ChunkOut<'_>, ids: &Ids, base: usize) {
+    for c in &out.comm {
+        let ct = &mut b.t.comm_tasks;
+        let row = ct.len() as u32;
+        ct.op_name.push(StrId::EMPTY);
+        ct.group.push(StrId::EMPTY);
+        ct.plane.push(-1);
+        ct.src_rank.push(c.src_rank);
+        ct.dst_rank.push(c.dst_rank);
+        ct.transport.push(ids.str(c.transport));
+        ct.link.push(ids.str(c.link));
+        ct.data_type.push(ids.str(c.data_type));
+        ct.size_bytes.push(c.size_bytes);
+        ct.bandwidth_bytes_per_s.push(c.bandwidth_bytes_per_s);
+        ct.notify_id.push(c.notify_id);
+        b.t.events.comm_task[base + c.event as usize] = row;
+    }
+}
+
+/// Process and thread names, labels and sort indexes from `M` events.
+fn apply_metadata(b: &mut TablesBuilder, file: FileId, out: &ChunkOut<'_>, ids: &Ids) {
+    for m in &out.metas {
+        let text = ids.str(m.text);
+        match m.kind {
+            MetaKind::ProcessName | MetaKind::ProcessLabels | MetaKind::ProcessSortIndex => {
+                let p = b.process(file, ids.key(m.pid)).idx();
+                let pt = &mut b.t.processes;
+                match m.kind {
+                    MetaKind::ProcessName => pt.name[p] = text,
+                    MetaKind::ProcessLabels => pt.labels[p] = text,
+                    _ => pt.sort_index[p] = m.int,
+                }
+            }
+            MetaKind::ThreadName | MetaKind::ThreadSortIndex => {
+                let t = b.thread(file, ids.key(m.pid), ids.key(m.tid)).idx();
+                if m.kind == MetaKind::ThreadName {
+                    b.t.threads.name[t] = text;
+                } else {
+                    b.t.threads.sort_index[t] = m.int;
+                }
+            }
+        }
+    }
+}
+
+fn append_counters(b: &mut TablesBuilder, file: FileId, out: &ChunkOut<'_>, ids: &Ids) {
+    for i in 0..out.ctr_ts.len() {
+        let p = b.process(file, ids.key(out.ctr_pid[i]));
+        let c = &mut b.t.counters;
+        c.process.push(p);
+        c.name.push(ids.str(out.ctr_name[i]));
+        c.series.push(ids.str(out.ctr_series[i]));
+        c.ts_ns.push(out.ctr_ts[i]);
+        c.value.push(out.ctr_value[i]);
+    }
+}
+
+fn append_flows(b: &mut TablesBuilder, out: &ChunkOut<'_>, ids: &Ids) {
+    let f = &mut b.t.flows;
+    f.thread
+        .extend(out.flow_thread.iter().map(|&t| ids.thread(t)));
+    f.phase.extend_from_slice(&out.flow_phase);
+    f.cat.extend(out.flow_cat.iter().map(|&s| ids.str(s)));
+    f.name.extend(out.flow_name.iter().map(|&s| ids.str(s)));
+    f.id.extend_from_slice(&out.flow_id);
+    f.ts_ns.extend_from_slice(&out.flow_ts);
+    f.bind_enclosing.extend_from_slice(&out.flow_bp);
+}
+
+/// Events the chunk skipped (the first few with their byte offsets) and metadata it ignored.
+fn report_skipped(b: &mut TablesBuilder, out: &ChunkOut<'_>, path: &str) {
+    for &(offset, why) in out.skipped.iter() {
+        b.t.diagnostics
+            .add("skipped_event", Severity::DataLoss, || {
+                format!("{path}: byte {offset}: {why}")
+            });
+    }
+    let extra = out.skipped_count.saturating_sub(out.skipped.len() as u64);
+    b.t.diagnostics
+        .add_n("skipped_event", Severity::DataLoss, extra, || {
+            format!("{path}: more skipped events")
+        });
+    b.t.diagnostics
+        .add_n("ignored_metadata", Severity::Info, out.ignored_meta, || {
+            format!("{path}: M events other than process/thread name, labels and sort index")
+        });
+}
