@@ -21,8 +21,8 @@
 //! * [`synth`] writes deterministic, realistic profiling roots with a ground truth (tests, benches, demo).
 //! * [`units`] defines the time and byte units (binary and decimal multiples) and parses sizes.
 //!
-//! Layering rule: cli → everything; pipeline → ingest, analysis, report; ingest → model; analysis → model; report → analysis;
-//! render → report. Nothing imports cli; analysis never does I/O; render never sees the model.
+//! Layering rule: cli → everything; pipeline → ingest, analysis, report; ingest → model; analysis → model and
+//! report::contract (the result types it returns); report → analysis; render → report. Nothing imports cli; analysis never does I/O; render never sees the model.
 
 pub mod analysis;
 pub mod cli;

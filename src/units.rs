@@ -15,6 +15,15 @@ pub const KB: i64 = 1_000;
 pub const MB: i64 = 1_000_000;
 pub const GB: i64 = 1_000_000_000;
 
+/// `part` as a percent of `whole` (0 when `whole` is 0).
+pub fn percent(part: i64, whole: i64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 * 100.0 / whole as f64
+    }
+}
+
 /// What a plain `K`, `M` or `G` (with or without `B`) means in a size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SizeBase {

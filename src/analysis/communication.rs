@@ -9,39 +9,12 @@
 //! Plus comm/compute overlap from the unions: overlapped ns and percent of communication time.
 
 use super::device_time::busy_unions;
-use super::devices::{CommSource, Device, DeviceRef, wait_kind};
+use super::devices::{CommSource, Device, wait_kind};
 use super::intervals;
 use super::stats::pct;
 use crate::model::category::WaitKind;
 use crate::model::{Category, Tables};
-use serde::Serialize;
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Share {
-    pub count: u64,
-    pub sum_ns: i64,
-    pub max_ns: i64,
-    pub pct: f64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Communication {
-    pub device: DeviceRef,
-    /// (a) numerator source.
-    pub comm_kernels_source: CommSource,
-    pub comm_kernels: Share,
-    /// (a) denominator: sum of compute-kernel durations on the device, ns.
-    pub compute_kernel_ns: i64,
-    /// (b) numerators.
-    pub event_and_mem_waits: Share,
-    pub notify_wait: Share,
-    pub data_movement: Share,
-    /// (b) denominator: sum of durations of all device tasks on the device, ns.
-    pub device_task_ns: i64,
-    pub comm_union_ns: i64,
-    pub overlapped_with_compute_ns: i64,
-    pub overlapped_pct_of_comm: f64,
-}
+pub use crate::report::contract::communication::*;
 
 fn share(durs: impl Iterator<Item = i64>, denom: i64) -> Share {
     let (mut count, mut sum, mut max) = (0, 0, 0);

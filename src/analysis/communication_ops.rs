@@ -17,11 +17,10 @@
 //! - matrix (all planes): the same tasks, on chip included (`LOCAL`), per src-dst link; per op
 //!   type and link the ops sorted by bandwidth give top1, middle, bottom1-3 and the total.
 
-use super::devices::{CommSource, Device, DeviceRef, iv};
-use crate::model::closed_set::closed_set;
+use super::devices::{CommSource, Device, iv};
 use crate::model::hash::FxHashMap;
 use crate::model::{ProcessRole, StrId, Tables};
-use serde::Serialize;
+pub use crate::report::contract::communication_ops::*;
 
 /// Message sizes above which a packet is "large" (MB, decimal), as CANN's analyser sets them.
 const LARGE_PACKET_MB_SDMA: f64 = 32.0;
@@ -30,17 +29,6 @@ const LARGE_PACKET_MB_RDMA: f64 = 0.5;
 const RDMA_GROUP: usize = 5;
 /// `dst rank` of a task with no peer (UINT32_MAX).
 const NO_RANK: i64 = u32::MAX as i64;
-closed_set! {
-    /// A link type bytes are counted under.
-    pub enum LinkType {
-        Rdma = "RDMA",
-        Hccs = "HCCS",
-        Pcie = "PCIE",
-        /// The sum of the on-node links (HCCS + PCIE + SIO + other).
-        Sdma = "SDMA",
-        Sio = "SIO",
-    }
-}
 
 /// Link types reported per op, in the vendor's order.
 pub const BANDS: [LinkType; 5] = [
@@ -50,31 +38,6 @@ pub const BANDS: [LinkType; 5] = [
     LinkType::Sdma,
     LinkType::Sio,
 ];
-
-closed_set! {
-    /// Which op of a link-matrix group a cell shows: by bandwidth over the ops of one type and
-    /// link, the fastest, the middle one, the three slowest, or all of them.
-    pub enum BandwidthRank {
-        Top1 = "top1",
-        Middle = "middle",
-        Bottom1 = "bottom1",
-        Bottom2 = "bottom2",
-        Bottom3 = "bottom3",
-        Total = "total",
-    }
-}
-
-/// Time split of one op (or a sum of ops) on its master plane.
-#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
-pub struct OpTimes {
-    pub elapsed_ns: i64,
-    pub transit_ns: i64,
-    pub wait_ns: i64,
-    /// Waits before the first transit (waiting for the peers to arrive).
-    pub synchronization_ns: i64,
-    /// elapsed − transit − wait.
-    pub idle_ns: i64,
-}
 
 impl OpTimes {
     fn add(&mut self, o: &OpTimes) {
@@ -99,20 +62,6 @@ impl OpTimes {
 
 fn ratio(a: i64, b: i64) -> f64 {
     if b == 0 { 0.0 } else { a as f64 / b as f64 }
-}
-
-/// Bytes and time moved over one link type.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Band {
-    pub link: LinkType,
-    pub size_bytes: i64,
-    pub time_ns: i64,
-    /// Decimal GB/s (MB / ms); 0 when no time.
-    pub bandwidth_gb_s: f64,
-    /// Share of packets above the large-packet size (32 MB on SDMA links, 0.5 MB on RDMA).
-    pub large_packet_ratio: f64,
-    /// Per packet size: (size bytes, count, total time ns), by size. Empty for SDMA (a sum).
-    pub sizes: Vec<(i64, u64, i64)>,
 }
 
 impl Band {
@@ -146,98 +95,6 @@ fn gb_s(bytes: i64, ns: i64) -> f64 {
     } else {
         bytes as f64 / ns as f64
     }
-}
-
-/// One collective op on one rank.
-#[derive(Debug, Clone, Serialize)]
-pub struct CommOp {
-    pub name: String,
-    /// Step number of the host step the op started in; None when the file has no steps.
-    pub step: Option<i64>,
-    pub start_ns: i64,
-    /// The time split (always present: ops without plane tasks are only counted).
-    pub times: Option<OpTimes>,
-    pub wait_ratio: Option<f64>,
-    pub synchronization_ratio: Option<f64>,
-    /// The plane the time split was read from.
-    pub master_plane: Option<i32>,
-    pub plane_tasks: u64,
-    /// Per link type, the five of [`BANDS`] in order.
-    pub bandwidth: Vec<Band>,
-}
-
-/// Sums over the ops of one step (the vendor's "Total Op Info").
-#[derive(Debug, Clone, Serialize)]
-pub struct StepTotal {
-    pub step: Option<i64>,
-    pub ops: u64,
-    pub times: OpTimes,
-    pub wait_ratio: f64,
-    pub synchronization_ratio: f64,
-    pub bandwidth: Vec<Band>,
-}
-
-/// One cell of the link matrix.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct MatrixCell {
-    /// The step, or None for a capture without steps or with more than top N steps (the cells
-    /// then rank the ops of the whole capture).
-    pub step: Option<i64>,
-    /// Op type in lower case (`allreduce`).
-    pub op_type: String,
-    pub rank_by_bandwidth: BandwidthRank,
-    /// The op, for all but `total`.
-    pub op: Option<String>,
-    pub src_rank: i64,
-    pub dst_rank: i64,
-    /// LOCAL (on chip), HCCS, PCIE, SIO, RDMA, ...
-    pub transport: String,
-    pub size_bytes: i64,
-    pub time_ns: i64,
-    pub bandwidth_gb_s: f64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct DeviceCommOps {
-    pub device: DeviceRef,
-    /// Collective ops of the device's file.
-    pub ops_total: u64,
-    /// HCCL plane tasks matched to those ops.
-    pub plane_tasks: u64,
-    /// Ops without plane tasks with details (Level0 captures write placeholders): times unknown.
-    pub ops_without_tasks: u64,
-    /// Ops with RDMA tasks, whose grouping rule is not checked on a real capture yet.
-    pub ops_with_rdma: u64,
-    /// The slowest ops with plane tasks by elapsed time, at most top N.
-    pub slowest: Vec<CommOp>,
-    pub steps: Vec<StepTotal>,
-    /// Over every op with plane tasks.
-    pub total: StepTotal,
-    pub matrix: Vec<MatrixCell>,
-}
-
-/// Run-level verdicts over the devices.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct CommOpsSummary {
-    /// Per rank, the wait ratio of all its collectives: (rank, wait / (wait + transit)).
-    pub wait_ratios: Vec<(i32, f64)>,
-    /// The rank the others wait for: its wait ratio is at least [`SLOW_RANK_MARGIN`] below every
-    /// other rank's. None with one rank, or when ranks wait alike.
-    pub slow_rank: Option<i32>,
-    /// The off-chip link with the lowest bandwidth over all its transfers, and its rank.
-    pub slow_link: Option<MatrixCell>,
-    pub slow_link_rank: Option<i32>,
-    /// Median bandwidth of the off-chip links of the same transport, for scale.
-    pub median_link_gb_s: Option<f64>,
-}
-
-/// How much lower (absolute) a rank's wait ratio must be than every other's to call it slow.
-pub const SLOW_RANK_MARGIN: f64 = 0.1;
-
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct CommunicationOps {
-    pub devices: Vec<DeviceCommOps>,
-    pub summary: CommOpsSummary,
 }
 
 /// One plane task: event index, plane, comm_tasks row.

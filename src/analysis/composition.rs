@@ -4,42 +4,12 @@
 //! stream's top kernels by sum, max and count; kernel-family totals and shares (families.rs).
 //! Denominator of every share: the device's total compute-kernel time (sum of durations).
 
-use super::devices::{Device, DeviceRef};
+use super::devices::Device;
 use super::families::family_of;
 use super::stats::pct;
 use crate::model::{Category, Tables};
-use serde::Serialize;
+pub use crate::report::contract::composition::*;
 use std::collections::BTreeMap;
-
-#[derive(Debug, Clone, Serialize)]
-pub struct StreamShare {
-    pub stream: i32,
-    pub kernels: u64,
-    pub compute_ns: i64,
-    pub pct_of_compute: f64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct KernelRow {
-    pub name: String,
-    pub count: u64,
-    pub sum_ns: i64,
-    pub max_ns: i64,
-    pub pct_of_compute: f64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Composition {
-    pub device: DeviceRef,
-    pub compute_kernels: u64,
-    pub compute_ns: i64,
-    pub streams: Vec<StreamShare>,
-    pub busiest_stream: Option<i32>,
-    pub busiest_by_sum: Vec<KernelRow>,
-    pub busiest_by_max: Vec<KernelRow>,
-    pub busiest_by_count: Vec<KernelRow>,
-    pub families: Vec<KernelRow>,
-}
 
 fn rows(m: BTreeMap<String, (u64, i64, i64)>, total: i64) -> Vec<KernelRow> {
     m.into_iter()

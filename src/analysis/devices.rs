@@ -6,21 +6,9 @@
 use super::decode_steps::DecodeStep;
 use super::intervals::Iv;
 use crate::model::category::WaitKind;
-use crate::model::closed_set::closed_set;
 use crate::model::{Category, FileId, ProcessId, ProcessRole, Tables};
-use serde::Serialize;
+pub use crate::report::contract::devices::*;
 use std::sync::OnceLock;
-
-/// Where a device's numbers come from (every result carries it as evidence).
-#[derive(Debug, Clone, Serialize)]
-pub struct DeviceRef {
-    pub file: String,
-    /// -1 when unknown.
-    pub rank: i32,
-    /// -1 when unknown (torch_npu labels say only `NPU`).
-    pub device_id: i32,
-    pub process: String,
-}
 
 impl DeviceRef {
     /// `rank R device D <process>`, the known parts only.
@@ -53,17 +41,6 @@ pub struct Device {
     pub(super) busy: OnceLock<(Vec<Iv>, Vec<Iv>)>,
     pub(super) decode_steps: OnceLock<Vec<DecodeStep>>,
     pub(super) launches: OnceLock<super::dispatch::Launches>,
-}
-
-closed_set! {
-    /// Which events define a device's communication time.
-    pub enum CommSource {
-        /// The collective ops of the HCCL process (`Group … Communication` threads, torch_npu;
-        /// `Communication Kernel`, legacy CANN) of the same file.
-        HcclGroupOps = "hccl_group_ops",
-        /// The device's own communication kernels.
-        DeviceCommKernels = "device_comm_kernels",
-    }
 }
 
 /// Every device with at least one device event.

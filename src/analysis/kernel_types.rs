@@ -11,35 +11,10 @@
 //! whose correlated host event (same correlation id) starts before the last ProfilerStep count,
 //! because the last step may be cut off by the end of the capture.
 
-use super::devices::{Device, DeviceRef, iv};
+use super::devices::{Device, iv};
 use super::stats::pct;
 use crate::model::{Category, Tables};
-use serde::Serialize;
-
-#[derive(Debug, Clone, Serialize)]
-pub struct ClassShare {
-    pub class: String,
-    pub ns: i64,
-    /// Share of busy_ns, percent.
-    pub pct_of_busy: f64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct KernelTypes {
-    pub device: DeviceRef,
-    pub span_start_ns: i64,
-    pub span_end_ns: i64,
-    pub span_ns: i64,
-    pub busy_ns: i64,
-    pub idle_ns: i64,
-    pub compute_ns: i64,
-    pub non_compute_ns: i64,
-    /// Shares of span_ns, percent.
-    pub idle_pct_of_span: f64,
-    pub compute_pct_of_span: f64,
-    pub non_compute_pct_of_span: f64,
-    pub classes: Vec<ClassShare>,
-}
+pub use crate::report::contract::kernel_types::*;
 
 const TYPES: [&str; 3] = ["COMPUTATION", "COMMUNICATION", "MEMORY"];
 

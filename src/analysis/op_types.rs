@@ -4,30 +4,12 @@
 //! carries no kernel details (trace_view.json and Kineto traces do not). Denominator of
 //! `pct_of_total`: the sum over all such tasks of the device.
 
-use super::devices::{Device, DeviceRef};
-use super::stats::{DurStats, dur_stats};
+use super::devices::Device;
+use super::stats::dur_stats;
 use crate::model::events::NO_ROW;
 use crate::model::{StrId, Tables};
-use serde::Serialize;
+pub use crate::report::contract::op_types::*;
 use std::collections::HashMap;
-
-#[derive(Debug, Clone, Serialize)]
-pub struct OpTypeRow {
-    pub op_type: String,
-    pub task_type: String,
-    /// `name` is `op_type`.
-    pub stats: DurStats,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct OpTypes {
-    pub device: DeviceRef,
-    /// Tasks with kernel details, and the sum of their durations (the denominator).
-    pub tasks: u64,
-    pub sum_ns: i64,
-    /// By sum, descending (ties by op type).
-    pub rows: Vec<OpTypeRow>,
-}
 
 pub fn compute(t: &Tables, devices: &[Device]) -> Vec<OpTypes> {
     let mut out = Vec::new();

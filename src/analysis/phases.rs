@@ -12,32 +12,10 @@
 
 use crate::model::id_map::IdMap;
 use crate::model::{Category, EventKind, Tables};
-use serde::Serialize;
+pub use crate::report::contract::phases::*;
 
 pub const PREFILL_SCOPE: &str = "forward_eager";
 pub const DECODE_SCOPE: &str = "forward_cudagraph";
-
-#[derive(Debug, Clone, Serialize)]
-pub struct PhaseWindows {
-    pub scope: &'static str,
-    pub count: u64,
-    pub total_ns: i64,
-    pub first_start_ns: Option<i64>,
-    pub last_end_ns: Option<i64>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Phases {
-    pub file: String,
-    pub rank: i32,
-    pub prefill: PhaseWindows,
-    pub decode: PhaseWindows,
-    pub prefill_valid: bool,
-    pub decode_valid: bool,
-    pub mixed: bool,
-    /// What a reader must know before quoting percentages of this capture.
-    pub statement: String,
-}
 
 /// The CPU-side scopes named `scope`, as (event index), in every file.
 pub fn scopes(t: &Tables, scope: &str) -> Vec<usize> {
@@ -92,14 +70,6 @@ pub fn compute(t: &Tables) -> Vec<Phases> {
         .collect()
 }
 
-/// A phase to slice to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Phase {
-    Prefill,
-    Decode,
-}
-
 impl Phase {
     pub fn as_str(self) -> &'static str {
         match self {
@@ -107,18 +77,6 @@ impl Phase {
             Phase::Decode => "decode",
         }
     }
-}
-
-/// What a slice kept and how device events were attributed.
-#[derive(Debug, Clone, Serialize)]
-pub struct SliceInfo {
-    pub phase: Phase,
-    pub events_kept: u64,
-    pub events_dropped: u64,
-    /// Device events attributed through their launch link / by their own start.
-    pub device_by_launch: u64,
-    pub device_by_own_start: u64,
-    pub method: &'static str,
 }
 
 /// The phase of every event (None: before the first scope of its file, or no scopes).

@@ -1,32 +1,9 @@
 //! Duration statistics of a group of events (count, sum, mean, population std, min, quartiles by
 //! linear interpolation as numpy's default, max), in integer ns where exact.
 
-use serde::Serialize;
+pub use crate::report::contract::stats::*;
 
-#[derive(Debug, Clone, Serialize)]
-pub struct DurStats {
-    pub name: String,
-    pub count: u64,
-    pub sum_ns: i64,
-    pub mean_ns: f64,
-    pub std_ns: f64,
-    pub min_ns: i64,
-    pub p25_ns: f64,
-    pub p50_ns: f64,
-    pub p75_ns: f64,
-    pub max_ns: i64,
-    /// sum_ns / the denominator named by the enclosing result, percent.
-    pub pct_of_total: f64,
-}
-
-/// `part` as a percent of `whole` (0 when `whole` is 0).
-pub fn pct(part: i64, whole: i64) -> f64 {
-    if whole == 0 {
-        0.0
-    } else {
-        part as f64 * 100.0 / whole as f64
-    }
-}
+pub use crate::units::percent as pct;
 
 /// The `q` quantile of sorted values by linear interpolation between closest ranks (numpy's
 /// default, "type 7"): the one quantile rule of every analysis. The median of 8 values is the mean

@@ -2,73 +2,8 @@
 //! table sizes. Every duration is integer nanoseconds; shares say their denominator.
 
 use crate::model::{Category, Tables, ThreadId};
-use serde::Serialize;
+pub use crate::report::contract::summary::*;
 use std::collections::BTreeMap;
-
-#[derive(Debug, Clone, Serialize)]
-pub struct FileSummary {
-    pub path: String,
-    pub format: &'static str,
-    pub size_bytes: u64,
-    pub parsed_bytes: u64,
-    pub gzip: bool,
-    /// -1 when unknown.
-    pub rank: i32,
-    /// Files read as this one: 1, or the pieces of a capture written in pieces (`path` is the
-    /// first; legacy per-iteration timelines, slices).
-    pub parts: u32,
-    pub events: u64,
-    /// This file's time window (files may use different clocks: Kineto ts are often relative).
-    pub window: Option<TimeWindow>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct CategorySummary {
-    pub category: &'static str,
-    pub events: u64,
-    /// Sum of event durations (overlaps counted each time).
-    pub dur_ns_sum: i64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct StreamSummary {
-    pub file: String,
-    pub rank: i32,
-    pub process: String,
-    pub device_id: i32,
-    /// Physical stream id (Ascend Hardware / Kineto device tracks).
-    pub stream: i64,
-    pub thread_name: String,
-    pub events: u64,
-    /// Sum of durations of the stream's events.
-    pub dur_ns_sum: i64,
-    /// Events per category on this stream.
-    pub by_category: BTreeMap<&'static str, u64>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct TimeWindow {
-    /// Earliest event start, ns (in the file's own clock).
-    pub start_ns: i64,
-    /// Latest event end, ns.
-    pub end_ns: i64,
-    pub duration_ns: i64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Summary {
-    pub files: Vec<FileSummary>,
-    /// Distinct known ranks.
-    pub ranks: Vec<i32>,
-    pub events: u64,
-    pub processes: u64,
-    pub threads: u64,
-    pub counters: u64,
-    pub flows: u64,
-    pub distinct_strings: u64,
-    pub by_category: Vec<CategorySummary>,
-    pub device_streams: Vec<StreamSummary>,
-}
 
 pub fn compute(t: &Tables) -> Summary {
     let e = &t.events;

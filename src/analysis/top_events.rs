@@ -2,33 +2,11 @@
 //! max; ranked by sum and by max; separately for compute kernels and for communication + wait/sync
 //! tasks. Denominator of `pct_of_total`: the subset's sum of durations on that device.
 
-use super::devices::{Device, DeviceRef};
+use super::devices::Device;
 use super::stats::{DurStats, dur_stats};
-use crate::model::closed_set::closed_set;
 use crate::model::{Category, Tables};
-use serde::Serialize;
+pub use crate::report::contract::top_events::*;
 use std::collections::HashMap;
-
-#[derive(Debug, Clone, Serialize)]
-pub struct TopEvents {
-    pub device: DeviceRef,
-    /// `compute` or `communication_and_wait`.
-    pub subset: EventSubset,
-    pub subset_events: u64,
-    pub subset_sum_ns: i64,
-    pub by_sum: Vec<DurStats>,
-    pub by_max: Vec<DurStats>,
-}
-
-closed_set! {
-    /// Which device events a top list ranks.
-    pub enum EventSubset {
-        /// Compute kernels.
-        Compute = "compute",
-        /// Communication kernels and waits.
-        CommunicationAndWait = "communication_and_wait",
-    }
-}
 
 pub fn compute(t: &Tables, devices: &[Device], top_n: usize) -> Vec<TopEvents> {
     let mut out = Vec::new();

@@ -6,54 +6,11 @@
 //! shows first, so a reader (or an agent) knows whether to trust the numbers below it.
 
 use super::device_time::DeviceTime;
-use super::devices::DeviceRef;
 use crate::diag::{Diagnostics, Severity};
-use crate::model::closed_set::closed_set;
-use serde::Serialize;
+pub use crate::report::contract::vendor_agreement::*;
 
 /// A difference larger than this share of the window (percent) is a disagreement.
 pub const TOLERANCE_PCT_OF_WINDOW: f64 = 1.0;
-
-closed_set! {
-    /// A device-time metric compared with the vendor's.
-    pub enum TimeMetric {
-        Computing = "computing",
-        Communication = "communication",
-        CommunicationNotOverlapped = "communication_not_overlapped",
-        Free = "free",
-    }
-}
-
-/// One metric of one device, ours against the vendor's.
-#[derive(Debug, Clone, Serialize)]
-pub struct Check {
-    pub device: DeviceRef,
-    /// Where the vendor's number was read.
-    pub source: String,
-    pub metric: TimeMetric,
-    pub ours_ns: i64,
-    pub vendor_ns: i64,
-    /// ours − vendor.
-    pub diff_ns: i64,
-    /// The device's window (device_time's), the denominator of `diff_pct_of_window`.
-    pub window_ns: i64,
-    pub diff_pct_of_window: f64,
-    pub agrees: bool,
-}
-
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct VendorAgreement {
-    pub tolerance_pct_of_window: f64,
-    /// Devices whose input carries the vendor's numbers.
-    pub devices_checked: u64,
-    /// Devices with at least one check over the tolerance.
-    pub devices_disagreeing: u64,
-    /// The largest |diff| over all checks, percent of the window.
-    pub max_diff_pct_of_window: f64,
-    pub checks: Vec<Check>,
-    /// One line: agrees / DISAGREES / nothing to check against.
-    pub verdict: String,
-}
 
 /// The checks of every device_time row that has vendor numbers.
 pub fn compute(device_time: &[DeviceTime]) -> VendorAgreement {

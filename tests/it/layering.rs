@@ -42,6 +42,11 @@ fn the_layers_import_what_the_architecture_says() {
     for needle in ["crate::analysis", "crate::model", "crate::ingest"] {
         assert_eq!(uses("render", needle), Vec::<String>::new(), "{needle}");
     }
+    // The report contract (the result types) stands alone: analyses import it, never the reverse.
+    assert_eq!(
+        uses("report/contract", "crate::analysis"),
+        Vec::<String>::new()
+    );
     for dir in ["export", "query"] {
         assert_eq!(uses(dir, "crate::ingest"), Vec::<String>::new(), "{dir}");
     }

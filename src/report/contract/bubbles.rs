@@ -1,0 +1,116 @@
+//! The report contract of `analysis::bubbles`: the result types it returns, serialized into
+//! the JSON report (docs/json-output.md). Their methods and the computation live in
+//! `analysis/bubbles.rs`.
+
+use super::*;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+crate::model::closed_set::closed_set! {
+    /// Why a device was idle: the first rule that holds, in this order (docs/analyses/bubbles.md).
+    pub enum Cause {
+        UpdateStepContextSync = "update_step_context_sync",
+        MtpWait = "mtp_wait",
+        HostDispatch = "host_dispatch",
+        WaitingForCollective = "waiting_for_collective",
+        Synchronization = "synchronization",
+        DataMovement = "data_movement",
+        BetweenSteps = "between_steps",
+        DeviceScheduling = "device_scheduling",
+        Unknown = "unknown",
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Neighbour {
+    pub name: String,
+    /// Device stream; -1 for a host event.
+    pub stream: i32,
+    pub ts_ns: i64,
+    pub dur_ns: i64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Gap {
+    pub start_ns: i64,
+    pub end_ns: i64,
+    pub dur_ns: i64,
+    pub cause: Cause,
+    /// The event that explains the gap: the wait, copy or late launch call, or the step that
+    /// ended before it; None for `unknown` and replay-rule `host_dispatch`.
+    pub evidence: Option<Neighbour>,
+    pub before: Option<Neighbour>,
+    pub after: Option<Neighbour>,
+    /// The host call that launched the task ending the gap, when linked (see dispatch).
+    pub launch: Option<Neighbour>,
+    /// launch start − gap start: positive when the host was late.
+    pub launch_lag_ns: Option<i64>,
+    /// The PyTorch op above that launch call, when known.
+    pub launch_op: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct HistogramBucket {
+    /// `[lo_ns, hi_ns)`; hi_ns = -1 means unbounded.
+    pub lo_ns: i64,
+    pub hi_ns: i64,
+    pub count: u64,
+    pub total_ns: i64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CauseTotal {
+    pub count: u64,
+    pub total_ns: i64,
+    pub pct_of_idle: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StreamIdle {
+    pub stream: i32,
+    pub tasks: u64,
+    pub busy_ns: i64,
+    /// Gaps ≥ min_gap between the stream's first and last task.
+    pub idle_ns: i64,
+    pub gaps: u64,
+}
+
+/// Idle inside one decode step: between the replay's first kernel and the end of its last burst
+/// (main model and MTP heads). The update_step_context gap before the replay is between steps.
+#[derive(Debug, Clone, Serialize)]
+pub struct StepIdle {
+    pub step: u64,
+    pub start_ns: i64,
+    pub end_ns: i64,
+    /// Gaps ≥ min_gap_ns inside the step.
+    pub idle_ns: i64,
+    pub idle_pct_of_step: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceBubbles {
+    pub device: DeviceRef,
+    pub min_gap_ns: i64,
+    pub window_start_ns: i64,
+    pub window_end_ns: i64,
+    /// `window_end_ns − window_start_ns`, less the time between the pieces of a capture
+    /// written in pieces (not observed).
+    pub window_ns: i64,
+    pub busy_ns: i64,
+    /// Sum of gaps ≥ min_gap_ns.
+    pub idle_ns: i64,
+    /// idle_ns / window_ns, percent.
+    pub idle_pct_of_window: f64,
+    pub gaps: u64,
+    pub histogram: Vec<HistogramBucket>,
+    pub by_cause: BTreeMap<&'static str, CauseTotal>,
+    /// Idle with cause `unknown` (no evidence), and the share of idle with a named cause.
+    pub unknown_ns: i64,
+    pub named_pct_of_idle: f64,
+    pub largest: Vec<Gap>,
+    pub streams: Vec<StreamIdle>,
+    /// Per graph-mode decode step (empty without NOTIFY_WAIT / CAPTURE_RECORD steps).
+    pub steps: Vec<StepIdle>,
+    /// Σ steps[].idle_ns: idle inside steps; idle_ns minus this is idle between steps.
+    pub idle_within_steps_ns: i64,
+}

@@ -1,0 +1,48 @@
+//! The report contract of `analysis::vendor_agreement`: the result types it returns, serialized into
+//! the JSON report (docs/json-output.md). Their methods and the computation live in
+//! `analysis/vendor_agreement.rs`.
+
+use super::*;
+use crate::model::closed_set::closed_set;
+use serde::Serialize;
+
+closed_set! {
+    /// A device-time metric compared with the vendor's.
+    pub enum TimeMetric {
+        Computing = "computing",
+        Communication = "communication",
+        CommunicationNotOverlapped = "communication_not_overlapped",
+        Free = "free",
+    }
+}
+
+/// One metric of one device, ours against the vendor's.
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    pub device: DeviceRef,
+    /// Where the vendor's number was read.
+    pub source: String,
+    pub metric: TimeMetric,
+    pub ours_ns: i64,
+    pub vendor_ns: i64,
+    /// ours − vendor.
+    pub diff_ns: i64,
+    /// The device's window (device_time's), the denominator of `diff_pct_of_window`.
+    pub window_ns: i64,
+    pub diff_pct_of_window: f64,
+    pub agrees: bool,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct VendorAgreement {
+    pub tolerance_pct_of_window: f64,
+    /// Devices whose input carries the vendor's numbers.
+    pub devices_checked: u64,
+    /// Devices with at least one check over the tolerance.
+    pub devices_disagreeing: u64,
+    /// The largest |diff| over all checks, percent of the window.
+    pub max_diff_pct_of_window: f64,
+    pub checks: Vec<Check>,
+    /// One line: agrees / DISAGREES / nothing to check against.
+    pub verdict: String,
+}
