@@ -206,3 +206,17 @@ pub fn validate_schema(
     }
     Ok(())
 }
+
+/// The JSON that `profscope ARGS` prints; fails the test with its stderr when it exits non-zero.
+pub fn profscope_json(args: &[&str]) -> serde_json::Value {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_profscope"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "profscope {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}

@@ -5,26 +5,17 @@
 
 use crate::common;
 use serde_json::Value;
-use std::process::Command;
 
 fn analyze(dir: &std::path::Path, extra: &[&str]) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_profscope"))
-        .args([
-            "analyze",
-            dir.to_str().unwrap(),
-            "--format",
-            "json",
-            "--quiet",
-        ])
-        .args(extra)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    let mut args = vec![
+        "analyze",
+        dir.to_str().unwrap(),
+        "--format",
+        "json",
+        "--quiet",
+    ];
+    args.extend_from_slice(extra);
+    common::profscope_json(&args)
 }
 
 #[test]
