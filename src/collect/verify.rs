@@ -104,9 +104,10 @@ fn non_empty(p: &Path) -> Option<u64> {
         .map(|m| m.len())
 }
 
-/// The newest profiler db of a rank folder (by modification time, then name).
+/// The profiler db of a rank folder that `analyze` reads: the newest by modification time, then
+/// by name ([`crate::ingest::detect::newest_of`]).
 fn newest_db(out: &Path) -> Option<PathBuf> {
-    let mut dbs: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(out)
+    let dbs: Vec<PathBuf> = std::fs::read_dir(out)
         .ok()?
         .flatten()
         .map(|e| e.path())
@@ -115,15 +116,9 @@ fn newest_db(out: &Path) -> Option<PathBuf> {
                 .and_then(|n| n.to_str())
                 .is_some_and(|n| n.starts_with("ascend_pytorch_profiler") && n.ends_with(".db"))
         })
-        .map(|p| {
-            let t = std::fs::metadata(&p)
-                .and_then(|m| m.modified())
-                .unwrap_or(std::time::UNIX_EPOCH);
-            (t, p)
-        })
         .collect();
-    dbs.sort();
-    dbs.pop().map(|(_, p)| p)
+    let refs: Vec<&Path> = dbs.iter().map(PathBuf::as_path).collect();
+    crate::ingest::detect::newest_of(&refs).map(|k| dbs[k].clone())
 }
 
 /// Reads the output with the reader `analyze` uses (read-only, bounded) and says what would make

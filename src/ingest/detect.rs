@@ -479,10 +479,11 @@ fn best(inputs: Vec<(Input, Folder)>) -> (Vec<Input>, Vec<Skipped>) {
             best.entry(f).and_modify(|b| *b = (*b).min(p)).or_insert(p);
         }
     }
-    let keep: Vec<bool> = inputs
+    let mut keep: Vec<bool> = inputs
         .iter()
         .map(|(i, f)| f.as_ref().is_none_or(|f| best[f] == pref(i)))
         .collect();
+    one_profiler_db_per_folder(&inputs, &mut keep);
     // What each rank folder keeps, named in the skipped entries.
     let mut kept_in: BTreeMap<&std::path::PathBuf, Vec<String>> = BTreeMap::new();
     for ((i, f), &k) in inputs.iter().zip(&keep) {
@@ -533,6 +534,43 @@ fn best(inputs: Vec<(Input, Folder)>) -> (Vec<Input>, Vec<Skipped>) {
         })
         .collect();
     (kept, skipped)
+}
+
+/// The profiler db of a torch_npu rank folder that is read when it holds several (a re-export or a
+/// copy beside the original): the newest by modification time, then by path. Each db is a whole
+/// capture, so reading two would count every event twice. `collect verify` checks this one.
+pub fn newest_of(dbs: &[&Path]) -> Option<usize> {
+    let mtime = |p: &Path| {
+        std::fs::metadata(p)
+            .and_then(|m| m.modified())
+            .unwrap_or(std::time::UNIX_EPOCH)
+    };
+    (0..dbs.len()).max_by(|&a, &b| (mtime(dbs[a]), dbs[a]).cmp(&(mtime(dbs[b]), dbs[b])))
+}
+
+/// Keeps one `ascend_pytorch_profiler*.db` per capture folder ([`newest_of`]); the others become
+/// skipped inputs.
+fn one_profiler_db_per_folder(inputs: &[(Input, Folder)], keep: &mut [bool]) {
+    use std::collections::BTreeMap;
+    let mut dbs: BTreeMap<&std::path::PathBuf, Vec<usize>> = BTreeMap::new();
+    for (k, (i, f)) in inputs.iter().enumerate() {
+        if let Some(f) = f
+            && keep[k]
+            && preference(&i.path, i.format) == 0
+        {
+            dbs.entry(f).or_default().push(k);
+        }
+    }
+    for group in dbs.values().filter(|g| g.len() > 1) {
+        let paths: Vec<&Path> = group
+            .iter()
+            .map(|&k| Path::new(&inputs[k].0.path))
+            .collect();
+        let newest = newest_of(&paths).map(|n| group[n]);
+        for &k in group {
+            keep[k] = Some(k) == newest;
+        }
+    }
 }
 
 /// Folders nested deeper than this are not walked (a bound for link farms).
@@ -692,6 +730,49 @@ mod rank_folder_tests {
         assert_eq!(kept, vec![files[0], files[3], files[4], files[5]]);
         assert_eq!(skipped.len(), 2);
         assert_eq!(rel(&skipped[0].kept[0]), files[0]);
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    /// A rank folder holding two profiler dbs (a copy beside the original): only the newer by
+    /// mtime is read, the other is skipped naming it; another rank's single db is untouched.
+    #[test]
+    fn reads_one_profiler_db_per_rank_folder() {
+        let root = std::env::temp_dir().join(format!("profscope-twodb-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let db = |rel: &str, age_s: u64| {
+            let p = root.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            let f = std::fs::File::create(&p).unwrap();
+            let t = std::time::SystemTime::now() - std::time::Duration::from_secs(age_s);
+            f.set_modified(t).unwrap();
+            Input {
+                path: p.display().to_string(),
+                format: InputFormat::AscendDb,
+                size_bytes: 0,
+                alternates: Vec::new(),
+                parts: Vec::new(),
+            }
+        };
+        let inputs = vec![
+            db(
+                "r0_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db",
+                60,
+            ),
+            db(
+                "r0_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0_copy.db",
+                3600,
+            ),
+            db(
+                "r1_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_1.db",
+                7200,
+            ),
+        ];
+        let (kept, skipped) = best_per_rank(inputs.clone(), &root);
+        let kept: Vec<&str> = kept.iter().map(|i| i.path.as_str()).collect();
+        assert_eq!(kept, vec![inputs[0].path.as_str(), inputs[2].path.as_str()]);
+        assert_eq!(skipped.len(), 1);
+        assert_eq!(skipped[0].path, inputs[1].path);
+        assert_eq!(skipped[0].kept, vec![inputs[0].path.clone()]);
         let _ = std::fs::remove_dir_all(&root);
     }
 
