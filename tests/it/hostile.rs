@@ -17,12 +17,40 @@ const DB1: &str =
     "ascend-pt/db/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db";
 const TRACE1: &str = "ascend-pt/text/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json";
 
-/// A fresh, empty temporary folder for one test.
+/// A fresh, empty temporary folder for one test, under this run's
+/// `$TMPDIR/profscope-hostile-<pid>/`. The first call removes the folders of earlier runs whose
+/// process is gone, so a failed test's files stay for a look until the next run and nothing
+/// piles up.
 fn tmp(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("profscope-hostile-{tag}-{}", std::process::id()));
+    static SWEEP: std::sync::Once = std::sync::Once::new();
+    SWEEP.call_once(sweep_finished_runs);
+    let d = std::env::temp_dir()
+        .join(format!("profscope-hostile-{}", std::process::id()))
+        .join(tag);
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
+}
+
+/// Removes `profscope-hostile-<pid>` folders (and the older `profscope-hostile-<tag>-<pid>`
+/// ones) of processes that no longer run.
+fn sweep_finished_runs() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix("profscope-hostile-") else {
+            continue;
+        };
+        let pid = rest.rsplit('-').next().and_then(|p| p.parse::<u32>().ok());
+        if let Some(pid) = pid
+            && pid != std::process::id()
+            && !Path::new(&format!("/proc/{pid}")).exists()
+        {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
 }
 
 /// A writable copy of a sample under `dir` (as `name`).
