@@ -34,6 +34,7 @@ mod mcp;
 mod memory;
 mod msprof_analyze_agreement;
 mod msprof_csv;
+mod nesting;
 mod never_panic;
 mod pipeline;
 mod ranks;
