@@ -540,12 +540,15 @@ fn best(inputs: Vec<(Input, Folder)>) -> (Vec<Input>, Vec<Skipped>) {
 /// copy beside the original): the newest by modification time, then by path. Each db is a whole
 /// capture, so reading two would count every event twice. `collect verify` checks this one.
 pub fn newest_of(dbs: &[&Path]) -> Option<usize> {
-    let mtime = |p: &Path| {
-        std::fs::metadata(p)
-            .and_then(|m| m.modified())
-            .unwrap_or(std::time::UNIX_EPOCH)
-    };
-    (0..dbs.len()).max_by(|&a, &b| (mtime(dbs[a]), dbs[a]).cmp(&(mtime(dbs[b]), dbs[b])))
+    let mtimes: Vec<std::time::SystemTime> = dbs
+        .iter()
+        .map(|p| {
+            std::fs::metadata(p)
+                .and_then(|m| m.modified())
+                .unwrap_or(std::time::UNIX_EPOCH)
+        })
+        .collect();
+    (0..dbs.len()).max_by_key(|&k| (mtimes[k], dbs[k]))
 }
 
 /// Keeps one `ascend_pytorch_profiler*.db` per capture folder ([`newest_of`]); the others become
