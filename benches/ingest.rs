@@ -114,6 +114,8 @@ fn child(mode: &str, path: &str) {
                     .ok()
                     .and_then(|v| v.parse().ok())
                     .unwrap_or_else(profscope::pipeline::default_max_memory),
+                // The analysis itself, never a cached result.
+                cache: None,
             };
             let r = profscope::pipeline::run(&[PathBuf::from(path)], &o, &Default::default())
                 .expect("analyze");

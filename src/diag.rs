@@ -2,11 +2,11 @@
 //! each kind gets a stable code, a severity, a count and the first few examples (with file and
 //! byte offset where known). Every output format shows them.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// How bad an anomaly is for the answers built on the data.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     /// Worth knowing; no data was lost (e.g. overlapping events, kept).
@@ -49,17 +49,19 @@ pub fn cap_text(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
 }
 
 /// One kind of anomaly, aggregated.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Diagnostic {
-    pub code: &'static str,
+    #[serde(deserialize_with = "crate::model::static_names::name")]
+    pub code: crate::model::static_names::Name,
     pub severity: Severity,
     pub count: u64,
     pub examples: Vec<String>,
 }
 
 /// All diagnostics of a run, keyed by code.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Diagnostics {
+    #[serde(deserialize_with = "crate::model::static_names::name_keys")]
     by_code: BTreeMap<&'static str, Diagnostic>,
 }
 

@@ -37,11 +37,12 @@ impl StepRow {
 }
 
 /// What one device keeps for the cross-rank comparison.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct DeviceExtract {
     pub device: DeviceRef,
     /// Files of one format are compared with each other only.
-    pub cohort: &'static str,
+    #[serde(deserialize_with = "crate::model::static_names::name")]
+    pub cohort: crate::model::static_names::Name,
     /// `ProfilerStep`, `Step Trace`, `forward scopes` or `none`.
     pub step_source: StepSource,
     pub steps: Vec<StepRow>,

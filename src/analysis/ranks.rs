@@ -26,7 +26,7 @@ fn clock(format: &str) -> &'static str {
 const CLOCK_ORDER: &[&str] = &["ascend", "kineto", "unknown"];
 
 /// What one input file contributes to the rank picture.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct FileFacts {
     pub path: String,
     /// -1 when unknown.
@@ -36,7 +36,8 @@ pub struct FileFacts {
     pub size_bytes: u64,
     /// File format (`files.format`): windows are compared on one clock only (see `clock`),
     /// because a Kineto trace and a torch_npu export of one rank can run on different clocks.
-    pub format: &'static str,
+    #[serde(deserialize_with = "crate::model::static_names::name")]
+    pub format: crate::model::static_names::Name,
     pub device_events: u64,
     pub host_events: u64,
     /// The vendor's Overlap Analysis rows (events or summed rows): derived, neither side.

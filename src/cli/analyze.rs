@@ -64,6 +64,13 @@ pub struct AnalyzeArgs {
     /// `full` lists every step.
     #[arg(long, value_enum, default_value_t = Detail::Capped)]
     pub detail: Detail,
+    /// Result cache folder: an unchanged file's results are read from there instead of analysing
+    /// it again (default: $XDG_CACHE_HOME/profscope, else ~/.cache/profscope).
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
+    /// Analyse every file, read and write no cache (also: PROFSCOPE_NO_CACHE=1).
+    #[arg(long, conflicts_with = "cache")]
+    pub no_cache: bool,
 }
 
 /// A bubble threshold in µs: a finite number, zero or more.
@@ -137,6 +144,7 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         phase: args.phase,
         jobs: args.jobs.unwrap_or_else(rayon::current_num_threads).max(1),
         max_memory: args.max_memory.unwrap_or_else(pipeline::default_max_memory),
+        cache: super::cache::choose(args.cache.as_deref(), args.no_cache, &paths)?,
     };
     if let Some(save) = &args.save {
         crate::cli::refuse_overwriting_inputs(save, &paths)?;

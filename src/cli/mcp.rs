@@ -279,13 +279,17 @@ fn call_tool(name: &str, args: &Value) -> anyhow::Result<Value> {
                         .map_err(|_| anyhow::anyhow!("phase is prefill or decode, not `{p}`"))?,
                 ),
             };
-            let opts = RunOpts::new(
-                AnalyzeOpts {
-                    only,
-                    ..Default::default()
-                },
-                phase,
-            );
+            let opts = RunOpts {
+                // The default cache, unless it would lie inside an input.
+                cache: super::cache::choose(None, false, &paths).unwrap_or(None),
+                ..RunOpts::new(
+                    AnalyzeOpts {
+                        only,
+                        ..Default::default()
+                    },
+                    phase,
+                )
+            };
             let r = pipeline::report_for(&paths, &opts, &Progress::default())?;
             Ok(serde_json::to_value(&r)?)
         }

@@ -2,6 +2,7 @@
 //! that picks exit codes (0 ok, 1 ran and found problems, 2 error) and prints errors.
 
 mod analyze;
+mod cache;
 mod collect;
 mod diff;
 mod export;

@@ -97,7 +97,12 @@ pub fn request(
                 .body(b.to_string())
                 .map_err(|e| io(e.to_string()))?,
         ),
-        None => agent.run(req.body(()).map_err(|e| io(e.to_string()))?),
+        // A GET has no body; a POST without one says `Content-Length: 0` (an empty `()` body
+        // would go out chunked, and a server that reads no body then resets the connection).
+        None if method.eq_ignore_ascii_case("GET") => {
+            agent.run(req.body(()).map_err(|e| io(e.to_string()))?)
+        }
+        None => agent.run(req.body("").map_err(|e| io(e.to_string()))?),
     };
     let mut resp = sent.map_err(|e| io(e.to_string()))?;
     let status = resp.status().as_u16();
@@ -172,6 +177,18 @@ mod tests {
                 .contains("content-type: application/json")
         );
         assert!(seen.ends_with("{\"a\":1}"), "{seen}");
+    }
+
+    #[test]
+    fn a_post_without_body_sends_content_length_zero() {
+        let (url, h) =
+            serve(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}");
+        let r = request("POST", &url, "/stop_profile", None, Duration::from_secs(5)).unwrap();
+        assert_eq!(r.status, 200);
+        let seen = h.join().unwrap().to_ascii_lowercase();
+        assert!(seen.contains("content-length: 0\r\n"), "{seen}");
+        assert!(!seen.contains("transfer-encoding"), "{seen}");
+        assert!(seen.ends_with("\r\n\r\n"), "nothing after the head: {seen}");
     }
 
     #[test]

@@ -13,7 +13,7 @@ macro_rules! closed_set {
         }
     ) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
         $vis enum $name {
             $( $(#[$vmeta])* #[serde(rename = $text)] $variant ),+
         }

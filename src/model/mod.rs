@@ -19,6 +19,7 @@ pub mod meta;
 pub mod reference;
 pub mod schema;
 pub mod serving;
+pub mod static_names;
 pub mod steps;
 pub mod strings;
 pub mod tables;

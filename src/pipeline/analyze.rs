@@ -10,6 +10,7 @@
 //! `input_failed` diagnostic, and the other files are analysed. Only when every file fails is it
 //! an error.
 
+use super::cache::{Cache, Identity, Lookup};
 use super::drive::{FileRead, Limits, each_file};
 use crate::analysis::phases::{self, Phase, SliceInfo};
 use crate::analysis::ranks::FileFacts;
@@ -19,7 +20,9 @@ use crate::ingest::detect::Input;
 use crate::ingest::{IngestError, IngestOpts, Progress, discover};
 use crate::report::Report;
 use crate::report::analyses::{self, Analyses, AnalyzeOpts, Part};
+use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Mutex;
 
 #[derive(Debug, Clone)]
 pub struct RunOpts {
@@ -29,6 +32,8 @@ pub struct RunOpts {
     pub jobs: usize,
     /// Estimated peak bytes allowed in flight; a larger file runs alone.
     pub max_memory: u64,
+    /// The result cache's folder; None: no cache.
+    pub cache: Option<PathBuf>,
 }
 
 impl RunOpts {
@@ -41,6 +46,7 @@ impl RunOpts {
             phase,
             jobs: l.jobs,
             max_memory: l.max_memory,
+            cache: None,
         }
     }
 
@@ -76,6 +82,7 @@ pub struct RunResult {
     pub analysis_ms: f64,
 }
 
+#[derive(serde::Serialize, serde::Deserialize)]
 struct FilePart {
     part: Option<Part>,
     summary: Option<Summary>,
@@ -138,23 +145,113 @@ fn failed(input: &Input, e: &IngestError) -> FilePart {
     }
 }
 
-/// Discovers the inputs under `paths` and analyses them file by file.
+/// Analyses `inputs` file by file, in input order; each fresh part is stored in `cache` under
+/// the identity its lookup found (`before`, by path), and why one was not stored is returned.
+fn analyse_files(
+    inputs: &[Input],
+    o: &RunOpts,
+    progress: &Progress,
+    cache: Option<(&Cache, &HashMap<String, Identity>)>,
+) -> (Vec<FilePart>, Vec<String>) {
+    let mut parts = Vec::with_capacity(inputs.len());
+    let not_stored = Mutex::new(Vec::new());
+    each_file(
+        inputs,
+        o.limits(),
+        IngestOpts::ANALYSIS,
+        progress,
+        |input, read| {
+            let part = one_file(input, read, o);
+            if let Some((c, before)) = cache
+                && part.part.is_some()
+                && let Some(id) = before.get(&input.path)
+                && let Err(why) = c.store(input, id, &part)
+            {
+                let mut n = not_stored.lock().unwrap_or_else(|e| e.into_inner());
+                n.push(format!("{}: {why}", input.path));
+            }
+            part
+        },
+        |_, part| parts.push(part),
+    );
+    (
+        parts,
+        not_stored.into_inner().unwrap_or_else(|e| e.into_inner()),
+    )
+}
+
+/// The parts of `inputs`: unchanged files from the cache, the others analysed and stored; hits,
+/// misses and entries not stored become `cache_*` diagnostics.
+fn through_cache(
+    inputs: &[Input],
+    cache: &Cache,
+    o: &RunOpts,
+    progress: &Progress,
+    diagnostics: &mut Diagnostics,
+) -> Vec<FilePart> {
+    use rayon::prelude::*;
+    let looked: Vec<Lookup<FilePart>> = inputs.par_iter().map(|i| cache.lookup(i)).collect();
+    let mut served = Vec::with_capacity(inputs.len());
+    let mut misses = Vec::new();
+    let mut before = HashMap::new();
+    for (input, l) in inputs.iter().zip(looked) {
+        match l {
+            Lookup::Hit(mut part, entry) => {
+                diagnostics.add("cache_hit", Severity::Info, || {
+                    format!(
+                        "{}: results from the cache ({})",
+                        input.path,
+                        entry.display()
+                    )
+                });
+                part.ingest_ms = 0.0;
+                part.analysis_ms = 0.0;
+                served.push(Some(part));
+            }
+            Lookup::Miss(why, identity) => {
+                diagnostics.add("cache_miss", Severity::Info, || {
+                    format!("{}: {why}; analysed", input.path)
+                });
+                if let Some(id) = identity {
+                    before.insert(input.path.clone(), id);
+                }
+                misses.push(input.clone());
+                served.push(None);
+            }
+        }
+    }
+    let (fresh, not_stored) = analyse_files(&misses, o, progress, Some((cache, &before)));
+    for why in not_stored {
+        diagnostics.add("cache_not_stored", Severity::Info, || why);
+    }
+    let mut fresh = fresh.into_iter();
+    served
+        .into_iter()
+        .map(|s| s.or_else(|| fresh.next()).expect("one fresh part per miss"))
+        .collect()
+}
+
+/// The options a cached part depends on, as text.
+fn options_text(o: &RunOpts) -> String {
+    format!("{:?} phase={:?}", o.analyze, o.phase)
+}
+
+/// Discovers the inputs under `paths` and analyses them file by file (through the result cache
+/// when `o.cache` names one).
 pub fn run(
     paths: &[std::path::PathBuf],
     o: &RunOpts,
     progress: &Progress,
 ) -> Result<RunResult, PipelineError> {
     let found = discover(paths)?;
-    let mut parts = Vec::with_capacity(found.inputs.len());
-    each_file(
-        &found.inputs,
-        o.limits(),
-        IngestOpts::ANALYSIS,
-        progress,
-        |input, read| one_file(input, read, o),
-        |_, part| parts.push(part),
-    );
     let mut diagnostics = found.skipped_diagnostics();
+    let parts = match &o.cache {
+        Some(dir) => {
+            let cache = Cache::new(dir, options_text(o));
+            through_cache(&found.inputs, &cache, o, progress, &mut diagnostics)
+        }
+        None => analyse_files(&found.inputs, o, progress, None).0,
+    };
     let mut summaries = Vec::new();
     let mut ok = Vec::new();
     let mut slices = Vec::new();

@@ -6,6 +6,7 @@
 //! callers through the shared [`crate::ingest::Progress`] counters, never through the CLI.
 
 pub mod analyze;
+pub mod cache;
 pub mod drive;
 pub mod export;
 pub mod load;

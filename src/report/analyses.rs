@@ -22,7 +22,7 @@ use crate::analysis::{
     vendor_agreement::{self, VendorAgreement},
 };
 use crate::model::Tables;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone)]
 pub struct AnalyzeOpts {
@@ -49,7 +49,7 @@ impl Default for AnalyzeOpts {
     }
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Analyses {
     /// Self-audit against the vendor's own numbers in the input (computed from device_time).
     pub vendor_agreement: VendorAgreement,
@@ -82,7 +82,7 @@ pub struct Analyses {
 
 /// The results of one set of tables (one file, or all files at once) and what the run-level
 /// analyses (ranks, cross_rank, the batch verdict) need from it.
-#[derive(Default)]
+#[derive(Default, Serialize, Deserialize)]
 pub struct Part {
     pub analyses: Analyses,
     pub rank_facts: Vec<FileFacts>,

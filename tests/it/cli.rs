@@ -6,6 +6,7 @@ use std::process::Command;
 
 fn profscope(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_profscope"))
+        .env("PROFSCOPE_NO_CACHE", "1")
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()

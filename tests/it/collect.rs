@@ -11,6 +11,7 @@ use std::process::Command;
 
 fn profscope(args: &[&str]) -> (i32, Value) {
     let out = Command::new(env!("CARGO_BIN_EXE_profscope"))
+        .env("PROFSCOPE_NO_CACHE", "1")
         .args(args)
         .output()
         .unwrap();

@@ -278,6 +278,7 @@ fn happy_path_then_analyze_the_manifest() {
         panic!("manifest does not validate: {e}");
     }
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_profscope"))
+        .env("PROFSCOPE_NO_CACHE", "1")
         .args(["analyze", "--quiet", "--format", "json"])
         .arg(&path)
         .output()
@@ -508,6 +509,7 @@ fn collect_analyse_cli_runs_ranks_in_parallel() {
         .unwrap();
     }
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_profscope"))
+        .env("PROFSCOPE_NO_CACHE", "1")
         .args(["collect", "analyse"])
         .arg(&work)
         .args([
@@ -528,6 +530,7 @@ fn collect_analyse_cli_runs_ranks_in_parallel() {
     assert_eq!(v["ranks"].as_array().unwrap().len(), 2);
     // Then verify passes on what it wrote.
     let st = std::process::Command::new(env!("CARGO_BIN_EXE_profscope"))
+        .env("PROFSCOPE_NO_CACHE", "1")
         .args(["collect", "verify"])
         .arg(&work)
         .args(["--expected-ranks", "2"])

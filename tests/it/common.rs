@@ -210,6 +210,7 @@ pub fn validate_schema(
 /// The JSON that `profscope ARGS` prints; fails the test with its stderr when it exits non-zero.
 pub fn profscope_json(args: &[&str]) -> serde_json::Value {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_profscope"))
+        .env("PROFSCOPE_NO_CACHE", "1")
         .args(args)
         .output()
         .unwrap();

@@ -14,6 +14,7 @@ use std::process::{Command, Output};
 
 fn profscope(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_profscope"))
+        .env("PROFSCOPE_NO_CACHE", "1")
         .args(args)
         .output()
         .unwrap()

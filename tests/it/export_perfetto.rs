@@ -22,6 +22,7 @@ const ROOT: &str = "../shared/samples/ascend-pt/db/level1";
 
 fn export(args: &[&str], out: &std::path::Path) -> Value {
     let o = Command::new(env!("CARGO_BIN_EXE_profscope"))
+        .env("PROFSCOPE_NO_CACHE", "1")
         .arg("export")
         .arg(ROOT)
         .arg("--perfetto")

@@ -82,6 +82,7 @@ fn run(args: &[&str], limit: Duration) -> Run {
     let out_dir = tmp(&format!("out-{}", rand_tag()));
     let (o, e) = (out_dir.join("stdout"), out_dir.join("stderr"));
     let child = Command::new(env!("CARGO_BIN_EXE_profscope"))
+        .env("PROFSCOPE_NO_CACHE", "1")
         .args(args)
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(&o).unwrap())

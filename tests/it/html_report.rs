@@ -26,6 +26,7 @@ fn html_report_is_self_contained_and_renders() {
     std::fs::create_dir_all(&dir).unwrap();
     let page = dir.join("report.html");
     let o = Command::new(env!("CARGO_BIN_EXE_profscope"))
+        .env("PROFSCOPE_NO_CACHE", "1")
         .args(["report", ROOT, "--quiet", "--html"])
         .arg(&page)
         .args(["--memory", SMI, ROOT])
@@ -47,6 +48,7 @@ fn html_report_is_self_contained_and_renders() {
     }
     // The numbers of the JSON report for the same root are on the page.
     let j = Command::new(env!("CARGO_BIN_EXE_profscope"))
+        .env("PROFSCOPE_NO_CACHE", "1")
         .args(["analyze", "--quiet", "--format", "json", ROOT])
         .output()
         .unwrap();

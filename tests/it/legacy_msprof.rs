@@ -122,6 +122,7 @@ fn ranks_devices_events_and_vendor_free_of_the_whole_run() {
         phase: None,
         jobs: 2,
         max_memory: u64::MAX,
+        cache: None,
     };
     let r = profscope::pipeline::run(&[root()], &o, &Default::default()).unwrap();
     let ranks = &r.analyses.ranks;
@@ -277,6 +278,7 @@ fn headline_says_communication_bound_with_the_vendor_shares() {
     let window = sums["Computing"] + sums["Communication(Not Overlapped)"] + sums["Free"];
     let share = |k: &str| format!("{:.1}%", sums[k] * 100.0 / window);
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_profscope"))
+        .env("PROFSCOPE_NO_CACHE", "1")
         .args(["analyze", "--quiet", "--format", "json"])
         .arg(root())
         .output()
@@ -310,6 +312,7 @@ fn headline_says_communication_bound_with_the_vendor_shares() {
     );
     // No serving phase scopes in a training capture: --phase keeps nothing, and says so.
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_profscope"))
+        .env("PROFSCOPE_NO_CACHE", "1")
         .args([
             "analyze",
             "--quiet",

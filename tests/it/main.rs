@@ -8,6 +8,7 @@ mod common;
 mod analyses;
 mod ascend_db;
 mod begin_end;
+mod cache;
 mod chunking;
 mod cli;
 mod collect;

@@ -15,6 +15,7 @@ struct Session {
 impl Session {
     fn start() -> Session {
         let mut child = Command::new(env!("CARGO_BIN_EXE_profscope"))
+            .env("PROFSCOPE_NO_CACHE", "1")
             .arg("mcp")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -106,6 +107,7 @@ fn a_session_end_to_end() {
     let text: Value = serde_json::from_str(res["content"][0]["text"].as_str().unwrap()).unwrap();
     assert_eq!(&text, b, "text and structured content agree");
     let cli = Command::new(env!("CARGO_BIN_EXE_profscope"))
+        .env("PROFSCOPE_NO_CACHE", "1")
         .args(["analyze", "--quiet", "--format", "json", ROOT])
         .output()
         .unwrap();
@@ -271,6 +273,7 @@ fn the_official_python_sdk_as_client() {
         return;
     };
     let out = Command::new(&python)
+        .env("PROFSCOPE_NO_CACHE", "1")
         .args([
             "tests/tools/mcp_sdk_client.py",
             env!("CARGO_BIN_EXE_profscope"),

@@ -528,6 +528,7 @@ fn npu_smi_tables_of_different_machines_are_refused() {
     let b = Path::new(S)
         .join("npu-smi/vllm-ascend-5606_a2-910b4-1_2card_vllmworker-tp_npu-smi-25.2.2.txt");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_profscope"))
+        .env("PROFSCOPE_NO_CACHE", "1")
         .arg("memory")
         .args([&a, &b])
         .output()

@@ -22,6 +22,7 @@ fn opts(jobs: usize, max_memory: u64, phase: Option<Phase>) -> RunOpts {
         phase,
         jobs,
         max_memory,
+        cache: None,
     }
 }
 

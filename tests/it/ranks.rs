@@ -36,6 +36,7 @@ fn two_rank_db_root_with_expected_four() {
         phase: None,
         jobs: 1,
         max_memory: u64::MAX,
+        cache: None,
     };
     let a = profscope::pipeline::run(&[samples("ascend-pt/db/level1")], &o, &Default::default())
         .unwrap();

@@ -11,6 +11,7 @@ use std::process::{Command, Stdio};
 
 fn run(args: &[&str], stdin: &str) -> String {
     let mut child = Command::new(env!("CARGO_BIN_EXE_profscope"))
+        .env("PROFSCOPE_NO_CACHE", "1")
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args(args)
         .stdin(Stdio::piped())

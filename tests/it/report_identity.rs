@@ -19,7 +19,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Roots and files, relative to the crate root. Every one is a real capture except the demo.
-const ROOTS: &[&str] = &[
+pub(crate) const ROOTS: &[&str] = &[
     "fixtures/demo",
     "../shared/samples/ascend-pt/db/level0",
     "../shared/samples/ascend-pt/db/level1",
@@ -126,6 +126,7 @@ fn binary() -> PathBuf {
 /// stdout of `profscope <args>` run from the crate root; it must succeed.
 fn stdout_of(args: &[&str]) -> String {
     let out = std::process::Command::new(binary())
+        .env("PROFSCOPE_NO_CACHE", "1")
         .current_dir(crate_root())
         .args(args)
         .output()

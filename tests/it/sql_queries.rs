@@ -88,7 +88,9 @@ fn blocks() -> Vec<Block> {
 }
 
 fn profscope() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_profscope"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_profscope"));
+    c.env("PROFSCOPE_NO_CACHE", "1");
+    c
 }
 
 fn root(fixture: &str) -> &'static str {

@@ -12,6 +12,7 @@ use std::process::Command;
 
 fn profscope(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_profscope"))
+        .env("PROFSCOPE_NO_CACHE", "1")
         .args(args)
         .output()
         .unwrap()

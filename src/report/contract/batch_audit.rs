@@ -2,23 +2,23 @@
 //! the JSON report (docs/json-output.md). Their methods and the computation live in
 //! `analysis/batch_audit.rs`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct KvMarker {
     pub min: i64,
     pub max: i64,
     pub mean: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Range {
     pub lo: f64,
     pub hi: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RankAudit {
     pub file: String,
     pub rank: i32,
@@ -39,7 +39,7 @@ pub struct RankAudit {
     pub last_end_ns: Option<i64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BatchAudit {
     /// The batch size required (`--batch`), or the one all qualified replays agree on.
     pub batch: Option<i64>,

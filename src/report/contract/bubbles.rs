@@ -3,7 +3,7 @@
 //! `analysis/bubbles.rs`.
 
 use super::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 crate::model::closed_set::closed_set! {
@@ -21,7 +21,7 @@ crate::model::closed_set::closed_set! {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Neighbour {
     pub name: String,
     /// Device stream; -1 for a host event.
@@ -30,7 +30,7 @@ pub struct Neighbour {
     pub dur_ns: i64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Gap {
     pub start_ns: i64,
     pub end_ns: i64,
@@ -49,7 +49,7 @@ pub struct Gap {
     pub launch_op: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct HistogramBucket {
     /// `[lo_ns, hi_ns)`; hi_ns = -1 means unbounded.
     pub lo_ns: i64,
@@ -58,14 +58,14 @@ pub struct HistogramBucket {
     pub total_ns: i64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CauseTotal {
     pub count: u64,
     pub total_ns: i64,
     pub pct_of_idle: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StreamIdle {
     pub stream: i32,
     pub tasks: u64,
@@ -77,7 +77,7 @@ pub struct StreamIdle {
 
 /// Idle inside one decode step: between the replay's first kernel and the end of its last burst
 /// (main model and MTP heads). The update_step_context gap before the replay is between steps.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StepIdle {
     pub step: u64,
     pub start_ns: i64,
@@ -87,7 +87,7 @@ pub struct StepIdle {
     pub idle_pct_of_step: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DeviceBubbles {
     pub device: DeviceRef,
     pub min_gap_ns: i64,
@@ -103,7 +103,8 @@ pub struct DeviceBubbles {
     pub idle_pct_of_window: f64,
     pub gaps: u64,
     pub histogram: Vec<HistogramBucket>,
-    pub by_cause: BTreeMap<&'static str, CauseTotal>,
+    #[serde(deserialize_with = "crate::model::static_names::name_keys")]
+    pub by_cause: BTreeMap<crate::model::static_names::Name, CauseTotal>,
     /// Idle with cause `unknown` (no evidence), and the share of idle with a named cause.
     pub unknown_ns: i64,
     pub named_pct_of_idle: f64,

@@ -3,9 +3,9 @@
 //! `analysis/communication.rs`.
 
 use super::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Share {
     pub count: u64,
     pub sum_ns: i64,
@@ -13,7 +13,7 @@ pub struct Share {
     pub pct: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Communication {
     pub device: DeviceRef,
     /// (a) numerator source.

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::model::closed_set::closed_set;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How much lower (absolute) a rank's wait ratio must be than every other's to call it slow.
 pub const SLOW_RANK_MARGIN: f64 = 0.1;
@@ -35,7 +35,7 @@ closed_set! {
 }
 
 /// Time split of one op (or a sum of ops) on its master plane.
-#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
 pub struct OpTimes {
     pub elapsed_ns: i64,
     pub transit_ns: i64,
@@ -47,7 +47,7 @@ pub struct OpTimes {
 }
 
 /// Bytes and time moved over one link type.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Band {
     pub link: LinkType,
     pub size_bytes: i64,
@@ -61,7 +61,7 @@ pub struct Band {
 }
 
 /// One collective op on one rank.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CommOp {
     pub name: String,
     /// Step number of the host step the op started in; None when the file has no steps.
@@ -79,7 +79,7 @@ pub struct CommOp {
 }
 
 /// Sums over the ops of one step (the vendor's "Total Op Info").
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StepTotal {
     pub step: Option<i64>,
     pub ops: u64,
@@ -90,7 +90,7 @@ pub struct StepTotal {
 }
 
 /// One cell of the link matrix.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct MatrixCell {
     /// The step, or None for a capture without steps or with more than top N steps (the cells
     /// then rank the ops of the whole capture).
@@ -109,7 +109,7 @@ pub struct MatrixCell {
     pub bandwidth_gb_s: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DeviceCommOps {
     pub device: DeviceRef,
     /// Collective ops of the device's file.
@@ -129,7 +129,7 @@ pub struct DeviceCommOps {
 }
 
 /// Run-level verdicts over the devices.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct CommOpsSummary {
     /// Per rank, the wait ratio of all its collectives: (rank, wait / (wait + transit)).
     pub wait_ratios: Vec<(i32, f64)>,
@@ -143,7 +143,7 @@ pub struct CommOpsSummary {
     pub median_link_gb_s: Option<f64>,
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct CommunicationOps {
     pub devices: Vec<DeviceCommOps>,
     pub summary: CommOpsSummary,

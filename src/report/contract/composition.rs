@@ -3,9 +3,9 @@
 //! `analysis/composition.rs`.
 
 use super::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StreamShare {
     pub stream: i32,
     pub kernels: u64,
@@ -13,7 +13,7 @@ pub struct StreamShare {
     pub pct_of_compute: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct KernelRow {
     pub name: String,
     pub count: u64,
@@ -22,7 +22,7 @@ pub struct KernelRow {
     pub pct_of_compute: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Composition {
     pub device: DeviceRef,
     pub compute_kernels: u64,

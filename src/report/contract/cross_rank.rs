@@ -4,10 +4,10 @@
 
 use super::*;
 use crate::model::closed_set::closed_set;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One step of one device.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StepRow {
     /// `ProfilerStep#N` or `forward_cudagraph` etc.
     pub label: String,
@@ -36,7 +36,7 @@ pub struct StepRow {
 }
 
 /// One device's steps, summarised.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RankSteps {
     pub device: DeviceRef,
     pub steps: u64,
@@ -101,7 +101,7 @@ closed_set! {
 }
 
 /// One step compared across ranks.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StepCompare {
     pub label: String,
     pub key: i64,
@@ -122,7 +122,7 @@ pub struct StepCompare {
 }
 
 /// The rank the others wait for in collectives: the one that arrives last most often.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct WaitedFor {
     pub rank: i32,
     pub file: String,
@@ -138,7 +138,7 @@ pub struct WaitedFor {
 }
 
 /// The rank that is slowest most often.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Slowest {
     pub rank: i32,
     pub file: String,
@@ -152,7 +152,7 @@ pub struct Slowest {
 }
 
 /// One collective op matched across ranks.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SkewedCollective {
     pub name: String,
     /// n-th op of that name (from 0).
@@ -163,7 +163,7 @@ pub struct SkewedCollective {
     pub last_rank: i32,
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct CollectiveSkew {
     /// Ops present on every rank of the cohort (matched by name and occurrence).
     pub matched: u64,
@@ -178,10 +178,11 @@ pub struct CollectiveSkew {
 }
 
 /// Ranks of one format compared.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Cohort {
     /// File format of the compared files.
-    pub format: &'static str,
+    #[serde(deserialize_with = "crate::model::static_names::name")]
+    pub format: crate::model::static_names::Name,
     /// Step definition used by the ranks (`ProfilerStep`, `forward scopes`, mixed as listed).
     pub step_source: String,
     pub ranks: Vec<RankSteps>,
@@ -201,7 +202,7 @@ pub struct Cohort {
     pub collectives: CollectiveSkew,
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct CrossRank {
     /// One per file format; a cohort of one device has its step summary but no comparison.
     pub cohorts: Vec<Cohort>,

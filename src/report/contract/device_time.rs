@@ -3,9 +3,9 @@
 //! `analysis/device_time.rs`.
 
 use super::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct VendorBreakdown {
     /// Where the vendor numbers were read.
     pub source: String,
@@ -19,7 +19,7 @@ pub struct VendorBreakdown {
     pub free_diff_pct: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DeviceTime {
     pub device: DeviceRef,
     pub window_start_ns: i64,

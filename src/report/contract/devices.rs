@@ -3,10 +3,10 @@
 //! `analysis/devices.rs`.
 
 use crate::model::closed_set::closed_set;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Where a device's numbers come from (every result carries it as evidence).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DeviceRef {
     pub file: String,
     /// -1 when unknown.

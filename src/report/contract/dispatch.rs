@@ -3,10 +3,10 @@
 //! `analysis/dispatch.rs`.
 
 use super::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How a device's tasks are linked to their host calls.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Link {
     /// Ascend `connection_id`: CANN API call ↔ device task.
@@ -20,7 +20,7 @@ pub enum Link {
 }
 
 /// Launch latency of one launch call: its first task's start − the call's start.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LatencyStats {
     /// Launch calls with at least one linked task.
     pub count: u64,
@@ -35,7 +35,7 @@ pub struct LatencyStats {
 
 /// Queue depth at launch: tasks of this device launched by earlier calls and not yet ended
 /// when the call began.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DepthStats {
     pub p50: f64,
     pub p90: f64,
@@ -46,7 +46,7 @@ pub struct DepthStats {
 }
 
 /// One launch call with its first task.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LaunchRow {
     /// The host call (`Node@launch`, `AscendCL@aclnnAdd`, `cudaLaunchKernel`).
     pub call: String,
@@ -67,7 +67,7 @@ pub struct LaunchRow {
 }
 
 /// Host idle time of the device attributed to late launches (see bubbles' `host_dispatch`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct HostBound {
     /// Gaps ≥ min_gap of the device (as bubbles counts them) and their total.
     pub gaps: u64,
@@ -79,7 +79,7 @@ pub struct HostBound {
     pub pct_of_idle: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DeviceDispatch {
     pub device: DeviceRef,
     pub link: Link,

@@ -3,9 +3,9 @@
 //! `analysis/kernel_types.rs`.
 
 use super::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ClassShare {
     pub class: String,
     pub ns: i64,
@@ -13,7 +13,7 @@ pub struct ClassShare {
     pub pct_of_busy: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct KernelTypes {
     pub device: DeviceRef,
     pub span_start_ns: i64,

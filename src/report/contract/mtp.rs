@@ -3,10 +3,10 @@
 //! `analysis/mtp.rs`.
 
 use super::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct HeadStats {
     /// 1 for the first MTP head after the main model.
     pub head: usize,
@@ -18,7 +18,7 @@ pub struct HeadStats {
     pub notify_pct_of_burst: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Mtp {
     pub device: DeviceRef,
     pub decode_steps: u64,

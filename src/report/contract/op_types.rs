@@ -3,9 +3,9 @@
 //! `analysis/op_types.rs`.
 
 use super::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct OpTypeRow {
     pub op_type: String,
     pub task_type: String,
@@ -13,7 +13,7 @@ pub struct OpTypeRow {
     pub stats: DurStats,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct OpTypes {
     pub device: DeviceRef,
     /// Tasks with kernel details, and the sum of their durations (the denominator).

@@ -2,18 +2,19 @@
 //! the JSON report (docs/json-output.md). Their methods and the computation live in
 //! `analysis/phases.rs`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PhaseWindows {
-    pub scope: &'static str,
+    #[serde(deserialize_with = "crate::model::static_names::name")]
+    pub scope: crate::model::static_names::Name,
     pub count: u64,
     pub total_ns: i64,
     pub first_start_ns: Option<i64>,
     pub last_end_ns: Option<i64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Phases {
     pub file: String,
     pub rank: i32,
@@ -27,7 +28,7 @@ pub struct Phases {
 }
 
 /// A phase to slice to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
     Prefill,
@@ -35,7 +36,7 @@ pub enum Phase {
 }
 
 /// What a slice kept and how device events were attributed.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SliceInfo {
     pub phase: Phase,
     pub events_kept: u64,
@@ -43,5 +44,6 @@ pub struct SliceInfo {
     /// Device events attributed through their launch link / by their own start.
     pub device_by_launch: u64,
     pub device_by_own_start: u64,
-    pub method: &'static str,
+    #[serde(deserialize_with = "crate::model::static_names::name")]
+    pub method: crate::model::static_names::Name,
 }

@@ -3,12 +3,12 @@
 //! `analysis/ranks.rs`.
 
 use crate::model::closed_set::closed_set;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A rank whose files are this many times the median rank's bytes is `oversized`.
 pub const OVERSIZED_FACTOR: u64 = 3;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RankRow {
     pub rank: i32,
     pub files: Vec<String>,
@@ -27,11 +27,12 @@ pub struct RankRow {
     pub window_end_ns: Option<i64>,
     /// The clock of the files that give the window: `ascend` (db, trace_view.json, msprof
     /// json, kernel CSVs: realtime ns) when the rank has such files, else `kineto`.
-    pub window_clock: Option<&'static str>,
+    #[serde(deserialize_with = "crate::model::static_names::optional_name")]
+    pub window_clock: Option<crate::model::static_names::Name>,
 }
 
 /// An input that could not be read; the rest of the run is analysed without it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FailedInput {
     pub file: String,
     /// -1 when unknown.
@@ -52,7 +53,7 @@ closed_set! {
     }
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Ranks {
     /// Where the expected count came from.
     pub expected_source: ExpectedSource,

@@ -2,9 +2,9 @@
 //! the JSON report (docs/json-output.md). Their methods and the computation live in
 //! `analysis/stats.rs`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DurStats {
     pub name: String,
     pub count: u64,

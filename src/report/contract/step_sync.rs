@@ -4,9 +4,9 @@
 
 use super::*;
 use crate::model::closed_set::closed_set;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StepSync {
     pub step: u64,
     pub notify_wait_ts_ns: i64,
@@ -16,7 +16,7 @@ pub struct StepSync {
     pub ratio_pct: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StepSyncSummary {
     pub device: DeviceRef,
     pub steps: Vec<StepSync>,

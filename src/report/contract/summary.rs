@@ -2,13 +2,14 @@
 //! the JSON report (docs/json-output.md). Their methods and the computation live in
 //! `analysis/summary.rs`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FileSummary {
     pub path: String,
-    pub format: &'static str,
+    #[serde(deserialize_with = "crate::model::static_names::name")]
+    pub format: crate::model::static_names::Name,
     pub size_bytes: u64,
     pub parsed_bytes: u64,
     pub gzip: bool,
@@ -22,15 +23,16 @@ pub struct FileSummary {
     pub window: Option<TimeWindow>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CategorySummary {
-    pub category: &'static str,
+    #[serde(deserialize_with = "crate::model::static_names::name")]
+    pub category: crate::model::static_names::Name,
     pub events: u64,
     /// Sum of event durations (overlaps counted each time).
     pub dur_ns_sum: i64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StreamSummary {
     pub file: String,
     pub rank: i32,
@@ -43,10 +45,11 @@ pub struct StreamSummary {
     /// Sum of durations of the stream's events.
     pub dur_ns_sum: i64,
     /// Events per category on this stream.
-    pub by_category: BTreeMap<&'static str, u64>,
+    #[serde(deserialize_with = "crate::model::static_names::name_keys")]
+    pub by_category: BTreeMap<crate::model::static_names::Name, u64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TimeWindow {
     /// Earliest event start, ns (in the file's own clock).
     pub start_ns: i64,
@@ -55,7 +58,7 @@ pub struct TimeWindow {
     pub duration_ns: i64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Summary {
     pub files: Vec<FileSummary>,
     /// Distinct known ranks.

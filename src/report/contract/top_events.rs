@@ -4,9 +4,9 @@
 
 use super::*;
 use crate::model::closed_set::closed_set;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TopEvents {
     pub device: DeviceRef,
     /// `compute` or `communication_and_wait`.

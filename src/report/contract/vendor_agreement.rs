@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::model::closed_set::closed_set;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 closed_set! {
     /// A device-time metric compared with the vendor's.
@@ -17,7 +17,7 @@ closed_set! {
 }
 
 /// One metric of one device, ours against the vendor's.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Check {
     pub device: DeviceRef,
     /// Where the vendor's number was read.
@@ -33,7 +33,7 @@ pub struct Check {
     pub agrees: bool,
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct VendorAgreement {
     pub tolerance_pct_of_window: f64,
     /// Devices whose input carries the vendor's numbers.

@@ -1,0 +1,390 @@
+//! The result cache for archived roots: one input's per-file results, stored after it was
+//! analysed and served instead of reading it again while the file is unchanged.
+//!
+//! An entry is named by what produced it (the cache layout, profscope's version, the running
+//! binary, the input's path as given, the analysis options) and holds the identity of what was
+//! read. It is served only when the identity is the same now. The identity of an input is, for
+//! the file itself, its parts and its alternates: size, modification time (ns), inode, device and
+//! a SHA-256 of the first and last 64 KiB; and size, modification time, inode and device of
+//! every other file of its folder (companion CSVs, `analysis.db`, a `-wal`), of the folder
+//! above an `ASCEND_PROFILER_OUTPUT/` (`profiler_info_<rank>.json` names the rank) and of a legacy
+//! `PROF_*` capture's `device_<n>/info.json.<n>` (its `rank_id`). An entry is stored only when the
+//! identity was the same before and after reading, and not for a file modified in the last
+//! [`RACY_WINDOW`] (a change within the file system's timestamp resolution could go unseen).
+
+use crate::ingest::detect::Input;
+use serde::{Deserialize, Serialize, de::DeserializeOwned};
+use sha2::{Digest, Sha256};
+use std::io::Write;
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+/// The entries' layout; a change makes every older entry unused (a new folder).
+const LAYOUT: &str = "v1";
+/// Bytes hashed at each end of a data file.
+const HASHED_END: u64 = 64 * 1024;
+/// Entries of a folder taken into the identity at most (a folder of 100,000 files is not an
+/// archived rank folder; beyond this the input is not cached).
+const MAX_FOLDER_ENTRIES: usize = 4096;
+/// A file modified this recently is not stored.
+pub const RACY_WINDOW: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The default folder: `$XDG_CACHE_HOME/profscope`, else `$HOME/.cache/profscope`.
+pub fn default_dir() -> Option<PathBuf> {
+    let absolute = |v: std::ffi::OsString| Some(PathBuf::from(v)).filter(|p| p.is_absolute());
+    if let Some(x) = std::env::var_os("XDG_CACHE_HOME").and_then(absolute) {
+        return Some(x.join("profscope"));
+    }
+    std::env::var_os("HOME")
+        .and_then(absolute)
+        .map(|h| h.join(".cache/profscope"))
+}
+
+/// One file as the identity sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct FileStamp {
+    path: String,
+    size: u64,
+    mtime_ns: i128,
+    inode: u64,
+    device: u64,
+    /// SHA-256 of the first and last [`HASHED_END`] bytes (data files only).
+    ends_sha256: Option<String>,
+}
+
+/// Everything an input's results depend on, as found on disk.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Identity {
+    files: Vec<FileStamp>,
+}
+
+impl Identity {
+    /// The identity of `input` now; an error when a file cannot be examined (then nothing is
+    /// cached for it).
+    pub fn of(input: &Input) -> std::io::Result<Identity> {
+        let mut data: Vec<&str> = vec![input.path.as_str()];
+        data.extend(input.parts.iter().map(String::as_str));
+        data.extend(input.alternates.iter().map(|a| a.path.as_str()));
+        let mut files = Vec::new();
+        for p in &data {
+            files.push(stamp(Path::new(p), true)?);
+        }
+        let main = Path::new(&input.path);
+        let folder = main.parent().filter(|d| !d.as_os_str().is_empty());
+        let folder = folder.unwrap_or(Path::new("."));
+        let mut around = folder_stamps(folder)?;
+        if folder
+            .file_name()
+            .is_some_and(|n| n == "ASCEND_PROFILER_OUTPUT")
+            && let Some(up) = folder.parent().filter(|d| !d.as_os_str().is_empty())
+        {
+            around.extend(folder_stamps(up)?);
+        }
+        if let Some(prof) = main.ancestors().find(|d| {
+            d.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("PROF_"))
+        }) {
+            around.extend(device_info_stamps(prof)?);
+        }
+        around.retain(|s| !data.contains(&s.path.as_str()));
+        files.extend(around);
+        Ok(Identity { files })
+    }
+
+    /// The newest modification time among the files, ns since the epoch.
+    fn newest_ns(&self) -> i128 {
+        self.files.iter().map(|f| f.mtime_ns).max().unwrap_or(0)
+    }
+
+    /// What differs from `then`, in words, for the first file that differs.
+    fn change_from(&self, then: &Identity) -> String {
+        for f in &self.files {
+            match then.files.iter().find(|t| t.path == f.path) {
+                None => return format!("{} is new", f.path),
+                Some(t) if t.size != f.size => {
+                    return format!("{}: {} bytes, {} when cached", f.path, f.size, t.size);
+                }
+                Some(t) if t.inode != f.inode || t.device != f.device => {
+                    return format!("{}: replaced by another file", f.path);
+                }
+                Some(t) if t.mtime_ns != f.mtime_ns => {
+                    return format!("{}: modified since cached", f.path);
+                }
+                Some(t) if t.ends_sha256 != f.ends_sha256 => {
+                    return format!("{}: content changed since cached", f.path);
+                }
+                Some(_) => {}
+            }
+        }
+        match then
+            .files
+            .iter()
+            .find(|t| !self.files.iter().any(|f| f.path == t.path))
+        {
+            Some(t) => format!("{} is gone", t.path),
+            None => "changed since cached".into(),
+        }
+    }
+}
+
+fn stamp(path: &Path, data: bool) -> std::io::Result<FileStamp> {
+    let m = std::fs::metadata(path)?;
+    let ends_sha256 = if data && m.is_file() {
+        Some(ends_hash(path, m.len())?)
+    } else {
+        None
+    };
+    Ok(FileStamp {
+        path: path.display().to_string(),
+        size: m.len(),
+        mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
+        inode: m.ino(),
+        device: m.dev(),
+        ends_sha256,
+    })
+}
+
+fn ends_hash(path: &Path, size: u64) -> std::io::Result<String> {
+    let f = crate::ingest::source::open_regular(path, u64::MAX)?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; HASHED_END.min(size) as usize];
+    f.read_exact_at(&mut buf, 0)?;
+    h.update(&buf);
+    let tail = size.saturating_sub(HASHED_END).max(HASHED_END.min(size));
+    let mut buf = vec![0u8; (size - tail) as usize];
+    f.read_exact_at(&mut buf, tail)?;
+    h.update(&buf);
+    Ok(hex(&h.finalize()))
+}
+
+fn folder_stamps(dir: &Path) -> std::io::Result<Vec<FileStamp>> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir)? {
+        if out.len() == MAX_FOLDER_ENTRIES {
+            return Err(std::io::Error::other("too many files beside the input"));
+        }
+        let p = e?.path();
+        // Files only (a sub-folder's own time changes with what is added inside, not read
+        // here); a name that vanished between listing and stat changes nothing read.
+        if p.is_file()
+            && let Ok(s) = stamp(&p, false)
+        {
+            out.push(s);
+        }
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
+}
+
+/// The `device_<n>/info.json.<n>` files of a legacy `PROF_*` capture (its rank is read there).
+fn device_info_stamps(prof: &Path) -> std::io::Result<Vec<FileStamp>> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(prof)?.flatten().take(MAX_FOLDER_ENTRIES) {
+        let name = e.file_name().to_string_lossy().to_string();
+        if let Some(n) = name.strip_prefix("device_")
+            && let Ok(s) = stamp(&e.path().join(format!("info.json.{n}")), false)
+        {
+            out.push(s);
+        }
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
+}
+
+fn hex(digest: &[u8]) -> String {
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// One stored entry.
+#[derive(Serialize, Deserialize)]
+struct Entry<T> {
+    profscope: String,
+    input: String,
+    options: String,
+    identity: Identity,
+    part: T,
+}
+
+/// What a lookup found.
+pub enum Lookup<T> {
+    /// Served from the cache (the entry's path).
+    Hit(T, PathBuf),
+    /// Not served: why, and the identity to store the fresh result under (None: cannot cache
+    /// this input).
+    Miss(String, Option<Identity>),
+}
+
+/// A cache folder for results produced by this binary with one set of options.
+#[derive(Debug, Clone)]
+pub struct Cache {
+    dir: PathBuf,
+    /// The binary and options the entries were made with.
+    producer: String,
+    options: String,
+}
+
+impl Cache {
+    /// Entries in `dir` for results made with `options` (any text that names them).
+    pub fn new(dir: &Path, options: String) -> Cache {
+        Cache {
+            dir: dir.join(LAYOUT),
+            producer: producer(),
+            options,
+        }
+    }
+
+    fn entry_path(&self, input: &Input) -> PathBuf {
+        let mut h = Sha256::new();
+        for part in [&self.producer, &self.options, &input.path] {
+            h.update((part.len() as u64).to_le_bytes());
+            h.update(part.as_bytes());
+        }
+        self.dir.join(format!("{}.json", hex(&h.finalize())))
+    }
+
+    /// The stored result for `input` if its identity is unchanged.
+    pub fn lookup<T: DeserializeOwned>(&self, input: &Input) -> Lookup<T> {
+        let now = match Identity::of(input) {
+            Ok(i) => i,
+            Err(e) => return Lookup::Miss(format!("not cached: {e}"), None),
+        };
+        let path = self.entry_path(input);
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Lookup::Miss("not in the cache".into(), Some(now));
+            }
+            Err(e) => {
+                return Lookup::Miss(
+                    format!("cache entry {} unreadable: {e}", path.display()),
+                    Some(now),
+                );
+            }
+        };
+        match serde_json::from_slice::<Entry<T>>(&bytes) {
+            Ok(e) if e.identity == now && e.input == input.path && e.options == self.options => {
+                Lookup::Hit(e.part, path)
+            }
+            Ok(e) => Lookup::Miss(now.change_from(&e.identity), Some(now)),
+            Err(e) => Lookup::Miss(
+                format!("cache entry {} unreadable: {e}", path.display()),
+                Some(now),
+            ),
+        }
+    }
+
+    /// Stores `part` for `input` if the input still has identity `before` and was not modified
+    /// in the last [`RACY_WINDOW`]; says why not otherwise. Written to a temporary file and
+    /// renamed, so a reader never sees half an entry.
+    pub fn store<T: Serialize>(
+        &self,
+        input: &Input,
+        before: &Identity,
+        part: &T,
+    ) -> Result<PathBuf, String> {
+        let after = Identity::of(input).map_err(|e| e.to_string())?;
+        if &after != before {
+            return Err(format!("not stored: {}", after.change_from(before)));
+        }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as i128);
+        if now - after.newest_ns() < RACY_WINDOW.as_nanos() as i128 {
+            return Err(format!(
+                "not stored: modified less than {} s ago",
+                RACY_WINDOW.as_secs()
+            ));
+        }
+        let entry = Entry {
+            profscope: self.producer.clone(),
+            input: input.path.clone(),
+            options: self.options.clone(),
+            identity: after,
+            part,
+        };
+        let path = self.entry_path(input);
+        let write = || -> std::io::Result<()> {
+            std::fs::create_dir_all(&self.dir)?;
+            let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
+            let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+            serde_json::to_writer(&mut f, &entry)?;
+            f.flush()?;
+            drop(f);
+            std::fs::rename(&tmp, &path).inspect_err(|_| {
+                let _ = std::fs::remove_file(&tmp);
+            })
+        };
+        write().map_err(|e| format!("cache folder {}: {e}", self.dir.display()))?;
+        Ok(path)
+    }
+}
+
+/// profscope's version and the running binary's size and modification time, so a rebuilt binary
+/// never reads a result an older build made.
+fn producer() -> String {
+    let exe = std::env::current_exe()
+        .and_then(std::fs::metadata)
+        .map(|m| format!("{}/{}.{}", m.len(), m.mtime(), m.mtime_nsec()))
+        .unwrap_or_default();
+    format!("{} {exe}", env!("CARGO_PKG_VERSION"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ends_hash_covers_small_and_large_files() {
+        let dir = std::env::temp_dir().join(format!("profscope-cache-unit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("a");
+        // Small (one read covers all), exactly two ends, and larger with a middle not hashed.
+        for size in [10usize, 2 * HASHED_END as usize, 3 * HASHED_END as usize] {
+            let mut bytes = vec![7u8; size];
+            std::fs::write(&f, &bytes).unwrap();
+            let a = ends_hash(&f, size as u64).unwrap();
+            bytes[size - 1] = 8;
+            std::fs::write(&f, &bytes).unwrap();
+            assert_ne!(
+                a,
+                ends_hash(&f, size as u64).unwrap(),
+                "last byte, size {size}"
+            );
+            bytes[0] = 9;
+            let b = ends_hash(&f, size as u64).unwrap();
+            std::fs::write(&f, &bytes).unwrap();
+            assert_ne!(
+                b,
+                ends_hash(&f, size as u64).unwrap(),
+                "first byte, size {size}"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn entries_are_named_by_options_and_input() {
+        let input = |p: &str| Input {
+            path: p.into(),
+            format: crate::ingest::detect::InputFormat::ChromeJson,
+            size_bytes: 0,
+            alternates: vec![],
+            parts: vec![],
+        };
+        let a = Cache::new(Path::new("/c"), "x".into());
+        let b = Cache::new(Path::new("/c"), "y".into());
+        assert_ne!(
+            a.entry_path(&input("/r/0.json")),
+            b.entry_path(&input("/r/0.json"))
+        );
+        assert_ne!(
+            a.entry_path(&input("/r/0.json")),
+            a.entry_path(&input("/r/1.json"))
+        );
+        assert_eq!(
+            a.entry_path(&input("/r/0.json")),
+            a.entry_path(&input("/r/0.json"))
+        );
+        assert!(a.entry_path(&input("r")).starts_with("/c/v1"));
+    }
+}

@@ -1,0 +1,331 @@
+//! The result cache (`analyze --cache DIR`, `--no-cache`): a file served from the cache gives the
+//! same report as analysing it, and a changed file is never served. Inputs: every real root of
+//! the golden test (report_identity::ROOTS), and copies of real roots (../shared/samples
+//! ascend-pt text/level1 and db/level1) in a temp folder that the tests then change (truncate,
+//! rewrite in place, touch, replace, a companion, a `-wal`, a renamed `profiler_info`). The
+//! expected reports are not hard-coded: each is the `--no-cache` report of the same files at the
+//! same moment, and the hit/miss counts are the number of rank files of the root.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, SystemTime};
+
+/// `analyze --format json` of `root` with `cache` (None: `--no-cache`) and `extra` arguments.
+fn analyze(root: &Path, cache: Option<&Path>, extra: &[&str]) -> Value {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_profscope"));
+    c.current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["analyze", "--quiet", "--format", "json"])
+        .arg(root)
+        .args(extra);
+    match cache {
+        Some(d) => c.arg("--cache").arg(d),
+        None => c.arg("--no-cache"),
+    };
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "analyze {}: {}",
+        root.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The examples of diagnostic `code` (empty when absent).
+fn examples(r: &Value, code: &str) -> Vec<String> {
+    r["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == code)
+        .flat_map(|d| d["examples"].as_array().unwrap().clone())
+        .map(|e| e.as_str().unwrap().to_string())
+        .collect()
+}
+
+fn count(r: &Value, code: &str) -> u64 {
+    r["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == code)
+        .map_or(0, |d| d["count"].as_u64().unwrap())
+}
+
+/// The report without the cache's diagnostics and the three timings.
+fn stripped(r: &Value) -> Value {
+    let mut r = r.clone();
+    let o = r.as_object_mut().unwrap();
+    for k in ["ingest_ms", "analysis_ms", "wall_ms"] {
+        o.remove(k);
+    }
+    o["diagnostics"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|d| !d["code"].as_str().unwrap().starts_with("cache_"));
+    r
+}
+
+fn temp(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("profscope-cache-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// An hour ago: older than the cache's 2 s racy window.
+fn an_hour_ago() -> SystemTime {
+    SystemTime::now() - Duration::from_secs(3600)
+}
+
+fn set_mtime(p: &Path, t: SystemTime) {
+    std::fs::File::options()
+        .write(true)
+        .open(p)
+        .unwrap()
+        .set_modified(t)
+        .unwrap();
+}
+
+/// Copies the real folder `from` to `to`, every file's mtime an hour back.
+fn copy_real(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        if src.is_dir() {
+            copy_real(&src, &dst);
+        } else {
+            std::fs::copy(&src, &dst).unwrap();
+            set_mtime(&dst, an_hour_ago());
+        }
+    }
+}
+
+#[test]
+fn every_real_root_reads_back_from_the_cache_identically() {
+    let cache = temp("roots");
+    for root in crate::report_identity::ROOTS {
+        let root = Path::new(root);
+        let fresh = analyze(root, None, &[]);
+        let first = analyze(root, Some(&cache), &[]);
+        let second = analyze(root, Some(&cache), &[]);
+        let files = count(&first, "cache_miss");
+        assert!(
+            files > 0,
+            "{}: the first run analysed no file",
+            root.display()
+        );
+        assert_eq!(count(&first, "cache_hit"), 0, "{}", root.display());
+        assert_eq!(
+            count(&first, "cache_not_stored"),
+            0,
+            "{}: {:?}",
+            root.display(),
+            examples(&first, "cache_not_stored")
+        );
+        assert_eq!(count(&second, "cache_hit"), files, "{}", root.display());
+        assert_eq!(count(&second, "cache_miss"), 0, "{}", root.display());
+        assert_eq!(stripped(&first), stripped(&fresh), "{}", root.display());
+        assert_eq!(stripped(&second), stripped(&fresh), "{}", root.display());
+        assert!(
+            fresh["diagnostics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|d| !d["code"].as_str().unwrap().starts_with("cache_")),
+            "--no-cache reports no cache diagnostics"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
+/// The rank-file paths a diagnostic's examples start with.
+fn rank_of(example: &str) -> &str {
+    if example.contains("/rank0_ascend_pt/") {
+        "rank0"
+    } else {
+        "rank1"
+    }
+}
+
+/// Asserts the run after a change: `changed` (rank0 / rank1) missed with a reason containing
+/// `why`, the other rank hit, and the report equals the `--no-cache` report of the files now.
+fn after_change(root: &Path, cache: &Path, changed: &str, why: &str) -> Value {
+    let r = analyze(root, Some(cache), &[]);
+    let misses = examples(&r, "cache_miss");
+    assert_eq!(misses.len(), 1, "{misses:?}");
+    assert_eq!(rank_of(&misses[0]), changed, "{misses:?}");
+    assert!(misses[0].contains(why), "{misses:?} should say {why}");
+    let hits = examples(&r, "cache_hit");
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_ne!(rank_of(&hits[0]), changed);
+    assert_eq!(stripped(&r), stripped(&analyze(root, None, &[])));
+    r
+}
+
+fn device_events(r: &Value, rank: i64) -> u64 {
+    r["analyses"]["ranks"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["rank"] == rank)
+        .map_or(0, |x| x["device_events"].as_u64().unwrap())
+}
+
+#[test]
+fn a_changed_text_export_is_never_served() {
+    let base = temp("text");
+    let root = base.join("level1");
+    copy_real(
+        &crate::common::samples_dir().join("ascend-pt/text/level1"),
+        &root,
+    );
+    let cache = base.join("cache");
+    let first = analyze(&root, Some(&cache), &[]);
+    assert_eq!(count(&first, "cache_miss"), 2);
+    let second = analyze(&root, Some(&cache), &[]);
+    assert_eq!(count(&second, "cache_hit"), 2);
+    let out = |rank: u32| root.join(format!("rank{rank}_ascend_pt/ASCEND_PROFILER_OUTPUT"));
+    let trace1 = out(1).join("trace_view.json");
+    let full = std::fs::read(&trace1).unwrap();
+
+    // Truncated (a rank that died mid-dump), the old mtime put back: the size differs.
+    std::fs::write(&trace1, &full[..full.len() / 2]).unwrap();
+    set_mtime(&trace1, an_hour_ago());
+    let cut = after_change(&root, &cache, "rank1", "bytes,");
+    assert!(device_events(&cut, 1) < device_events(&second, 1));
+    assert_eq!(device_events(&cut, 0), device_events(&second, 0));
+
+    // Rewritten in place with the same size and mtime, a byte changed in the first 64 KiB.
+    let mut same_size = full.clone();
+    let at = same_size[..65536]
+        .windows(6)
+        .position(|w| w == b"\"dur\":")
+        .expect("an event duration in the first 64 KiB");
+    let digit = same_size[at + 6..]
+        .iter()
+        .position(|b| b.is_ascii_digit() && *b != b'0')
+        .unwrap()
+        + at
+        + 6;
+    std::fs::write(&trace1, &full).unwrap();
+    let t = an_hour_ago();
+    set_mtime(&trace1, t);
+    analyze(&root, Some(&cache), &[]);
+    same_size[digit] = if same_size[digit] == b'9' { b'8' } else { b'9' };
+    std::fs::write(&trace1, &same_size).unwrap();
+    set_mtime(&trace1, t);
+    after_change(&root, &cache, "rank1", "content changed");
+
+    // Touched: same bytes, a new mtime. Modified just now, so the fresh result is not stored.
+    set_mtime(&trace1, SystemTime::now());
+    let r = after_change(&root, &cache, "rank1", "modified since cached");
+    assert!(examples(&r, "cache_not_stored")[0].contains("modified less than 2 s ago"));
+    set_mtime(&trace1, an_hour_ago());
+    analyze(&root, Some(&cache), &[]);
+
+    // Replaced by a copy (another inode), same bytes and mtime.
+    let copy = base.join("copy.json");
+    std::fs::copy(&trace1, &copy).unwrap();
+    let t = std::fs::metadata(&trace1).unwrap().modified().unwrap();
+    set_mtime(&copy, t);
+    std::fs::rename(&copy, &trace1).unwrap();
+    after_change(&root, &cache, "rank1", "replaced by another file");
+
+    // A companion file of rank 0 (kernel_details.csv) one row shorter.
+    let kd = out(0).join("kernel_details.csv");
+    let text = std::fs::read_to_string(&kd).unwrap();
+    let cut_row = text.trim_end().rfind('\n').unwrap();
+    std::fs::write(&kd, &text[..cut_row + 1]).unwrap();
+    set_mtime(&kd, an_hour_ago());
+    after_change(&root, &cache, "rank0", "kernel_details.csv");
+
+    // profiler_info_1.json renamed: the rank of rank1's files comes from that name.
+    let info = root.join("rank1_ascend_pt/profiler_info_1.json");
+    std::fs::rename(&info, root.join("rank1_ascend_pt/profiler_info_5.json")).unwrap();
+    let r = after_change(&root, &cache, "rank1", "profiler_info_");
+    assert!(device_events(&r, 5) > 0, "rank 1 is now rank 5");
+
+    // Other options: another entry, then served.
+    let gap = analyze(&root, Some(&cache), &["--min-gap-us", "5"]);
+    assert_eq!(count(&gap, "cache_miss"), 2);
+    assert_eq!(
+        count(
+            &analyze(&root, Some(&cache), &["--min-gap-us", "5"]),
+            "cache_hit"
+        ),
+        2
+    );
+
+    // Damaged entries are misses (and rewritten), never errors.
+    for e in std::fs::read_dir(cache.join("v1")).unwrap().flatten() {
+        std::fs::write(e.path(), b"{\"profscope\": ").unwrap();
+    }
+    let r = analyze(&root, Some(&cache), &[]);
+    assert_eq!(count(&r, "cache_miss"), 2);
+    assert!(examples(&r, "cache_miss")[0].contains("unreadable"));
+    assert_eq!(stripped(&r), stripped(&analyze(&root, None, &[])));
+    assert_eq!(count(&analyze(&root, Some(&cache), &[]), "cache_hit"), 2);
+    let _ = std::fs::remove_dir_all(&base);
+}
+
+#[test]
+fn a_db_with_a_new_wal_beside_it_is_analysed_again() {
+    let base = temp("db");
+    let root = base.join("level1");
+    copy_real(
+        &crate::common::samples_dir().join("ascend-pt/db/level1"),
+        &root,
+    );
+    let cache = base.join("cache");
+    analyze(&root, Some(&cache), &[]);
+    assert_eq!(count(&analyze(&root, Some(&cache), &[]), "cache_hit"), 2);
+    let db0 = root.join("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db");
+    let wal = PathBuf::from(format!("{}-wal", db0.display()));
+    std::fs::write(&wal, vec![0u8; 4096]).unwrap();
+    set_mtime(&wal, an_hour_ago());
+    let r = after_change(&root, &cache, "rank0", "-wal is new");
+    assert_eq!(count(&r, "db_wal_not_read"), 1);
+    let _ = std::fs::remove_dir_all(&base);
+}
+
+#[test]
+fn no_cache_writes_nothing_and_a_cache_inside_an_input_is_refused() {
+    let base = temp("off");
+    let root = base.join("level1");
+    copy_real(
+        &crate::common::samples_dir().join("ascend-pt/db/level1"),
+        &root,
+    );
+    let xdg = base.join("xdg");
+    let run = |args: &[&str], env_off: bool| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_profscope"));
+        c.args(["analyze", "--quiet", "--format", "json"])
+            .arg(&root)
+            .args(args)
+            .env("XDG_CACHE_HOME", &xdg)
+            .env_remove("PROFSCOPE_NO_CACHE");
+        if env_off {
+            c.env("PROFSCOPE_NO_CACHE", "1");
+        }
+        c.output().unwrap()
+    };
+    assert!(run(&["--no-cache"], false).status.success());
+    assert!(run(&[], true).status.success());
+    assert!(
+        !xdg.exists(),
+        "--no-cache and PROFSCOPE_NO_CACHE write nothing"
+    );
+    // By default the cache is $XDG_CACHE_HOME/profscope.
+    assert!(run(&[], false).status.success());
+    let entries = std::fs::read_dir(xdg.join("profscope/v1")).unwrap().count();
+    assert_eq!(entries, 2, "one entry per rank file");
+    let inside = root.join("rank0_ascend_pt/cache");
+    let out = run(&["--cache", inside.to_str().unwrap()], false);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("inside the input"), "{err}");
+    assert!(!inside.exists());
+    let _ = std::fs::remove_dir_all(&base);
+}
