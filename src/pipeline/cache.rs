@@ -20,7 +20,7 @@ use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 /// The entries' layout; a change makes every older entry unused (a new folder).
-const LAYOUT: &str = "v1";
+const LAYOUT: &str = "v2";
 /// Bytes hashed at each end of a data file.
 const HASHED_END: u64 = 64 * 1024;
 /// Entries of a folder taken into the identity at most (a folder of 100,000 files is not an
@@ -239,7 +239,7 @@ impl Cache {
             h.update((part.len() as u64).to_le_bytes());
             h.update(part.as_bytes());
         }
-        self.dir.join(format!("{}.json", hex(&h.finalize())))
+        self.dir.join(format!("{}.part", hex(&h.finalize())))
     }
 
     /// The stored result for `input` if its identity is unchanged.
@@ -261,7 +261,7 @@ impl Cache {
                 );
             }
         };
-        match serde_json::from_slice::<Entry<T>>(&bytes) {
+        match postcard::from_bytes::<Entry<T>>(&bytes) {
             Ok(e) if e.identity == now && e.input == input.path && e.options == self.options => {
                 Lookup::Hit(e.part, path)
             }
@@ -307,7 +307,7 @@ impl Cache {
             std::fs::create_dir_all(&self.dir)?;
             let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
             let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-            serde_json::to_writer(&mut f, &entry)?;
+            postcard::to_io(&entry, &mut f).map_err(std::io::Error::other)?;
             f.flush()?;
             drop(f);
             std::fs::rename(&tmp, &path).inspect_err(|_| {
@@ -385,6 +385,6 @@ mod tests {
             a.entry_path(&input("/r/0.json")),
             a.entry_path(&input("/r/0.json"))
         );
-        assert!(a.entry_path(&input("r")).starts_with("/c/v1"));
+        assert!(a.entry_path(&input("r")).starts_with("/c/v2"));
     }
 }

@@ -258,9 +258,19 @@ fn a_changed_text_export_is_never_served() {
         2
     );
 
-    // Damaged entries are misses (and rewritten), never errors.
-    for e in std::fs::read_dir(cache.join("v1")).unwrap().flatten() {
-        std::fs::write(e.path(), b"{\"profscope\": ").unwrap();
+    // Damaged entries are misses (and rewritten), never errors: one cut to half its bytes (a full disk), the others overwritten with text.
+    for (i, e) in std::fs::read_dir(cache.join("v2"))
+        .unwrap()
+        .flatten()
+        .enumerate()
+    {
+        let bytes = std::fs::read(e.path()).unwrap();
+        let damaged = if i == 0 {
+            bytes[..bytes.len() / 2].to_vec()
+        } else {
+            b"{\"profscope\": ".to_vec()
+        };
+        std::fs::write(e.path(), damaged).unwrap();
     }
     let r = analyze(&root, Some(&cache), &[]);
     assert_eq!(count(&r, "cache_miss"), 2);
@@ -319,7 +329,7 @@ fn no_cache_writes_nothing_and_a_cache_inside_an_input_is_refused() {
     );
     // By default the cache is $XDG_CACHE_HOME/profscope.
     assert!(run(&[], false).status.success());
-    let entries = std::fs::read_dir(xdg.join("profscope/v1")).unwrap().count();
+    let entries = std::fs::read_dir(xdg.join("profscope/v2")).unwrap().count();
     assert_eq!(entries, 2, "one entry per rank file");
     let inside = root.join("rank0_ascend_pt/cache");
     let out = run(&["--cache", inside.to_str().unwrap()], false);
