@@ -332,7 +332,7 @@ fn call_tool(name: &str, args: &Value) -> anyhow::Result<Value> {
             let inputs: Vec<Value> = d
                 .inputs
                 .iter()
-                .map(|i| json!({"path": i.path, "format": format!("{:?}", i.format), "size_bytes": i.size_bytes, "rank": crate::ingest::rank::rank_from_path(&i.path)}))
+                .map(|i| json!({"path": i.path, "format": i.format.as_str(), "size_bytes": i.size_bytes, "rank": crate::ingest::rank::rank_from_path(&i.path)}))
                 .collect();
             let skipped: Vec<Value> = d.skipped.iter().map(|s| json!(format!("{s:?}"))).collect();
             Ok(json!({"inputs": inputs, "skipped": skipped}))

@@ -72,7 +72,7 @@ pub fn run(a: WeightsArgs) -> anyhow::Result<ExitCode> {
             for r in &w.classes {
                 s.rows.push(vec![
                     r.class.to_string(),
-                    format!("{:?} /{}", r.strategy, r.divisor),
+                    format!("{} /{}", r.strategy, r.divisor),
                     r.tensors.to_string(),
                     b(r.bytes),
                     r.per_device_bytes.map_or_else(

@@ -9,16 +9,18 @@
 //! ([`newest_per_rank`]).
 
 use super::error::IngestError;
+use crate::model::closed_set::closed_set;
 use std::io::Read;
 use std::path::Path;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InputFormat {
-    ChromeJson,
-    /// `ascend_pytorch_profiler[_<rank>].db` or `msprof_<digits>.db`.
-    AscendDb,
-    /// `kernel_details.csv`, `op_summary_*.csv`: read when a capture has nothing better.
-    KernelCsv,
+closed_set! {
+    pub enum InputFormat {
+        ChromeJson = "chrome_json",
+        /// `ascend_pytorch_profiler[_<rank>].db` or `msprof_<digits>.db`.
+        AscendDb = "ascend_db",
+        /// `kernel_details.csv`, `op_summary_*.csv`: read when a capture has nothing better.
+        KernelCsv = "kernel_csv",
+    }
 }
 
 /// A torch_npu or msprof profiler db by its file name (`analysis.db` is vendor-derived, not read yet).

@@ -183,20 +183,20 @@ pub enum VllmValue {
     SleepFreed { freed_bytes: i64, in_use_bytes: i64 },
 }
 
-/// What moment an npu-smi snapshot shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SnapshotRole {
-    /// No model loaded: the driver / firmware baseline.
-    Idle,
-    /// Service up, before traffic.
-    Ready,
-    /// Loaded, moment not stated.
-    Loaded,
-    /// After inference traffic ended.
-    PostInference,
-    /// Taken at the activation peak (during a prefill of the largest batch).
-    Peak,
+closed_set! {
+    /// What moment an npu-smi snapshot shows.
+    pub enum SnapshotRole {
+        /// No model loaded: the driver / firmware baseline.
+        Idle = "idle",
+        /// Service up, before traffic.
+        Ready = "ready",
+        /// Loaded, moment not stated.
+        Loaded = "loaded",
+        /// After inference traffic ended.
+        PostInference = "post_inference",
+        /// Taken at the activation peak (during a prefill of the largest batch).
+        Peak = "peak",
+    }
 }
 
 impl SnapshotRole {

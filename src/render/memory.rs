@@ -202,7 +202,7 @@ fn status(title: &str, r: &RunMemory) -> Section {
     let mut st = sec(format!("{title}: status {}", a.status), vec![]);
     match &a.reference {
         Some(r) => st.notes.push(format!(
-            "reference snapshot: {} ({:?}, npu-smi {}, {} layout)",
+            "reference snapshot: {} ({}, npu-smi {}, {} layout)",
             r.file,
             r.role,
             r.version.as_deref().unwrap_or("?"),
@@ -213,8 +213,7 @@ fn status(title: &str, r: &RunMemory) -> Section {
             .push("no npu-smi snapshot of the loaded service".into()),
     }
     for s in &a.snapshots {
-        st.notes
-            .push(format!("npu-smi: {} as {:?}", s.file, s.role));
+        st.notes.push(format!("npu-smi: {} as {}", s.file, s.role));
     }
     for l in &r.logs {
         st.notes.push(format!(

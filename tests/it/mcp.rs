@@ -177,7 +177,7 @@ fn a_session_end_to_end() {
         .clone();
     let ranks: Vec<i64> = inputs.iter().map(|i| i["rank"].as_i64().unwrap()).collect();
     assert_eq!(ranks, [0, 1]);
-    assert!(inputs.iter().all(|i| i["format"] == "AscendDb"));
+    assert!(inputs.iter().all(|i| i["format"] == "ascend_db"));
 
     // memory on a real npu-smi table.
     let res = s.call(6, "memory", json!({"paths": ["../shared/samples/npu-smi/vllm-ascend-843_a2-910b4_4card-visible_procs_npu-smi-23.0.6.txt"]}));

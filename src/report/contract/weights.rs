@@ -5,20 +5,20 @@
 use crate::model::closed_set::closed_set;
 use serde::Serialize;
 
-/// How a class is split across devices.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Strategy {
-    /// Output features split across TP (q/k/v, gate/up, in_proj, conv, per-head params).
-    ColumnParallel,
-    /// Input features split across TP (o_proj, down_proj, out_proj).
-    RowParallel,
-    /// Vocabulary split across TP (embed_tokens, lm_head).
-    VocabParallel,
-    /// Whole experts split across EP ranks (EP = TP x DP with expert parallelism).
-    ExpertParallel,
-    /// Every device holds all of it (norms, routers, unknown tensors).
-    Replicated,
+closed_set! {
+    /// How a class is split across devices.
+    pub enum Strategy {
+        /// Output features split across TP (q/k/v, gate/up, in_proj, conv, per-head params).
+        ColumnParallel = "column_parallel",
+        /// Input features split across TP (o_proj, down_proj, out_proj).
+        RowParallel = "row_parallel",
+        /// Vocabulary split across TP (embed_tokens, lm_head).
+        VocabParallel = "vocab_parallel",
+        /// Whole experts split across EP ranks (EP = TP x DP with expert parallelism).
+        ExpertParallel = "expert_parallel",
+        /// Every device holds all of it (norms, routers, unknown tensors).
+        Replicated = "replicated",
+    }
 }
 
 closed_set! {
