@@ -102,6 +102,14 @@ fn copy_real(from: &Path, to: &Path) {
     }
 }
 
+/// A fresh temp folder `base` holding a copy of the real sample folder `sample` as `base/level1`.
+fn real_copy(tag: &str, sample: &str) -> (PathBuf, PathBuf) {
+    let base = temp(tag);
+    let root = base.join("level1");
+    copy_real(&crate::common::samples_dir().join(sample), &root);
+    (base, root)
+}
+
 #[test]
 fn every_real_root_reads_back_from_the_cache_identically() {
     let cache = temp("roots");
@@ -175,12 +183,7 @@ fn device_events(r: &Value, rank: i64) -> u64 {
 
 #[test]
 fn a_changed_text_export_is_never_served() {
-    let base = temp("text");
-    let root = base.join("level1");
-    copy_real(
-        &crate::common::samples_dir().join("ascend-pt/text/level1"),
-        &root,
-    );
+    let (base, root) = real_copy("text", "ascend-pt/text/level1");
     let cache = base.join("cache");
     let first = analyze(&root, Some(&cache), &[]);
     assert_eq!(count(&first, "cache_miss"), 2);
@@ -282,12 +285,7 @@ fn a_changed_text_export_is_never_served() {
 
 #[test]
 fn a_db_with_a_new_wal_beside_it_is_analysed_again() {
-    let base = temp("db");
-    let root = base.join("level1");
-    copy_real(
-        &crate::common::samples_dir().join("ascend-pt/db/level1"),
-        &root,
-    );
+    let (base, root) = real_copy("db", "ascend-pt/db/level1");
     let cache = base.join("cache");
     analyze(&root, Some(&cache), &[]);
     assert_eq!(count(&analyze(&root, Some(&cache), &[]), "cache_hit"), 2);
@@ -302,12 +300,7 @@ fn a_db_with_a_new_wal_beside_it_is_analysed_again() {
 
 #[test]
 fn no_cache_writes_nothing_and_a_cache_inside_an_input_is_refused() {
-    let base = temp("off");
-    let root = base.join("level1");
-    copy_real(
-        &crate::common::samples_dir().join("ascend-pt/db/level1"),
-        &root,
-    );
+    let (base, root) = real_copy("off", "ascend-pt/db/level1");
     let xdg = base.join("xdg");
     let run = |args: &[&str], env_off: bool| {
         let mut c = Command::new(env!("CARGO_BIN_EXE_profscope"));
