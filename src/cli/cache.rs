@@ -25,7 +25,7 @@ pub fn choose(
     else {
         return Ok(None);
     };
-    let real = |p: &Path| std::fs::canonicalize(p).or_else(|_| std::path::absolute(p));
+    let real = super::real_path;
     if let Ok(d) = real(&dir)
         && let Some(i) = inputs
             .iter()

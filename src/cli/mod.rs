@@ -94,13 +94,18 @@ pub fn main() -> ExitCode {
 /// make the rank table allocate).
 pub(crate) const MAX_RANKS: i64 = 1 << 17;
 
+/// `p` with links resolved, or made absolute when it does not exist (yet).
+pub(crate) fn real_path(p: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
+    std::fs::canonicalize(p).or_else(|_| std::path::absolute(p))
+}
+
 /// Refuses an output path that is one of the inputs under `inputs` (or one of the given paths, or
 /// a folder holding them): inputs are never overwritten.
 pub(crate) fn refuse_overwriting_inputs(
     out: &std::path::Path,
     inputs: &[std::path::PathBuf],
 ) -> anyhow::Result<()> {
-    let real = |p: &std::path::Path| std::fs::canonicalize(p).or_else(|_| std::path::absolute(p));
+    let real = real_path;
     let Ok(out_real) = real(out) else {
         return Ok(());
     };

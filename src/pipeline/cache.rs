@@ -134,14 +134,18 @@ fn stamp(path: &Path, data: bool) -> std::io::Result<FileStamp> {
     } else {
         None
     };
-    Ok(FileStamp {
+    Ok(stamp_of(path, &m, ends_sha256))
+}
+
+fn stamp_of(path: &Path, m: &std::fs::Metadata, ends_sha256: Option<String>) -> FileStamp {
+    FileStamp {
         path: path.display().to_string(),
         size: m.len(),
         mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
         inode: m.ino(),
         device: m.dev(),
         ends_sha256,
-    })
+    }
 }
 
 fn ends_hash(path: &Path, size: u64) -> std::io::Result<String> {
@@ -166,10 +170,10 @@ fn folder_stamps(dir: &Path) -> std::io::Result<Vec<FileStamp>> {
         let p = e?.path();
         // Files only (a sub-folder's own time changes with what is added inside, not read
         // here); a name that vanished between listing and stat changes nothing read.
-        if p.is_file()
-            && let Ok(s) = stamp(&p, false)
+        if let Ok(m) = std::fs::metadata(&p)
+            && m.is_file()
         {
-            out.push(s);
+            out.push(stamp_of(&p, &m, None));
         }
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
