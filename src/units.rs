@@ -15,6 +15,22 @@ pub const KB: i64 = 1_000;
 pub const MB: i64 = 1_000_000;
 pub const GB: i64 = 1_000_000_000;
 
+/// A duration in nanoseconds as text for people, in the largest unit it reaches (`13.985 ms`,
+/// `250.000 µs`, `12.000 ns`); three decimals. Report statements and renderers share it.
+pub fn human_duration(ns: f64) -> String {
+    let a = ns.abs();
+    let (div, unit) = if a >= NS_PER_S as f64 {
+        (NS_PER_S, "s")
+    } else if a >= NS_PER_MS as f64 {
+        (NS_PER_MS, "ms")
+    } else if a >= NS_PER_US as f64 {
+        (NS_PER_US, "µs")
+    } else {
+        (1, "ns")
+    };
+    format!("{:.3} {unit}", ns / div as f64)
+}
+
 /// `part` as a percent of `whole` (0 when `whole` is 0).
 pub fn percent(part: i64, whole: i64) -> f64 {
     if whole == 0 {

@@ -25,6 +25,7 @@ use super::intervals::{self, Iv};
 use super::phases::{DECODE_SCOPE, Launches, PREFILL_SCOPE};
 use super::stats::pct;
 use crate::model::{Category, EventKind, FileId, Tables};
+use crate::units::human_duration;
 use std::collections::BTreeMap;
 
 impl StepRow {
@@ -405,13 +406,13 @@ fn cohort_of(format: &'static str, devs: Vec<DeviceExtract>, top_n: usize) -> Co
                 reason,
                 mean_excess_ns: mean,
                 statement: format!(
-                    "rank {} is the slowest in {} of {} step{}, mostly by more {} time ({:.1} µs above the other ranks' median per step)",
+                    "rank {} is the slowest in {} of {} step{}, mostly by more {} time ({} above the other ranks' median per step)",
                     d.rank,
                     slowest_count[r],
                     compared.len(),
                     if compared.len() == 1 { "" } else { "s" },
                     reason,
-                    mean / 1e3
+                    human_duration(mean)
                 ),
             })
         })
@@ -533,15 +534,15 @@ fn waited_for(
         wait_ns: per[r].wait_ns,
         others_median_wait_ns: others,
         statement: format!(
-            "rank {} arrives latest: last into {} of {} collectives, {:.1} µs after the first rank in total ({:.1} µs on average), and waits {} in them ({:.1} µs vs the others' median {:.1} µs){}",
+            "rank {} arrives latest: last into {} of {} collectives, {} after the first rank in total ({} on average), and waits {} in them ({} vs the others' median {}){}",
             d.rank,
             per[r].last,
             matched,
-            per[r].lateness_ns as f64 / 1e3,
-            mean / 1e3,
+            human_duration(per[r].lateness_ns as f64),
+            human_duration(mean),
             if waits_least { "less" } else { "more" },
-            per[r].wait_ns as f64 / 1e3,
-            others / 1e3,
+            human_duration(per[r].wait_ns as f64),
+            human_duration(others),
             if waits_least {
                 ": the others wait for it"
             } else {

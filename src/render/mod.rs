@@ -85,18 +85,12 @@ pub fn render_detail(report: &Report, format: Format, full: bool) -> String {
 
 /// `1234567` ns as `1.235 ms` (for people; JSON keeps integers).
 pub fn human_ns(ns: i64) -> String {
-    use crate::units::{NS_PER_MS, NS_PER_S, NS_PER_US};
-    let a = ns.unsigned_abs();
-    let (div, unit) = if a >= NS_PER_S as u64 {
-        (NS_PER_S, "s")
-    } else if a >= NS_PER_MS as u64 {
-        (NS_PER_MS, "ms")
-    } else if a >= NS_PER_US as u64 {
-        (NS_PER_US, if ascii() { "us" } else { "µs" })
+    let text = crate::units::human_duration(ns as f64);
+    if ascii() {
+        text.replace("µs", "us")
     } else {
-        (1, "ns")
-    };
-    format!("{:.3} {unit}", ns as f64 / div as f64)
+        text
+    }
 }
 
 /// Bytes for people, in decimal multiples (`1.50 GB` is 1.5e9 bytes).

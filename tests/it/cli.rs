@@ -2,11 +2,9 @@
 //! fixtures/demo) in every format; errors exit 2 with the file named. Expected numbers come from
 //! fixtures/demo/ground_truth.json (the generator's own bookkeeping).
 
-use std::process::Command;
 
 fn profscope(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_profscope"))
-        .env("PROFSCOPE_NO_CACHE", "1")
+    crate::common::profscope_command()
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()

@@ -7,11 +7,9 @@ use crate::common;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn profscope(args: &[&str]) -> (i32, Value) {
-    let out = Command::new(env!("CARGO_BIN_EXE_profscope"))
-        .env("PROFSCOPE_NO_CACHE", "1")
+    let out = crate::common::profscope_command()
         .args(args)
         .output()
         .unwrap();

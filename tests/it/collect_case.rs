@@ -277,8 +277,7 @@ fn happy_path_then_analyze_the_manifest() {
     if let Err(e) = validate(&v, &schema, "$") {
         panic!("manifest does not validate: {e}");
     }
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_profscope"))
-        .env("PROFSCOPE_NO_CACHE", "1")
+    let out = crate::common::profscope_command()
         .args(["analyze", "--quiet", "--format", "json"])
         .arg(&path)
         .output()
@@ -508,8 +507,7 @@ fn collect_analyse_cli_runs_ranks_in_parallel() {
         )
         .unwrap();
     }
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_profscope"))
-        .env("PROFSCOPE_NO_CACHE", "1")
+    let out = crate::common::profscope_command()
         .args(["collect", "analyse"])
         .arg(&work)
         .args([
@@ -529,8 +527,7 @@ fn collect_analyse_cli_runs_ranks_in_parallel() {
     assert_eq!(v["parallelism"], 2);
     assert_eq!(v["ranks"].as_array().unwrap().len(), 2);
     // Then verify passes on what it wrote.
-    let st = std::process::Command::new(env!("CARGO_BIN_EXE_profscope"))
-        .env("PROFSCOPE_NO_CACHE", "1")
+    let st = crate::common::profscope_command()
         .args(["collect", "verify"])
         .arg(&work)
         .args(["--expected-ranks", "2"])

@@ -229,8 +229,7 @@ fn opts(url: &str, smi: &Path, work: &Path, total: u64) -> MemoryOpts {
 }
 
 fn profscope(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_profscope"))
-        .env("PROFSCOPE_NO_CACHE", "1")
+    crate::common::profscope_command()
         .args(args)
         .output()
         .unwrap()

@@ -83,8 +83,7 @@ fn attach_capture_export_and_hash() {
     );
     // analyze accepts the manifest and reads the exported timeline.
     let path = msprof::write(&m, &w.join("runs")).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_profscope"))
-        .env("PROFSCOPE_NO_CACHE", "1")
+    let out = crate::common::profscope_command()
         .args(["analyze", "--quiet", "--format", "json"])
         .arg(&path)
         .output()

@@ -207,10 +207,18 @@ pub fn validate_schema(
     Ok(())
 }
 
+/// The profscope binary as a command, with the result cache off (`PROFSCOPE_NO_CACHE`): tests
+/// never write to the user's cache, and every run reads its inputs. tests/it/cache.rs builds its
+/// own commands to test the cache itself.
+pub fn profscope_command() -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_profscope"));
+    c.env("PROFSCOPE_NO_CACHE", "1");
+    c
+}
+
 /// The JSON that `profscope ARGS` prints; fails the test with its stderr when it exits non-zero.
 pub fn profscope_json(args: &[&str]) -> serde_json::Value {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_profscope"))
-        .env("PROFSCOPE_NO_CACHE", "1")
+    let out = crate::common::profscope_command()
         .args(args)
         .output()
         .unwrap();

@@ -475,8 +475,7 @@ fn diff_metrics_carry_the_collective_wait_ratio_and_link_bandwidth() {
         wait += r["wait_time"].as_f64().unwrap();
         transit += r["transit_time"].as_f64().unwrap();
     }
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_profscope"))
-        .env("PROFSCOPE_NO_CACHE", "1")
+    let out = crate::common::profscope_command()
         .args(["analyze", "--format", "json"])
         .arg(common::samples_dir().join("ascend-pt/db/level1"))
         .output()

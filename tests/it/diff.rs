@@ -10,11 +10,10 @@ use profscope::synth::{SynthOpts, Truth};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn profscope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_profscope"))
-        .env("PROFSCOPE_NO_CACHE", "1")
+    crate::common::profscope_command()
         .args(args)
         .output()
         .unwrap()

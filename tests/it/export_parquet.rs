@@ -24,8 +24,7 @@ const ROOT: &str = "../shared/samples/ascend-pt/db/level1";
 fn parquet_partitions_and_duckdb() {
     let dir = std::env::temp_dir().join(format!("profscope-parquet-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let o = Command::new(env!("CARGO_BIN_EXE_profscope"))
-        .env("PROFSCOPE_NO_CACHE", "1")
+    let o = crate::common::profscope_command()
         .args(["export", ROOT, "--parquet"])
         .arg(&dir)
         .args(["--run", "level1"])

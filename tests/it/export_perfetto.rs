@@ -21,8 +21,7 @@ use std::process::Command;
 const ROOT: &str = "../shared/samples/ascend-pt/db/level1";
 
 fn export(args: &[&str], out: &std::path::Path) -> Value {
-    let o = Command::new(env!("CARGO_BIN_EXE_profscope"))
-        .env("PROFSCOPE_NO_CACHE", "1")
+    let o = crate::common::profscope_command()
         .arg("export")
         .arg(ROOT)
         .arg("--perfetto")

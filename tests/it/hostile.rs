@@ -10,7 +10,7 @@ use profscope::ingest::TablesBuilder;
 use profscope::ingest::ascend_db::{DbOpts, ingest_file_with};
 use profscope::model::Tables;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 const DB1: &str =
@@ -81,8 +81,7 @@ struct Run {
 fn run(args: &[&str], limit: Duration) -> Run {
     let out_dir = tmp(&format!("out-{}", rand_tag()));
     let (o, e) = (out_dir.join("stdout"), out_dir.join("stderr"));
-    let child = Command::new(env!("CARGO_BIN_EXE_profscope"))
-        .env("PROFSCOPE_NO_CACHE", "1")
+    let child = crate::common::profscope_command()
         .args(args)
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(&o).unwrap())

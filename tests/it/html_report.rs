@@ -25,8 +25,7 @@ fn html_report_is_self_contained_and_renders() {
     let dir = std::env::temp_dir().join(format!("profscope-html-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let page = dir.join("report.html");
-    let o = Command::new(env!("CARGO_BIN_EXE_profscope"))
-        .env("PROFSCOPE_NO_CACHE", "1")
+    let o = crate::common::profscope_command()
         .args(["report", ROOT, "--quiet", "--html"])
         .arg(&page)
         .args(["--memory", SMI, ROOT])
@@ -47,8 +46,7 @@ fn html_report_is_self_contained_and_renders() {
         assert!(!html.contains(bad), "external resource: {bad}");
     }
     // The numbers of the JSON report for the same root are on the page.
-    let j = Command::new(env!("CARGO_BIN_EXE_profscope"))
-        .env("PROFSCOPE_NO_CACHE", "1")
+    let j = crate::common::profscope_command()
         .args(["analyze", "--quiet", "--format", "json", ROOT])
         .output()
         .unwrap();

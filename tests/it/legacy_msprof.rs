@@ -277,8 +277,7 @@ fn headline_says_communication_bound_with_the_vendor_shares() {
     }
     let window = sums["Computing"] + sums["Communication(Not Overlapped)"] + sums["Free"];
     let share = |k: &str| format!("{:.1}%", sums[k] * 100.0 / window);
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_profscope"))
-        .env("PROFSCOPE_NO_CACHE", "1")
+    let out = crate::common::profscope_command()
         .args(["analyze", "--quiet", "--format", "json"])
         .arg(root())
         .output()
@@ -311,8 +310,7 @@ fn headline_says_communication_bound_with_the_vendor_shares() {
             .any(|l| l.starts_with("agrees with the vendor's Overlap Analysis"))
     );
     // No serving phase scopes in a training capture: --phase keeps nothing, and says so.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_profscope"))
-        .env("PROFSCOPE_NO_CACHE", "1")
+    let out = crate::common::profscope_command()
         .args([
             "analyze",
             "--quiet",

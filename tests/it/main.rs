@@ -42,6 +42,7 @@ mod ranks;
 mod real_traces;
 mod registry;
 mod report_identity;
+mod scan_modes;
 mod sql_queries;
 mod synth_truth;
 mod truncation;

@@ -14,8 +14,7 @@ struct Session {
 
 impl Session {
     fn start() -> Session {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_profscope"))
-            .env("PROFSCOPE_NO_CACHE", "1")
+        let mut child = crate::common::profscope_command()
             .arg("mcp")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -106,8 +105,7 @@ fn a_session_end_to_end() {
     assert_eq!(rep["schema_version"], profscope::report::SCHEMA_VERSION);
     let text: Value = serde_json::from_str(res["content"][0]["text"].as_str().unwrap()).unwrap();
     assert_eq!(&text, b, "text and structured content agree");
-    let cli = Command::new(env!("CARGO_BIN_EXE_profscope"))
-        .env("PROFSCOPE_NO_CACHE", "1")
+    let cli = crate::common::profscope_command()
         .args(["analyze", "--quiet", "--format", "json", ROOT])
         .output()
         .unwrap();

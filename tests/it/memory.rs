@@ -527,8 +527,7 @@ fn npu_smi_tables_of_different_machines_are_refused() {
         .join("npu-smi/vllm-ascend-843_a2-910b4_4card-visible_procs_npu-smi-23.0.6.txt");
     let b = Path::new(S)
         .join("npu-smi/vllm-ascend-5606_a2-910b4-1_2card_vllmworker-tp_npu-smi-25.2.2.txt");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_profscope"))
-        .env("PROFSCOPE_NO_CACHE", "1")
+    let out = crate::common::profscope_command()
         .arg("memory")
         .args([&a, &b])
         .output()

@@ -7,11 +7,10 @@ use serde_json::Value;
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 fn run(args: &[&str], stdin: &str) -> String {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_profscope"))
-        .env("PROFSCOPE_NO_CACHE", "1")
+    let mut child = crate::common::profscope_command()
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args(args)
         .stdin(Stdio::piped())

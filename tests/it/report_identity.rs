@@ -125,6 +125,7 @@ fn binary() -> PathBuf {
 
 /// stdout of `profscope <args>` run from the crate root; it must succeed.
 fn stdout_of(args: &[&str]) -> String {
+    // PROFSCOPE_BIN may name another build (to compare two builds' reports).
     let out = std::process::Command::new(binary())
         .env("PROFSCOPE_NO_CACHE", "1")
         .current_dir(crate_root())

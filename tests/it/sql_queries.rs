@@ -88,9 +88,7 @@ fn blocks() -> Vec<Block> {
 }
 
 fn profscope() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_profscope"));
-    c.env("PROFSCOPE_NO_CACHE", "1");
-    c
+    crate::common::profscope_command()
 }
 
 fn root(fixture: &str) -> &'static str {

@@ -8,11 +8,9 @@
 //! The real-input side (the legacy CANN root agrees to a few ns) is in tests/it/legacy_msprof.rs.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn profscope(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_profscope"))
-        .env("PROFSCOPE_NO_CACHE", "1")
+    crate::common::profscope_command()
         .args(args)
         .output()
         .unwrap()

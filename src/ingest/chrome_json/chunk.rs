@@ -6,6 +6,7 @@ use super::keys;
 use super::lexer::{LexError, Lexer, RawStr};
 use super::local::{IdKey, LocalStrings, LocalThreads, StringArena};
 use super::number::{parse_f64, parse_i64, us_to_ns};
+use super::structural::ScanMode;
 use crate::model::events::EventKind;
 use crate::model::flows::FlowPhase;
 
@@ -203,13 +204,13 @@ impl Raw {
 }
 
 /// Parses events of the array from `start` (an event's `{`, or the first byte after `[`).
-pub fn parse_chunk(b: &[u8], start: usize, limit: usize) -> ChunkOut<'_> {
+pub fn parse_chunk(b: &[u8], start: usize, limit: usize, scan: ScanMode) -> ChunkOut<'_> {
     let mut out = ChunkOut {
         start,
         phase_counts: vec![0; 128],
         ..Default::default()
     };
-    let mut lx = Lexer::new(b, start);
+    let mut lx = Lexer::with_mode(b, start, scan);
     let mut raw = Raw::default();
     let end = loop {
         let c = match lx.peek() {

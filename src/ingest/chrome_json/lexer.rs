@@ -2,6 +2,7 @@
 //! copied), numbers (located), and skipping any value. No allocation; strings with escapes are
 //! flagged so the caller can decode the rare ones.
 
+use super::structural::{Kernel, ScanMode, StructuralIndex};
 use memchr::memchr2;
 
 /// Why lexing stopped.
@@ -24,10 +25,11 @@ pub struct RawStr {
     pub escaped: bool,
 }
 
-/// A cursor over the input bytes.
+/// A cursor over the input bytes, with the structural index ahead of it in the indexed mode.
 pub struct Lexer<'a> {
     pub b: &'a [u8],
     pub pos: usize,
+    index: Option<Box<StructuralIndex>>,
 }
 
 /// Bit 7 of each byte of the result is set where `w` has byte `c` (exact: no false positives
@@ -44,8 +46,18 @@ fn is_ws(c: u8) -> bool {
 }
 
 impl<'a> Lexer<'a> {
+    /// A scalar lexer (no index).
     pub fn new(b: &'a [u8], pos: usize) -> Self {
-        Lexer { b, pos }
+        Lexer { b, pos, index: None }
+    }
+
+    /// A lexer in `mode`; the indexed mode uses the fastest kernel of this CPU.
+    pub fn with_mode(b: &'a [u8], pos: usize, mode: ScanMode) -> Self {
+        let index = match mode {
+            ScanMode::Indexed => Some(Box::new(StructuralIndex::new(Kernel::best()))),
+            ScanMode::Scalar => None,
+        };
+        Lexer { b, pos, index }
     }
 
     #[inline]
@@ -90,6 +102,15 @@ impl<'a> Lexer<'a> {
             return Err(self.unexpected("expected a string"));
         }
         let start = self.pos + 1;
+        if let Some(ix) = self.index.as_deref_mut() {
+            let (end, escaped) = ix.string_end(self.b, self.pos).ok_or(LexError::Eof)?;
+            self.pos = end + 1;
+            return Ok(RawStr {
+                start,
+                len: (end - start) as u32,
+                escaped,
+            });
+        }
         // Most strings are short: test 8 bytes at a time for `"` or `\` (SWAR) before paying
         // memchr's set-up; long strings (call stacks) fall through to memchr2.
         let b = self.b;
@@ -144,10 +165,18 @@ impl<'a> Lexer<'a> {
         self.ws();
         let start = self.pos;
         let b = self.b;
-        let mut p = start;
-        while p < b.len() && !matches!(b[p], b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t') {
-            p += 1;
-        }
+        let p = match self.index.as_deref_mut() {
+            Some(ix) => ix.token_end(b, start),
+            None => {
+                let mut p = start;
+                while p < b.len()
+                    && !matches!(b[p], b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t')
+                {
+                    p += 1;
+                }
+                p
+            }
+        };
         if p == b.len() {
             return Err(LexError::Eof);
         }

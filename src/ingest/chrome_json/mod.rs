@@ -18,6 +18,7 @@ pub mod merge;
 pub mod number;
 pub mod split;
 pub mod stream;
+pub mod structural;
 pub mod waves;
 
 use super::rank::rank_from_path;
@@ -30,6 +31,7 @@ use crate::diag::Severity;
 use crate::model::FileId;
 use chunk::ChunkEnd;
 use layout::Head;
+use structural::ScanMode;
 use waves::MergeState;
 
 /// Ingests one Chrome-trace file (plain or gzip) into `builder`.
@@ -61,8 +63,19 @@ pub fn ingest_file(
         &mut meta,
         builder,
         progress,
-        split::CHUNK_BYTES,
+        ParseOpts {
+            chunk_bytes: split::CHUNK_BYTES,
+            scan: ScanMode::from_env(),
+        },
     )
+}
+
+/// How the event array is cut and tokenised.
+#[derive(Debug, Clone, Copy)]
+pub struct ParseOpts {
+    /// Target bytes per chunk ([`split::CHUNK_BYTES`] outside tests).
+    pub chunk_bytes: usize,
+    pub scan: ScanMode,
 }
 
 /// Ingests one trace held in memory, with a chosen chunk size, into fresh tables (tests, fuzzing).
@@ -70,6 +83,16 @@ pub fn ingest_slice(
     path: &str,
     b: &[u8],
     chunk_bytes: usize,
+) -> Result<crate::model::Tables, IngestError> {
+    ingest_slice_scan(path, b, chunk_bytes, ScanMode::from_env())
+}
+
+/// [`ingest_slice`] with a chosen tokeniser (tests compare the two).
+pub fn ingest_slice_scan(
+    path: &str,
+    b: &[u8],
+    chunk_bytes: usize,
+    scan: ScanMode,
 ) -> Result<crate::model::Tables, IngestError> {
     let mut builder = TablesBuilder::new();
     let mut meta = FileMeta {
@@ -84,7 +107,7 @@ pub fn ingest_slice(
         &mut meta,
         &mut builder,
         &Progress::default(),
-        chunk_bytes,
+        ParseOpts { chunk_bytes, scan },
     )?;
     Ok(builder.finish())
 }
@@ -105,6 +128,7 @@ pub fn ingest_slice_streamed(
         block: block.max(1),
         chunk_bytes: chunk_bytes.max(1),
         compressed: None,
+        scan: ScanMode::from_env(),
     };
     stream::ingest_stream(path, b, opts, &mut meta, &mut builder, &Progress::default())?;
     Ok(builder.finish())
@@ -118,7 +142,7 @@ pub fn ingest_bytes(
     meta: &mut FileMeta,
     builder: &mut TablesBuilder,
     progress: &Progress,
-    chunk_bytes: usize,
+    opts: ParseOpts,
 ) -> Result<(), IngestError> {
     let head = layout::read_head(b, meta).map_err(|e| layout_error(path, 0, e))?;
     let file = builder.add_file(path, meta.clone());
@@ -129,8 +153,8 @@ pub fn ingest_bytes(
             return Ok(());
         }
     };
-    let starts = split::plan(b, first, chunk_bytes.max(1));
-    let mut st = MergeState::new(first, b.len() - first);
+    let starts = split::plan(b, first, opts.chunk_bytes.max(1));
+    let mut st = MergeState::new(first, b.len() - first, opts.scan);
     waves::run(
         b,
         &starts,

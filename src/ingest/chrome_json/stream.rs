@@ -5,6 +5,7 @@
 
 use super::layout::{self, Head};
 use super::split;
+use super::structural::ScanMode;
 use super::waves::{self, MergeState};
 use crate::diag::Severity;
 use crate::ingest::builder::{FileMeta, TablesBuilder};
@@ -32,6 +33,8 @@ pub struct StreamOpts {
     pub chunk_bytes: usize,
     /// Compressed bytes consumed so far (shared with the decoder) and the compressed total.
     pub compressed: Option<(Arc<AtomicU64>, u64)>,
+    /// How chunks are tokenised.
+    pub scan: ScanMode,
 }
 
 /// Counts the compressed bytes the decoder has consumed (for progress and size estimates).
@@ -73,6 +76,7 @@ pub fn ingest_gz(
         block: BLOCK_BYTES,
         chunk_bytes: STREAM_CHUNK_BYTES,
         compressed: Some((count, meta.size_bytes)),
+        scan: ScanMode::from_env(),
     };
     ingest_stream(path, reader, opts, meta, builder, progress)
 }
@@ -176,6 +180,7 @@ fn parse_feed(
         block,
         chunk_bytes,
         compressed,
+        scan,
     } = opts;
     let mut buf: Vec<u8> = Vec::new();
     feed.more(&mut buf);
@@ -209,7 +214,7 @@ fn parse_feed(
         _ => buf.len(),
     };
     let file = builder.add_file(path, meta.clone());
-    let mut st = MergeState::new(first, estimate);
+    let mut st = MergeState::new(first, estimate, scan);
     let mut base = 0usize;
     // Bytes wanted beyond `expected` before parsing. It doubles whenever a parse could not finish
     // for lack of data (no boundary found, or an event running past the buffer), so a giant or

@@ -4,6 +4,7 @@
 
 use super::chunk::{ChunkEnd, ChunkOut, parse_chunk};
 use super::merge::merge_chunk;
+use super::structural::ScanMode;
 use crate::ingest::builder::TablesBuilder;
 use crate::ingest::progress::Progress;
 use crate::ingest::source::Source;
@@ -22,16 +23,19 @@ pub struct MergeState {
     pub total_estimate: usize,
     /// Offset where this buffer's events began (for the bytes-per-event estimate).
     pub origin: usize,
+    /// How chunks are tokenised.
+    pub scan: ScanMode,
 }
 
 impl MergeState {
-    pub fn new(first: usize, total_estimate: usize) -> MergeState {
+    pub fn new(first: usize, total_estimate: usize, scan: ScanMode) -> MergeState {
         MergeState {
             expected: first,
             end: None,
             reserved: false,
             total_estimate,
             origin: first,
+            scan,
         }
     }
 }
@@ -54,8 +58,9 @@ pub fn run(
     src: Option<&Source>,
     progress: &Progress,
 ) {
+    let scan = st.scan;
     let parse = |i: usize| {
-        let out = parse_chunk(b, starts[i], limit(starts, i));
+        let out = parse_chunk(b, starts[i], limit(starts, i), scan);
         let end = match out.end {
             Some(ChunkEnd::NextEvent(p)) | Some(ChunkEnd::ArrayEnd(p)) => p,
             _ => limit(starts, i).min(b.len()),
@@ -98,7 +103,7 @@ fn merge_wave<'a>(
         let out = if out.start == st.expected {
             out
         } else {
-            parse_chunk(b, st.expected, limit(starts, i))
+            parse_chunk(b, st.expected, limit(starts, i), st.scan)
         };
         let this_end = out.end.expect("a parsed chunk always records its end");
         merge_chunk(builder, file, out);
