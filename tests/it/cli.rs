@@ -2,7 +2,6 @@
 //! fixtures/demo) in every format; errors exit 2 with the file named. Expected numbers come from
 //! fixtures/demo/ground_truth.json (the generator's own bookkeeping).
 
-
 fn profscope(args: &[&str]) -> std::process::Output {
     crate::common::profscope_command()
         .args(args)

@@ -1,11 +1,11 @@
 //! The two JSON tokenisers give identical tables: the indexed scanner (the SIMD structural
-//! pre-pass, src/ingest/chrome_json/structural.rs, with the fastest kernel of this CPU) and the
-//! scalar one (`PROFSCOPE_JSON_SCAN=scalar`). Identical means the whole `Tables` value, every
-//! column and every interned string (`{:?}` of both), or the same error text. Inputs: every
-//! `.json` and `.json.gz` file under ../shared/samples (real files; the non-trace JSON among them
-//! must fail the same way in both modes), at the default chunk size and at 4 KiB chunks, plus
-//! generated strings that cross the index's blocks and windows with backslash runs of every
-//! length.
+//! pre-pass, src/ingest/chrome_json/structural.rs, with the fastest kernel of this CPU,
+//! `PROFSCOPE_JSON_SCAN=indexed`) and the scalar one (the default). Identical means the whole
+//! `Tables` value, every column and every interned string (`{:?}` of both), or the same error
+//! text. Inputs: every `.json` and `.json.gz` file under ../shared/samples (real files; the
+//! non-trace JSON among them must fail the same way in both modes), at the default chunk size and
+//! at 4 KiB chunks, plus generated strings that cross the index's blocks and windows with
+//! backslash runs of every length.
 
 use crate::common;
 use profscope::ingest::chrome_json::ingest_slice_scan;
@@ -79,7 +79,9 @@ fn strings_across_blocks_and_windows_with_every_escape_run() {
     // 64-byte blocks and, for the last ones, the 128 KiB windows of the index.
     let mut s = String::from("{\"traceEvents\": [");
     let mut n = 0;
-    for len in [0usize, 1, 62, 63, 64, 65, 127, 128, 129, 4000, 140_000, 300_000] {
+    for len in [
+        0usize, 1, 62, 63, 64, 65, 127, 128, 129, 4000, 140_000, 300_000,
+    ] {
         for run in 0..6 {
             if n > 0 {
                 s.push_str(",\n");

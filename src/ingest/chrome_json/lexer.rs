@@ -29,7 +29,7 @@ pub struct RawStr {
 pub struct Lexer<'a> {
     pub b: &'a [u8],
     pub pos: usize,
-    index: Option<Box<StructuralIndex>>,
+    index: Option<StructuralIndex>,
 }
 
 /// Bit 7 of each byte of the result is set where `w` has byte `c` (exact: no false positives
@@ -48,13 +48,17 @@ fn is_ws(c: u8) -> bool {
 impl<'a> Lexer<'a> {
     /// A scalar lexer (no index).
     pub fn new(b: &'a [u8], pos: usize) -> Self {
-        Lexer { b, pos, index: None }
+        Lexer {
+            b,
+            pos,
+            index: None,
+        }
     }
 
     /// A lexer in `mode`; the indexed mode uses the fastest kernel of this CPU.
     pub fn with_mode(b: &'a [u8], pos: usize, mode: ScanMode) -> Self {
         let index = match mode {
-            ScanMode::Indexed => Some(Box::new(StructuralIndex::new(Kernel::best()))),
+            ScanMode::Indexed => Some(StructuralIndex::new(Kernel::best())),
             ScanMode::Scalar => None,
         };
         Lexer { b, pos, index }
@@ -96,13 +100,13 @@ impl<'a> Lexer<'a> {
     }
 
     /// A string at the cursor (after whitespace); returns its location.
-    #[inline]
+    #[inline(always)]
     pub fn string(&mut self) -> LexResult<RawStr> {
         if self.peek()? != b'"' {
             return Err(self.unexpected("expected a string"));
         }
         let start = self.pos + 1;
-        if let Some(ix) = self.index.as_deref_mut() {
+        if let Some(ix) = self.index.as_mut() {
             let (end, escaped) = ix.string_end(self.b, self.pos).ok_or(LexError::Eof)?;
             self.pos = end + 1;
             return Ok(RawStr {
@@ -165,7 +169,7 @@ impl<'a> Lexer<'a> {
         self.ws();
         let start = self.pos;
         let b = self.b;
-        let p = match self.index.as_deref_mut() {
+        let p = match self.index.as_mut() {
             Some(ix) => ix.token_end(b, start),
             None => {
                 let mut p = start;

@@ -4,8 +4,16 @@
 //! The masks are computed with SIMD (AVX2 when the CPU has it, SSE2 otherwise on x86_64; scalar
 //! code on other machines), a window of blocks at a time just ahead of the cursor, so
 //! [`super::lexer::Lexer`] finds the end of a string or a number with a bit scan instead of a
-//! byte-by-byte search. The scalar scanner (no index) is kept, selectable with
-//! `PROFSCOPE_JSON_SCAN=scalar`, and gives identical tables (tests/it/scan_modes.rs).
+//! byte-by-byte search.
+//!
+//! Opt-in (`PROFSCOPE_JSON_SCAN=indexed`): measured on the 1 GB trace_view.json and a 547 MB
+//! Kineto trace it is 6-12 % slower than the scalar scanner (docs/performance.md), because the
+//! strings of real traces are short (keys, op names: a few to a few dozen bytes), so a string's
+//! cost is the call, not the byte search, which the scalar scanner already does 8 bytes at a
+//! time (SWAR) and memchr does with SIMD for long strings; the pre-pass then adds its own pass
+//! over every byte. It gives identical tables (tests/it/scan_modes.rs) and is the stage 1 a
+//! simdjson-style stage 2 (walking the structural positions instead of calling the lexer per
+//! token) would build on.
 //!
 //! Escapes follow simdjson: a byte is escaped when an odd run of backslashes ends right before
 //! it; the run may cross blocks and windows (the carry). A window that does not continue the
@@ -23,18 +31,19 @@ const ODD_BITS: u64 = 0xAAAA_AAAA_AAAA_AAAA;
 pub enum ScanMode {
     /// With the structural index, built by the fastest kernel this CPU has.
     Indexed,
-    /// Byte by byte (SWAR and memchr), no index: the reference the indexed path must equal.
+    /// Byte by byte (SWAR and memchr), no index: the default (the faster one on real traces),
+    /// and the reference the indexed path must equal.
     Scalar,
 }
 
 impl ScanMode {
-    /// `PROFSCOPE_JSON_SCAN=scalar` selects the scalar scanner; anything else (or nothing) the
-    /// indexed one. Read once per process.
+    /// `PROFSCOPE_JSON_SCAN=indexed` selects the indexed scanner; anything else (or nothing)
+    /// the scalar one. Read once per process.
     pub fn from_env() -> ScanMode {
         static MODE: std::sync::OnceLock<ScanMode> = std::sync::OnceLock::new();
         *MODE.get_or_init(|| match std::env::var("PROFSCOPE_JSON_SCAN").as_deref() {
-            Ok("scalar") => ScanMode::Scalar,
-            _ => ScanMode::Indexed,
+            Ok("indexed") => ScanMode::Indexed,
+            _ => ScanMode::Scalar,
         })
     }
 }
@@ -106,23 +115,30 @@ fn classify_scalar(block: &[u8; BLOCK]) -> (u64, u64, u64) {
     (q, s, e)
 }
 
+// Closures do not inherit `target_feature`, so the byte comparisons are spelled out by macro.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "sse2")]
 unsafe fn classify_sse2(block: &[u8; BLOCK]) -> (u64, u64, u64) {
     use std::arch::x86_64::*;
+    macro_rules! eq {
+        ($v:expr, $c:expr) => {
+            _mm_cmpeq_epi8($v, _mm_set1_epi8($c as i8))
+        };
+    }
     let (mut q, mut s, mut e) = (0u64, 0u64, 0u64);
     for k in 0..4 {
         // SAFETY: 16 bytes at 16 * k lie inside the 64-byte block; loadu has no alignment need.
         let v = unsafe { _mm_loadu_si128(block.as_ptr().add(16 * k) as *const __m128i) };
-        let eq = |c: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(c as i8));
         let ends = _mm_or_si128(
-            _mm_or_si128(_mm_or_si128(eq(b','), eq(b'}')), _mm_or_si128(eq(b']'), eq(b' '))),
-            _mm_or_si128(_mm_or_si128(eq(b'\n'), eq(b'\r')), eq(b'\t')),
+            _mm_or_si128(
+                _mm_or_si128(eq!(v, b','), eq!(v, b'}')),
+                _mm_or_si128(eq!(v, b']'), eq!(v, b' ')),
+            ),
+            _mm_or_si128(_mm_or_si128(eq!(v, b'\n'), eq!(v, b'\r')), eq!(v, b'\t')),
         );
-        let bits = |m: __m128i| (_mm_movemask_epi8(m) as u32 & 0xFFFF) as u64;
-        q |= bits(eq(b'"')) << (16 * k);
-        s |= bits(eq(b'\\')) << (16 * k);
-        e |= bits(ends) << (16 * k);
+        q |= ((_mm_movemask_epi8(eq!(v, b'"')) as u32) as u64) << (16 * k);
+        s |= ((_mm_movemask_epi8(eq!(v, b'\\')) as u32) as u64) << (16 * k);
+        e |= ((_mm_movemask_epi8(ends) as u32) as u64) << (16 * k);
     }
     (q, s, e)
 }
@@ -131,22 +147,25 @@ unsafe fn classify_sse2(block: &[u8; BLOCK]) -> (u64, u64, u64) {
 #[target_feature(enable = "avx2")]
 unsafe fn classify_avx2(block: &[u8; BLOCK]) -> (u64, u64, u64) {
     use std::arch::x86_64::*;
+    macro_rules! eq {
+        ($v:expr, $c:expr) => {
+            _mm256_cmpeq_epi8($v, _mm256_set1_epi8($c as i8))
+        };
+    }
     let (mut q, mut s, mut e) = (0u64, 0u64, 0u64);
     for k in 0..2 {
         // SAFETY: 32 bytes at 32 * k lie inside the 64-byte block; loadu has no alignment need.
         let v = unsafe { _mm256_loadu_si256(block.as_ptr().add(32 * k) as *const __m256i) };
-        let eq = |c: u8| _mm256_cmpeq_epi8(v, _mm256_set1_epi8(c as i8));
         let ends = _mm256_or_si256(
             _mm256_or_si256(
-                _mm256_or_si256(eq(b','), eq(b'}')),
-                _mm256_or_si256(eq(b']'), eq(b' ')),
+                _mm256_or_si256(eq!(v, b','), eq!(v, b'}')),
+                _mm256_or_si256(eq!(v, b']'), eq!(v, b' ')),
             ),
-            _mm256_or_si256(_mm256_or_si256(eq(b'\n'), eq(b'\r')), eq(b'\t')),
+            _mm256_or_si256(_mm256_or_si256(eq!(v, b'\n'), eq!(v, b'\r')), eq!(v, b'\t')),
         );
-        let bits = |m: __m256i| _mm256_movemask_epi8(m) as u32 as u64;
-        q |= bits(eq(b'"')) << (32 * k);
-        s |= bits(eq(b'\\')) << (32 * k);
-        e |= bits(ends) << (32 * k);
+        q |= ((_mm256_movemask_epi8(eq!(v, b'"')) as u32) as u64) << (32 * k);
+        s |= ((_mm256_movemask_epi8(eq!(v, b'\\')) as u32) as u64) << (32 * k);
+        e |= ((_mm256_movemask_epi8(ends) as u32) as u64) << (32 * k);
     }
     (q, s, e)
 }
@@ -170,10 +189,12 @@ pub struct StructuralIndex {
     kernel: Kernel,
     /// First block of the window (its byte offset is `first * 64`).
     first: usize,
+    /// Blocks in the window.
+    len: usize,
     /// Unescaped quotes, backslashes and token ends, one word per block of the window.
-    quotes: Vec<u64>,
-    slashes: Vec<u64>,
-    ends: Vec<u64>,
+    quotes: Box<[u64]>,
+    slashes: Box<[u64]>,
+    ends: Box<[u64]>,
     /// Whether the byte after the window is escaped.
     carry: u64,
 }
@@ -183,18 +204,19 @@ impl StructuralIndex {
         StructuralIndex {
             kernel,
             first: 0,
-            quotes: Vec::with_capacity(WINDOW_BLOCKS),
-            slashes: Vec::with_capacity(WINDOW_BLOCKS),
-            ends: Vec::with_capacity(WINDOW_BLOCKS),
+            len: 0,
+            quotes: vec![0; WINDOW_BLOCKS].into_boxed_slice(),
+            slashes: vec![0; WINDOW_BLOCKS].into_boxed_slice(),
+            ends: vec![0; WINDOW_BLOCKS].into_boxed_slice(),
             carry: 0,
         }
     }
 
     /// The window slot of block `blk`, filling a new window when `blk` lies outside this one.
-    #[inline]
+    #[inline(always)]
     fn slot(&mut self, b: &[u8], blk: usize) -> usize {
         let k = blk.wrapping_sub(self.first);
-        if k < self.quotes.len() {
+        if k < self.len {
             return k;
         }
         self.fill(b, blk);
@@ -203,13 +225,11 @@ impl StructuralIndex {
 
     #[cold]
     fn fill(&mut self, b: &[u8], blk: usize) {
-        if blk != self.first + self.quotes.len() {
+        if blk != self.first + self.len {
             self.carry = 0;
         }
         self.first = blk;
-        self.quotes.clear();
-        self.slashes.clear();
-        self.ends.clear();
+        self.len = 0;
         let start = blk * BLOCK;
         let stop = (start + WINDOW_BLOCKS * BLOCK).min(b.len());
         let mut at = start;
@@ -224,16 +244,18 @@ impl StructuralIndex {
                 }
             };
             let (q, s, e) = raw;
-            self.quotes.push(q & !escaped(s, &mut self.carry));
-            self.slashes.push(s);
-            self.ends.push(e);
+            let k = self.len;
+            self.quotes[k] = q & !escaped(s, &mut self.carry);
+            self.slashes[k] = s;
+            self.ends[k] = e;
+            self.len += 1;
             at += BLOCK;
         }
     }
 
     /// The closing quote of the string whose opening quote is at `open`, and whether the string
     /// holds a backslash; None when the bytes end first.
-    #[inline]
+    #[inline(always)]
     pub fn string_end(&mut self, b: &[u8], open: usize) -> Option<(usize, bool)> {
         let mut p = open + 1;
         let mut slash = false;
