@@ -50,6 +50,10 @@ pub struct BTreeFile {
     usable: usize,
 }
 
+/// Bytes the kernel maps around a faulting page of a file mapping (Linux's default
+/// `fault_around_bytes`).
+const FAULT_AROUND: usize = 64 << 10;
+
 /// Leaf pages per parallel task.
 const LEAVES_PER_TASK: usize = 256;
 
@@ -108,8 +112,14 @@ impl BTreeFile {
             while j < sorted.len() && sorted[j] == sorted[j - 1] + 1 {
                 j += 1;
             }
+            // Widened to the kernel's fault-around unit: a fault on one leaf maps the pages
+            // around it too, which in a db written by interleaved inserts belong to other tables.
             let start = (sorted[i] as usize - 1) * self.page_size;
-            map.release(start, start + (j - i) * self.page_size);
+            let end = start + (j - i) * self.page_size;
+            map.release(
+                start / FAULT_AROUND * FAULT_AROUND,
+                end.div_ceil(FAULT_AROUND) * FAULT_AROUND,
+            );
             i = j;
         }
     }
@@ -136,19 +146,28 @@ impl BTreeFile {
     /// Leaf pages of the table b-tree rooted at `root`, in rowid order. Every page is visited at
     /// most once (a page reached twice is a cycle or a shared subtree: corrupt), page 1 (the
     /// schema) is never part of a data table, and every offset is checked against the page.
+    /// Leaves are not read here: all children of an interior page sit at the same depth, so one
+    /// child's page type tells whether they are leaves (reading every leaf's type byte faulted
+    /// the whole file in before decoding began); [`Self::decode_leaf`] checks each leaf's type.
     fn leaves(&self, root: u32) -> Result<Vec<u32>, Unsupported> {
         if root <= 1 {
             return no(format!("root page {root} is not a data table"));
         }
         let mut seen = vec![0u64; self.page_count() / 64 + 1];
         let mut out = Vec::new();
-        let mut stack = vec![root];
-        while let Some(n) = stack.pop() {
+        let mut children = Vec::new();
+        // (page, known to be a leaf)
+        let mut stack = vec![(root, false)];
+        while let Some((n, leaf)) = stack.pop() {
             let bit = (n as usize / 64, 1u64 << (n % 64));
             match seen.get_mut(bit.0) {
                 Some(w) if *w & bit.1 == 0 => *w |= bit.1,
                 Some(_) => return no(format!("page {n} is reached twice (a cycle)")),
                 None => return no(format!("page {n} out of range")),
+            }
+            if leaf {
+                out.push(n);
+                continue;
             }
             let (p, h) = self.header(n)?;
             match p[h] {
@@ -158,28 +177,28 @@ impl BTreeFile {
                     if h + 12 + 2 * cells > p.len() {
                         return no(format!("page {n}: cell count past the page"));
                     }
-                    let mut child = |v: u32| {
-                        if v <= 1 {
-                            return no(format!("page {n}: child pointer to page {v}"));
-                        }
-                        stack.push(v);
-                        Ok(())
-                    };
-                    // Pushed in reverse so pages pop in key order.
-                    child(u32::from_be_bytes([
-                        p[h + 8],
-                        p[h + 9],
-                        p[h + 10],
-                        p[h + 11],
-                    ]))?;
-                    for k in (0..cells).rev() {
+                    children.clear();
+                    for k in 0..cells {
                         let at = h + 12 + 2 * k;
                         let off = u16::from_be_bytes([p[at], p[at + 1]]) as usize;
                         let c = p
                             .get(off..off + 4)
                             .ok_or_else(|| Unsupported(format!("page {n}: bad cell pointer")))?;
-                        child(u32::from_be_bytes([c[0], c[1], c[2], c[3]]))?;
+                        children.push(u32::from_be_bytes([c[0], c[1], c[2], c[3]]));
                     }
+                    children.push(u32::from_be_bytes([
+                        p[h + 8],
+                        p[h + 9],
+                        p[h + 10],
+                        p[h + 11],
+                    ]));
+                    if let Some(&v) = children.iter().find(|&&v| v <= 1) {
+                        return no(format!("page {n}: child pointer to page {v}"));
+                    }
+                    let (cp, ch) = self.header(children[0])?;
+                    let leaves_below = cp[ch] == 0x0D;
+                    // Pushed in reverse so pages pop in key order.
+                    stack.extend(children.iter().rev().map(|&v| (v, leaves_below)));
                 }
                 t => return no(format!("page {n}: type {t:#x} in a table b-tree")),
             }
@@ -251,6 +270,12 @@ impl BTreeFile {
 
     fn decode_leaf(&self, n: u32, cols: &[Col], out: &mut Vec<i64>) -> Result<(), Unsupported> {
         let (p, h) = self.header(n)?;
+        if p[h] != 0x0D {
+            return no(format!(
+                "page {n}: type {:#x} where the b-tree's depth puts a leaf",
+                p[h]
+            ));
+        }
         let cells = u16::from_be_bytes([p[h + 3], p[h + 4]]) as usize;
         if h + 8 + 2 * cells > p.len() {
             return no(format!("page {n}: cell count past the page"));
@@ -393,5 +418,74 @@ mod tests {
         // TEXT "123" (serial type 13 + 2*3 = 19).
         assert_eq!(value(b"123", (19, 0)), 123);
         assert_eq!(value(b"12a", (19, 0)), -1);
+    }
+
+    /// The leaves by reading every page's type (the walk `leaves` did before it skipped leaf
+    /// reads): the reference for the depth rule.
+    fn leaves_reading_every_page(bt: &BTreeFile, root: u32) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut stack = vec![root];
+        while let Some(n) = stack.pop() {
+            let (p, h) = bt.header(n).unwrap();
+            if p[h] == 0x0D {
+                out.push(n);
+                continue;
+            }
+            let cells = u16::from_be_bytes([p[h + 3], p[h + 4]]) as usize;
+            stack.push(u32::from_be_bytes([
+                p[h + 8],
+                p[h + 9],
+                p[h + 10],
+                p[h + 11],
+            ]));
+            for k in (0..cells).rev() {
+                let off = u16::from_be_bytes([p[h + 12 + 2 * k], p[h + 13 + 2 * k]]) as usize;
+                stack.push(u32::from_be_bytes([
+                    p[off],
+                    p[off + 1],
+                    p[off + 2],
+                    p[off + 3],
+                ]));
+            }
+        }
+        out
+    }
+
+    /// On a real torch_npu db (ascend-pt/db/level1 rank 0), every table interior page as a root
+    /// gives the same leaves with and without reading them; a page at leaf depth that is not a
+    /// leaf (its type byte overwritten in a copy) makes the scan fail (the caller then reads the
+    /// table through SQLite) instead of being decoded as a leaf.
+    #[test]
+    fn leaves_by_depth_equal_the_full_walk_and_a_wrong_leaf_is_refused() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../shared/samples/ascend-pt/db/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/",
+            "ascend_pytorch_profiler_0.db"
+        );
+        let bytes = std::fs::read(path).unwrap();
+        let bt = BTreeFile::from_bytes(bytes.clone()).unwrap();
+        let interiors: Vec<u32> = (2..=bt.page_count() as u32)
+            .filter(|&n| bt.header(n).unwrap().0[0] == 0x05)
+            .collect();
+        assert!(interiors.len() > 10, "{} interior pages", interiors.len());
+        let mut target = None;
+        for &root in &interiors {
+            let got = bt.leaves(root).unwrap();
+            assert_eq!(got, leaves_reading_every_page(&bt, root), "root {root}");
+            if target.is_none() && got.len() >= 2 && bt.header(got[0]).unwrap().0[0] == 0x0D {
+                target = Some((root, got[1]));
+            }
+        }
+        let (root, victim) = target.expect("an interior page over leaves");
+        let mut broken = bytes;
+        broken[(victim as usize - 1) * bt.page_size] = 0x05;
+        let bt = BTreeFile::from_bytes(broken).unwrap();
+        assert!(bt.leaves(root).unwrap().contains(&victim));
+        let err = bt.scan_chunks(root, &[Col::Rowid], |_| {}).unwrap_err();
+        assert!(
+            err.0.contains("where the b-tree's depth puts a leaf"),
+            "{}",
+            err.0
+        );
     }
 }
