@@ -175,6 +175,20 @@ fn push_digit(
 
 /// Parses an integer token (`12`, `-1`, `"12"` contents, `3.0`); None if not an integer.
 pub fn parse_i64(s: &[u8]) -> Option<i64> {
+    // Nearly every real value: an optional minus and up to 18 digits (no overflow possible).
+    let (neg, digits) = match s.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, s),
+    };
+    if !digits.is_empty() && digits.len() <= 18 && digits.iter().all(u8::is_ascii_digit) {
+        let v = digits.iter().fold(0i64, |v, &c| v * 10 + (c - b'0') as i64);
+        return Some(if neg { -v } else { v });
+    }
+    parse_i64_general(s)
+}
+
+/// Any other integer or integral float token, through the standard parsers.
+fn parse_i64_general(s: &[u8]) -> Option<i64> {
     if let Some(v) = std::str::from_utf8(s)
         .ok()
         .and_then(|t| t.parse::<i64>().ok())
@@ -197,6 +211,59 @@ pub fn parse_f64(s: &[u8]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn integer_fast_path_equals_the_standard_parsers() {
+        let mut cases: Vec<String> = [
+            "0",
+            "-0",
+            "7",
+            "-7",
+            "007",
+            "+5",
+            "-",
+            "",
+            "1.0",
+            "3.5",
+            "1e3",
+            "12a",
+            " 1",
+            "999999999999999999",
+            "-999999999999999999",
+            "1000000000000000000",
+            "9223372036854775807",
+            "-9223372036854775808",
+            "9223372036854775808",
+            "4294967295",
+            "--1",
+            "-+1",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let len = (x % 21) as usize;
+            let digits: String = (0..len)
+                .map(|k| (b'0' + ((x >> (k % 60)) % 10) as u8) as char)
+                .collect();
+            cases.push(if x & 1 == 1 {
+                format!("-{digits}")
+            } else {
+                digits
+            });
+        }
+        for c in &cases {
+            assert_eq!(
+                parse_i64(c.as_bytes()),
+                parse_i64_general(c.as_bytes()),
+                "{c:?}"
+            );
+        }
+    }
 
     #[test]
     fn exact_timestamps_and_rounded_durations() {
