@@ -24,6 +24,7 @@ use super::devices::{AsyncCopy, Device, DeviceRef, iv};
 use super::intervals::{self, Iv};
 use super::phases::{DECODE_SCOPE, Launches, PREFILL_SCOPE};
 use super::stats::pct;
+use crate::model::hash::FxHashMap;
 use crate::model::{Category, EventKind, FileId, Tables};
 use crate::units::human_duration;
 use std::collections::BTreeMap;
@@ -563,25 +564,47 @@ fn collective_skew(
     if n < 2 {
         return (CollectiveSkew::default(), per);
     }
-    // (name, occurrence) -> (start, end) per device.
-    let mut ops: BTreeMap<(&str, u64), Vec<Option<Iv>>> = BTreeMap::new();
+    // Names as ids in string order, so ops sorted by (id, occurrence) come in (name,
+    // occurrence) order; each op's spans sit in one flat slot of `n` (one per device).
+    let mut names: Vec<&str> = devs
+        .iter()
+        .flat_map(|d| d.names.iter().map(String::as_str))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut slot_of: FxHashMap<(u32, u64), u32> = FxHashMap::default();
+    let mut spans_of: Vec<Option<Iv>> = Vec::new();
     for (r, d) in devs.iter().enumerate() {
+        let ids: Vec<u32> = d
+            .names
+            .iter()
+            .map(|x| names.binary_search(&x.as_str()).expect("every name listed") as u32)
+            .collect();
         let mut seen = vec![0u64; d.names.len()];
         for &(k, s, e) in &d.collectives {
             let occ = seen[k as usize];
             seen[k as usize] += 1;
-            ops.entry((d.names[k as usize].as_str(), occ))
-                .or_insert_with(|| vec![None; n])[r] = Some((s, e));
+            let next = (spans_of.len() / n) as u32;
+            let slot = *slot_of.entry((ids[k as usize], occ)).or_insert(next);
+            if slot == next {
+                spans_of.resize(spans_of.len() + n, None);
+            }
+            spans_of[slot as usize * n + r] = Some((s, e));
         }
     }
+    let mut ops: Vec<((u32, u64), u32)> = slot_of.into_iter().collect();
+    ops.sort_unstable();
     let mut out = CollectiveSkew::default();
-    let mut skews = Vec::new();
-    for ((name, occ), starts) in ops {
+    // (name id, occurrence, first start, skew, first rank, last rank): names are made strings
+    // only for the top entries kept.
+    let mut skews: Vec<(u32, u64, i64, i64, i32, i32)> = Vec::new();
+    for ((name, occ), slot) in ops {
+        let starts = &spans_of[slot as usize * n..(slot as usize + 1) * n];
         if starts.iter().any(|s| s.is_none()) {
             out.unmatched += 1;
             continue;
         }
-        let spans: Vec<Iv> = starts.into_iter().flatten().collect();
+        let spans: Vec<Iv> = starts.iter().flatten().copied().collect();
         let starts: Vec<i64> = spans.iter().map(|x| x.0).collect();
         let first = (0..n).min_by_key(|&r| (starts[r], r)).expect("n >= 2");
         let lastr = (0..n)
@@ -594,24 +617,37 @@ fn collective_skew(
             p.transit_ns += transit;
             p.wait_ns += (x.1 - x.0) - transit;
         }
-        skews.push(SkewedCollective {
-            name: name.to_string(),
-            occurrence: occ,
-            first_start_ns: starts[first],
-            skew_ns: starts[lastr] - starts[first],
-            first_rank: devs[first].device.rank,
-            last_rank: devs[lastr].device.rank,
-        });
+        skews.push((
+            name,
+            occ,
+            starts[first],
+            starts[lastr] - starts[first],
+            devs[first].device.rank,
+            devs[lastr].device.rank,
+        ));
     }
     out.matched = skews.len() as u64;
     if !skews.is_empty() {
-        let v: Vec<i64> = skews.iter().map(|s| s.skew_ns).collect();
+        let v: Vec<i64> = skews.iter().map(|s| s.3).collect();
         out.skew_mean_ns = v.iter().sum::<i64>() as f64 / v.len() as f64;
         out.skew_max_ns = *v.iter().max().expect("non-empty");
         out.skew_p50_ns = median(v);
     }
-    skews.sort_by_key(|s| (std::cmp::Reverse(s.skew_ns), s.first_start_ns));
+    // Stable: ties keep (name, occurrence) order.
+    skews.sort_by_key(|s| (std::cmp::Reverse(s.3), s.2));
     skews.truncate(top_n);
-    out.top = skews;
+    out.top = skews
+        .into_iter()
+        .map(
+            |(name, occurrence, first_start_ns, skew_ns, first_rank, last_rank)| SkewedCollective {
+                name: names[name as usize].to_string(),
+                occurrence,
+                first_start_ns,
+                skew_ns,
+                first_rank,
+                last_rank,
+            },
+        )
+        .collect();
     (out, per)
 }
