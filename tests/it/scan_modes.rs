@@ -64,7 +64,7 @@ fn indexed_and_scalar_scanners_give_identical_tables_on_every_real_json() {
             assert!(scalar == indexed, "{name} ({chunk}-byte chunks) differs");
         }
         if let Ok(t) = ingest_slice_scan(&name, &b, 8 << 20, ScanMode::Indexed) {
-            traces += (t.events.len() > 0) as usize;
+            traces += (!t.events.is_empty()) as usize;
             events += t.events.len();
         }
     }
