@@ -1,8 +1,8 @@
 //! The structural pre-pass of the event scanner (simdjson's stage 1, reduced to what the scanner
 //! asks): for each 64-byte block of the input, a bitmask of the quotes that are not escaped, one
 //! of backslashes, and one of the bytes that end a number or literal (`,` `}` `]` and blanks).
-//! The masks are computed with SIMD (AVX2 when the CPU has it, SSE2 otherwise on x86_64; scalar
-//! code on other machines), a window of blocks at a time just ahead of the cursor, so
+//! The masks are computed with AVX2 when the CPU has it (scalar code otherwise), a window of
+//! blocks at a time just ahead of the cursor, so
 //! [`super::lexer::Lexer`] finds the end of a string or a number with a bit scan instead of a
 //! byte-by-byte search.
 //!
@@ -53,8 +53,6 @@ impl ScanMode {
 pub enum Kernel {
     Scalar,
     #[cfg(target_arch = "x86_64")]
-    Sse2,
-    #[cfg(target_arch = "x86_64")]
     Avx2,
 }
 
@@ -66,9 +64,7 @@ impl Kernel {
             if std::is_x86_feature_detected!("avx2") {
                 return Kernel::Avx2;
             }
-            Kernel::Sse2
         }
-        #[cfg(not(target_arch = "x86_64"))]
         Kernel::Scalar
     }
 
@@ -76,11 +72,8 @@ impl Kernel {
     pub fn available() -> Vec<Kernel> {
         let mut k = vec![Kernel::Scalar];
         #[cfg(target_arch = "x86_64")]
-        {
-            k.push(Kernel::Sse2);
-            if std::is_x86_feature_detected!("avx2") {
-                k.push(Kernel::Avx2);
-            }
+        if std::is_x86_feature_detected!("avx2") {
+            k.push(Kernel::Avx2);
         }
         k
     }
@@ -90,9 +83,6 @@ impl Kernel {
     pub fn classify(self, block: &[u8; BLOCK]) -> (u64, u64, u64) {
         match self {
             Kernel::Scalar => classify_scalar(block),
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: SSE2 is part of the x86_64 baseline.
-            Kernel::Sse2 => unsafe { classify_sse2(block) },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `Kernel::Avx2` is only chosen after `is_x86_feature_detected!("avx2")`.
             Kernel::Avx2 => unsafe { classify_avx2(block) },
@@ -116,33 +106,6 @@ fn classify_scalar(block: &[u8; BLOCK]) -> (u64, u64, u64) {
 }
 
 // Closures do not inherit `target_feature`, so the byte comparisons are spelled out by macro.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "sse2")]
-unsafe fn classify_sse2(block: &[u8; BLOCK]) -> (u64, u64, u64) {
-    use std::arch::x86_64::*;
-    macro_rules! eq {
-        ($v:expr, $c:expr) => {
-            _mm_cmpeq_epi8($v, _mm_set1_epi8($c as i8))
-        };
-    }
-    let (mut q, mut s, mut e) = (0u64, 0u64, 0u64);
-    for k in 0..4 {
-        // SAFETY: 16 bytes at 16 * k lie inside the 64-byte block; loadu has no alignment need.
-        let v = unsafe { _mm_loadu_si128(block.as_ptr().add(16 * k) as *const __m128i) };
-        let ends = _mm_or_si128(
-            _mm_or_si128(
-                _mm_or_si128(eq!(v, b','), eq!(v, b'}')),
-                _mm_or_si128(eq!(v, b']'), eq!(v, b' ')),
-            ),
-            _mm_or_si128(_mm_or_si128(eq!(v, b'\n'), eq!(v, b'\r')), eq!(v, b'\t')),
-        );
-        q |= ((_mm_movemask_epi8(eq!(v, b'"')) as u32) as u64) << (16 * k);
-        s |= ((_mm_movemask_epi8(eq!(v, b'\\')) as u32) as u64) << (16 * k);
-        e |= ((_mm_movemask_epi8(ends) as u32) as u64) << (16 * k);
-    }
-    (q, s, e)
-}
-
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn classify_avx2(block: &[u8; BLOCK]) -> (u64, u64, u64) {
