@@ -8,6 +8,7 @@ use super::postpass::{self, Merged, PendingBe};
 use crate::model::events::NO_ROW;
 use crate::model::files::SourceFormat;
 use crate::model::hash::FxHashMap;
+use crate::model::kernels::KernelRow;
 use crate::model::{FileId, ProcessId, StrId, Tables, ThreadId};
 
 /// A pid or tid as written (a number or a string), with global string ids.
@@ -42,6 +43,8 @@ pub struct TablesBuilder {
     truncated: Vec<String>,
     /// Set while the pieces of one capture are read ([`Self::begin_parts`]).
     parts: Option<Parts>,
+    /// Rows of the kernels table by their values.
+    kernel_rows: FxHashMap<KernelRow, u32>,
 }
 
 /// The pieces of one capture being read as one files row.
@@ -66,6 +69,16 @@ impl TablesBuilder {
 
     pub fn tables(&self) -> &Tables {
         &self.t
+    }
+
+    /// The kernels-table row holding `r`'s values, added when new: tasks with the same details
+    /// share one row.
+    pub fn kernel_row(&mut self, r: KernelRow) -> u32 {
+        let kernels = &mut self.t.kernels;
+        *self
+            .kernel_rows
+            .entry(r)
+            .or_insert_with(|| kernels.push(&r))
     }
 
     /// Reserves room for `n` more events (from an estimate), so the columns do not grow by doubling.

@@ -345,3 +345,76 @@ fn damaged_dbs_give_errors_not_panics() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Kernel details shared by signature stay each task's own: on every real db sample, the
+/// multiset of (op type, task type, block dims, shapes, dtypes, formats) over the events that
+/// link a kernels row equals SQLite's join of TASK with COMPUTE_TASK_INFO by globalTaskId
+/// (strings through STRING_IDS; these CANN versions write blockDim / mixBlockDim), and the table
+/// holds each signature once.
+#[test]
+fn kernel_rows_are_shared_by_signature_and_match_sqlite() {
+    type Sig = (String, String, i64, i64, [String; 6]);
+    for level in 0..3 {
+        for rank in 0..2 {
+            let db = db_root(level, rank).join(format!(
+                "ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_{rank}.db"
+            ));
+            let tag = db.display().to_string();
+            let c = rusqlite::Connection::open_with_flags(
+                &db,
+                rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+            )
+            .unwrap();
+            let s = |col: &str| {
+                format!("COALESCE((SELECT value FROM STRING_IDS WHERE id = c.{col}), '')")
+            };
+            let sql = format!(
+                "SELECT {}, {}, c.blockDim, c.mixBlockDim, {}, {}, {}, {}, {}, {} \
+                 FROM TASK t JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId",
+                s("opType"),
+                s("taskType"),
+                s("inputShapes"),
+                s("inputDataTypes"),
+                s("inputFormats"),
+                s("outputShapes"),
+                s("outputDataTypes"),
+                s("outputFormats"),
+            );
+            let mut want: BTreeMap<Sig, u64> = BTreeMap::new();
+            let mut st = c.prepare(&sql).unwrap();
+            let mut q = st.query([]).unwrap();
+            while let Some(r) = q.next().unwrap() {
+                let g = |i: usize| r.get::<_, String>(i).unwrap();
+                let sig = (
+                    g(0),
+                    g(1),
+                    r.get(2).unwrap(),
+                    r.get(3).unwrap(),
+                    [g(4), g(5), g(6), g(7), g(8), g(9)],
+                );
+                *want.entry(sig).or_default() += 1;
+            }
+            assert!(want.values().sum::<u64>() > 100, "{tag}: compute tasks");
+
+            let t = common::ingest(&db);
+            let sig = |k: usize| -> Sig {
+                let k = t.kernels.row(k);
+                (
+                    t.str(k.op_type).to_string(),
+                    t.str(k.task_type).to_string(),
+                    k.block_num,
+                    k.mix_block_num,
+                    k.shapes.map(|s| t.str(s).to_string()),
+                )
+            };
+            let mut got: BTreeMap<Sig, u64> = BTreeMap::new();
+            for &k in &t.events.kernel {
+                if k != profscope::model::events::NO_ROW {
+                    *got.entry(sig(k as usize)).or_default() += 1;
+                }
+            }
+            assert_eq!(got, want, "{tag}");
+            assert_eq!(t.kernels.len(), want.len(), "{tag}: one row per signature");
+        }
+    }
+}

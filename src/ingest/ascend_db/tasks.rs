@@ -20,6 +20,7 @@ use crate::model::StrId;
 use crate::model::events::NO_ROW;
 use crate::model::hash::FxHashMap;
 use crate::model::id_map::IdMap;
+use crate::model::kernels::KernelRow;
 
 /// The `cat` given to kernel-type TASK rows that have no kernel info (classified `other`).
 pub const TASK_WITHOUT_KERNEL_INFO: &str = "task_without_kernel_info";
@@ -211,20 +212,15 @@ pub(super) fn load_infos(cx: &mut Ctx<'_>) -> Result<Infos, IngestError> {
         let mut ids = Vec::new();
         for_each_rows(cx, "COMPUTE_TASK_INFO", &COLS, |cx, rows| {
             let s = cx.strings;
-            let k = &mut cx.b.t.kernels;
             for r in rows.chunks_exact(COLS.len()) {
                 ids.push(r[0]);
-                let row = k.len() as u32;
-                k.block_num.push(r[2]);
-                k.mix_block_num.push(r[3]);
-                k.op_type.push(s.get(r[4]));
-                k.input_shapes.push(s.get(r[5]));
-                k.input_dtypes.push(s.get(r[6]));
-                k.input_formats.push(s.get(r[7]));
-                k.output_shapes.push(s.get(r[8]));
-                k.output_dtypes.push(s.get(r[9]));
-                k.output_formats.push(s.get(r[10]));
-                k.task_type.push(s.get(r[11]));
+                let row = cx.b.kernel_row(KernelRow {
+                    op_type: s.get(r[4]),
+                    task_type: s.get(r[11]),
+                    block_num: r[2],
+                    mix_block_num: r[3],
+                    shapes: [5, 6, 7, 8, 9, 10].map(|c| s.get(r[c])),
+                });
                 inf.compute_rows.push((s.get(r[1]), row));
             }
         })?;

@@ -6,6 +6,7 @@ use crate::ingest::chrome_json::number::us_to_ns;
 use crate::ingest::error::IngestError;
 use crate::model::events::NO_ROW;
 use crate::model::files::SourceFormat;
+use crate::model::kernels::KernelRow;
 use crate::model::{FileId, StrId, ThreadId};
 
 /// The synthesised `Ascend Hardware` process (per device: + device id), as the db reader makes it.
@@ -271,20 +272,13 @@ impl Rows<'_> {
     ) -> u32 {
         let shapes = self.cols.shapes;
         let sh = shapes.map(|c| self.text(b, cell(rec, c)));
-        let k = &mut b.t.kernels;
-        let row = k.len() as u32;
-        k.op_type.push(op_type);
-        k.task_type.push(core);
-        k.block_num.push(int(rec, self.cols.block).unwrap_or(-1));
-        k.mix_block_num
-            .push(int(rec, self.cols.mix_block).unwrap_or(-1));
-        k.input_shapes.push(sh[0]);
-        k.input_dtypes.push(sh[1]);
-        k.input_formats.push(sh[2]);
-        k.output_shapes.push(sh[3]);
-        k.output_dtypes.push(sh[4]);
-        k.output_formats.push(sh[5]);
-        row
+        b.kernel_row(KernelRow {
+            op_type,
+            task_type: core,
+            block_num: int(rec, self.cols.block).unwrap_or(-1),
+            mix_block_num: int(rec, self.cols.mix_block).unwrap_or(-1),
+            shapes: sh,
+        })
     }
 
     /// A cell interned (empty when absent); invalid UTF-8 is decoded lossily and counted.
