@@ -190,7 +190,7 @@ pub const TABLES: &[TableSchema] = &[
     },
     TableSchema {
         name: "kernels",
-        doc: "Kernel details of device compute tasks (db COMPUTE_TASK_INFO), reached from events.kernel.",
+        doc: "Kernel details of device compute tasks (db COMPUTE_TASK_INFO, kernel_details.csv), one row per distinct signature (all columns below), shared by every event with those details; reached from events.kernel.",
         columns: cols![
             (
                 "op_type",
