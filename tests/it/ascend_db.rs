@@ -360,11 +360,7 @@ fn kernel_rows_are_shared_by_signature_and_match_sqlite() {
                 "ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_{rank}.db"
             ));
             let tag = db.display().to_string();
-            let c = rusqlite::Connection::open_with_flags(
-                &db,
-                rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-            )
-            .unwrap();
+            let c = common::open_sample_db(&db);
             let s = |col: &str| {
                 format!("COALESCE((SELECT value FROM STRING_IDS WHERE id = c.{col}), '')")
             };

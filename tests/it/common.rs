@@ -4,7 +4,7 @@
 
 use profscope::model::{EventKind, Tables};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// `../shared/samples` beside the repository (CI lays a copy there). Panics with a clear message
 /// when absent: these tests must not pass by skipping.
@@ -228,4 +228,16 @@ pub fn profscope_json(args: &[&str]) -> serde_json::Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// A real sample db opened the way profscope opens inputs: read-only and immutable, so SQLite
+/// creates no `-wal` / `-shm` beside it (a plain read-only open of a WAL-mode db does, and the
+/// cache then sees the db as modified).
+pub fn open_sample_db(path: &Path) -> rusqlite::Connection {
+    let uri = format!("file:{}?immutable=1", path.display());
+    rusqlite::Connection::open_with_flags(
+        uri,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_URI,
+    )
+    .unwrap()
 }

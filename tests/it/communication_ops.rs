@@ -281,9 +281,7 @@ fn level0_db_has_only_placeholder_tasks_and_says_so() {
             "rank{r}_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_{r}.db",
             r = d.device.rank
         ));
-        let c =
-            rusqlite::Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-                .unwrap();
+        let c = common::open_sample_db(&db);
         let n = |sql: &str| -> i64 { c.query_row(sql, [], |r| r.get(0)).unwrap() };
         let ops = n("SELECT count(*) FROM COMMUNICATION_OP");
         let tasks = n("SELECT count(*) FROM COMMUNICATION_TASK_INFO");
