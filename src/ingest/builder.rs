@@ -7,9 +7,10 @@
 use super::postpass::{self, Merged, PendingBe};
 use crate::model::events::NO_ROW;
 use crate::model::files::SourceFormat;
-use crate::model::hash::FxHashMap;
+use crate::model::hash::{FxHashMap, FxHasher};
 use crate::model::kernels::KernelRow;
 use crate::model::{FileId, ProcessId, StrId, Tables, ThreadId};
+use std::hash::{Hash, Hasher};
 
 /// A pid or tid as written (a number or a string), with global string ids.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -43,8 +44,8 @@ pub struct TablesBuilder {
     truncated: Vec<String>,
     /// Set while the pieces of one capture are read ([`Self::begin_parts`]).
     parts: Option<Parts>,
-    /// Rows of the kernels table by their values.
-    kernel_rows: FxHashMap<KernelRow, u32>,
+    /// The kernels table's rows by the hash of their values (rows are compared in the table).
+    kernel_rows: hashbrown::HashTable<u32>,
 }
 
 /// The pieces of one capture being read as one files row.
@@ -74,11 +75,21 @@ impl TablesBuilder {
     /// The kernels-table row holding `r`'s values, added when new: tasks with the same details
     /// share one row.
     pub fn kernel_row(&mut self, r: KernelRow) -> u32 {
-        let kernels = &mut self.t.kernels;
-        *self
-            .kernel_rows
-            .entry(r)
-            .or_insert_with(|| kernels.push(&r))
+        let hash = |r: &KernelRow| {
+            let mut h = FxHasher::default();
+            r.hash(&mut h);
+            h.finish()
+        };
+        let k = &self.t.kernels;
+        let entry = self.kernel_rows.entry(
+            hash(&r),
+            |&i| k.row(i as usize) == r,
+            |&i| hash(&k.row(i as usize)),
+        );
+        match entry {
+            hashbrown::hash_table::Entry::Occupied(e) => *e.get(),
+            hashbrown::hash_table::Entry::Vacant(e) => *e.insert(self.t.kernels.push(&r)).get(),
+        }
     }
 
     /// Reserves room for `n` more events (from an estimate), so the columns do not grow by doubling.
