@@ -66,7 +66,7 @@ fn neighbour(t: &Tables, i: u32) -> Neighbour {
         name: t.event_name(u).to_string(),
         stream: t.events.stream[u],
         ts_ns: t.events.ts_ns[u],
-        dur_ns: t.events.dur_ns[u],
+        dur_ns: t.events.dur_ns.at(u),
     }
 }
 
@@ -124,15 +124,16 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
     let observed = windows(d, &busy);
     let observed_ns: i64 = observed.iter().map(|w| w.1 - w.0).sum();
     let gaps = gaps_in(&busy, &observed, o.min_gap_ns);
-    let all = classify(t, d, &gaps, window);
-    let idle: i64 = all.iter().map(|g| g.dur_ns).sum();
-    let histogram = histogram_of(&all);
-    let by_cause = by_cause_of(&all, idle);
+    let mut tally = Tally::new(o.top_n);
+    classify(t, d, &gaps, window, |g| tally.add(g));
+    let idle = tally.idle_ns;
+    let histogram = tally.histogram();
+    let by_cause = tally.by_cause(idle);
     let unknown_ns = by_cause
         .get(Cause::Unknown.as_str())
         .map_or(0, |c| c.total_ns);
-    let gap_count = all.len() as u64;
-    let largest = largest_of(t, all, o.top_n);
+    let gap_count = tally.gaps;
+    let largest = largest_of(t, tally.largest, o.top_n);
     let steps = step_idle(t, d, &gaps);
     let idle_within_steps_ns = steps.iter().map(|s| s.idle_ns).sum();
     Some(DeviceBubbles {
@@ -216,8 +217,9 @@ fn evidence_of(t: &Tables, d: &Device, window: Iv) -> Evidence {
 }
 
 /// Every gap with its cause (the first rule that holds, docs/analyses/bubbles.md), its evidence
-/// and its neighbouring kernels.
-fn classify(t: &Tables, d: &Device, gaps: &[Iv], window: Iv) -> Vec<RawGap> {
+/// and its neighbouring kernels, handed to `sink` in gap order (a device can have millions of
+/// gaps: they are tallied as they come, not stored).
+fn classify(t: &Tables, d: &Device, gaps: &[Iv], window: Iv, mut sink: impl FnMut(RawGap)) {
     let mut rules = Rules::new(t, d, gaps, window);
     let kernels: Vec<u32> = d
         .events
@@ -230,7 +232,6 @@ fn classify(t: &Tables, d: &Device, gaps: &[Iv], window: Iv) -> Vec<RawGap> {
             )
         })
         .collect();
-    let mut all: Vec<RawGap> = Vec::with_capacity(gaps.len());
     // Gaps are sorted: the first kernel starting at or after a gap's end only moves forward.
     let mut k = 0;
     for &(a, b) in gaps {
@@ -253,7 +254,7 @@ fn classify(t: &Tables, d: &Device, gaps: &[Iv], window: Iv) -> Vec<RawGap> {
         } else {
             (cause, ev)
         };
-        all.push(RawGap {
+        sink(RawGap {
             start_ns: a,
             end_ns: b,
             dur_ns: b - a,
@@ -264,7 +265,6 @@ fn classify(t: &Tables, d: &Device, gaps: &[Iv], window: Iv) -> Vec<RawGap> {
             launch,
         });
     }
-    all
 }
 
 /// What the cause rules of one device read: its waits, copies, communication tasks, graph
@@ -380,53 +380,95 @@ fn replay_of(replays: &[Iv], g: Iv) -> Option<usize> {
         .filter(|&k| g.1 <= replays[k].1)
 }
 
-/// Gap counts and time per length bucket (the last bucket open-ended: `hi_ns` -1).
-fn histogram_of(all: &[RawGap]) -> Vec<HistogramBucket> {
-    let mut histogram: Vec<HistogramBucket> = Vec::new();
-    let mut lo = 0;
-    for &hi in BUCKETS.iter().chain(std::iter::once(&-1)) {
-        let sel = all
-            .iter()
-            .filter(|g| g.dur_ns >= lo && (hi < 0 || g.dur_ns < hi));
-        let (count, total) = sel.fold((0, 0), |(c, s), g| (c + 1, s + g.dur_ns));
-        histogram.push(HistogramBucket {
-            lo_ns: lo,
-            hi_ns: hi,
-            count,
-            total_ns: total,
-        });
-        lo = hi;
-    }
-    histogram
+/// The gaps of one device, tallied as they are classified: totals, the length histogram, the
+/// totals per cause and the candidates for the largest `top_n`.
+struct Tally {
+    top_n: usize,
+    gaps: u64,
+    idle_ns: i64,
+    /// (count, ns) per bucket of [`BUCKETS`], the last open-ended.
+    buckets: [(u64, i64); BUCKETS.len() + 1],
+    causes: BTreeMap<&'static str, (u64, i64)>,
+    /// Holds the `top_n` largest gaps once trimmed; trimmed when it reaches twice that.
+    largest: Vec<RawGap>,
 }
 
-/// Gap count, time and share of idle per cause.
-fn by_cause_of(all: &[RawGap], idle: i64) -> BTreeMap<&'static str, CauseTotal> {
-    let mut by_cause: BTreeMap<&'static str, CauseTotal> = BTreeMap::new();
-    for g in all {
-        let c = by_cause.entry(g.cause.as_str()).or_insert(CauseTotal {
-            count: 0,
-            total_ns: 0,
-            pct_of_idle: 0.0,
-        });
-        c.count += 1;
-        c.total_ns += g.dur_ns;
+/// Longest first, then earliest.
+fn largest_first(g: &RawGap) -> (std::cmp::Reverse<i64>, i64) {
+    (std::cmp::Reverse(g.dur_ns), g.start_ns)
+}
+
+impl Tally {
+    fn new(top_n: usize) -> Tally {
+        Tally {
+            top_n,
+            gaps: 0,
+            idle_ns: 0,
+            buckets: [(0, 0); BUCKETS.len() + 1],
+            causes: BTreeMap::new(),
+            largest: Vec::new(),
+        }
     }
-    for c in by_cause.values_mut() {
-        c.pct_of_idle = pct(c.total_ns, idle);
+
+    fn add(&mut self, g: RawGap) {
+        self.gaps += 1;
+        self.idle_ns += g.dur_ns;
+        let b = &mut self.buckets[BUCKETS.partition_point(|&hi| hi <= g.dur_ns)];
+        *b = (b.0 + 1, b.1 + g.dur_ns);
+        let c = self.causes.entry(g.cause.as_str()).or_default();
+        *c = (c.0 + 1, c.1 + g.dur_ns);
+        if self.top_n == 0 {
+            return;
+        }
+        self.largest.push(g);
+        if self.largest.len() >= 2 * self.top_n {
+            self.largest
+                .select_nth_unstable_by_key(self.top_n - 1, largest_first);
+            self.largest.truncate(self.top_n);
+        }
     }
-    by_cause
+
+    /// Gap counts and time per length bucket (the last bucket open-ended: `hi_ns` -1).
+    fn histogram(&self) -> Vec<HistogramBucket> {
+        let his = BUCKETS.iter().copied().chain(std::iter::once(-1));
+        let los = std::iter::once(0).chain(BUCKETS.iter().copied());
+        his.zip(los)
+            .zip(self.buckets)
+            .map(|((hi, lo), (count, total))| HistogramBucket {
+                lo_ns: lo,
+                hi_ns: hi,
+                count,
+                total_ns: total,
+            })
+            .collect()
+    }
+
+    /// Gap count, time and share of idle per cause.
+    fn by_cause(&self, idle: i64) -> BTreeMap<&'static str, CauseTotal> {
+        self.causes
+            .iter()
+            .map(|(&c, &(count, total_ns))| {
+                let pct_of_idle = pct(total_ns, idle);
+                (
+                    c,
+                    CauseTotal {
+                        count,
+                        total_ns,
+                        pct_of_idle,
+                    },
+                )
+            })
+            .collect()
+    }
 }
 
 /// The `top_n` largest gaps, longest first, with their neighbours' names and launch details.
-fn largest_of(t: &Tables, all: Vec<RawGap>, top_n: usize) -> Vec<Gap> {
-    let mut largest = all;
-    let key = |g: &RawGap| (std::cmp::Reverse(g.dur_ns), g.start_ns);
+fn largest_of(t: &Tables, mut largest: Vec<RawGap>, top_n: usize) -> Vec<Gap> {
     if top_n < largest.len() {
-        largest.select_nth_unstable_by_key(top_n, key);
+        largest.select_nth_unstable_by_key(top_n, largest_first);
         largest.truncate(top_n);
     }
-    largest.sort_by_key(key);
+    largest.sort_by_key(largest_first);
     let pairs: Vec<(u32, u32)> = largest.iter().filter_map(|g| g.launch).collect();
     let mut ops = super::dispatch::ops_above(t, &pairs).into_iter();
     largest

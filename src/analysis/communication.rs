@@ -41,20 +41,20 @@ fn one(t: &Tables, d: &Device) -> Communication {
     let compute_ns: i64 = idx
         .iter()
         .filter(|&&i| e.category[i] == Category::ComputeKernel)
-        .map(|&i| e.dur_ns[i])
+        .map(|&i| e.dur_ns.at(i))
         .sum();
-    let device_ns: i64 = idx.iter().map(|&i| e.dur_ns[i]).sum();
+    let device_ns: i64 = idx.iter().map(|&i| e.dur_ns.at(i)).sum();
     let own: Vec<i64> = idx
         .iter()
         .filter(|&&i| e.category[i] == Category::CommKernel)
-        .map(|&i| e.dur_ns[i])
+        .map(|&i| e.dur_ns.at(i))
         .collect();
     let (source, comm) = if own.is_empty() && !d.comm_ops.is_empty() {
         (
             CommSource::HcclGroupOps,
             d.comm_ops
                 .iter()
-                .map(|&i| e.dur_ns[i as usize])
+                .map(|&i| e.dur_ns.at(i as usize))
                 .collect::<Vec<_>>(),
         )
     } else {
@@ -80,17 +80,17 @@ fn one(t: &Tables, d: &Device) -> Communication {
         comm_kernels: share(comm.into_iter(), compute_ns),
         compute_kernel_ns: compute_ns,
         event_and_mem_waits: share(
-            waits.iter().filter(|w| w.1 == 2).map(|w| e.dur_ns[w.0]),
+            waits.iter().filter(|w| w.1 == 2).map(|w| e.dur_ns.at(w.0)),
             device_ns,
         ),
         notify_wait: share(
-            waits.iter().filter(|w| w.1 == 1).map(|w| e.dur_ns[w.0]),
+            waits.iter().filter(|w| w.1 == 1).map(|w| e.dur_ns.at(w.0)),
             device_ns,
         ),
         data_movement: share(
             idx.iter()
                 .filter(|&&i| e.category[i] == Category::DataMovement)
-                .map(|&i| e.dur_ns[i]),
+                .map(|&i| e.dur_ns.at(i)),
             device_ns,
         ),
         device_task_ns: device_ns,

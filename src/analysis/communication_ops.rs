@@ -150,7 +150,7 @@ impl View<'_> {
         want == Some(s)
     }
     fn dur(&self, task: &Task) -> i64 {
-        self.t.events.dur_ns[task.ev as usize]
+        self.t.events.dur_ns.at(task.ev as usize)
     }
     /// An SDMA copy of the collective's data (Memcpy / Reduce_Inline), on chip or not.
     fn sdma_copy(&self, task: &Task) -> bool {

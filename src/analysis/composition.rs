@@ -34,7 +34,7 @@ fn one(t: &Tables, d: &Device, top_n: usize) -> Composition {
         .map(|&i| i as usize)
         .filter(|&i| t.events.category[i] == Category::ComputeKernel)
         .collect();
-    let total: i64 = kernels.iter().map(|&i| t.events.dur_ns[i]).sum();
+    let total: i64 = kernels.iter().map(|&i| t.events.dur_ns.at(i)).sum();
     let mut per_stream: BTreeMap<i32, (u64, i64)> = BTreeMap::new();
     let mut fam: BTreeMap<String, (u64, i64, i64)> = BTreeMap::new();
     let mut family_cache: std::collections::HashMap<crate::model::StrId, String> =
@@ -42,14 +42,14 @@ fn one(t: &Tables, d: &Device, top_n: usize) -> Composition {
     for &i in &kernels {
         let s = per_stream.entry(t.events.stream[i]).or_default();
         s.0 += 1;
-        s.1 += t.events.dur_ns[i];
+        s.1 += t.events.dur_ns.at(i);
         let family = family_cache
             .entry(t.events.name[i])
             .or_insert_with(|| family_of(t.event_name(i)).to_string());
         let f = fam.entry(family.clone()).or_default();
         f.0 += 1;
-        f.1 += t.events.dur_ns[i];
-        f.2 = f.2.max(t.events.dur_ns[i]);
+        f.1 += t.events.dur_ns.at(i);
+        f.2 = f.2.max(t.events.dur_ns.at(i));
     }
     let mut streams: Vec<StreamShare> = per_stream
         .iter()
@@ -69,8 +69,8 @@ fn one(t: &Tables, d: &Device, top_n: usize) -> Composition {
     {
         let e = names.entry(t.event_name(i).to_string()).or_default();
         e.0 += 1;
-        e.1 += t.events.dur_ns[i];
-        e.2 = e.2.max(t.events.dur_ns[i]);
+        e.1 += t.events.dur_ns.at(i);
+        e.2 = e.2.max(t.events.dur_ns.at(i));
     }
     let all = rows(names, total);
     let top = |mut v: Vec<KernelRow>, key: fn(&KernelRow) -> i64| {

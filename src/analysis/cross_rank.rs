@@ -142,7 +142,7 @@ pub(super) fn step_windows(t: &Tables) -> Vec<Windows> {
                 t.events.ts_ns[i],
                 format!("Iteration {n}"),
                 n,
-                t.events.dur_ns[i],
+                t.events.dur_ns.at(i),
             ));
         } else if let Some(&(_, n)) = profiler_steps.iter().find(|x| x.0 == name) {
             if host_complete(i) {
@@ -152,14 +152,14 @@ pub(super) fn step_windows(t: &Tables) -> Vec<Windows> {
                     t.events.ts_ns[i],
                     format!("ProfilerStep#{n}"),
                     n,
-                    t.events.dur_ns[i],
+                    t.events.dur_ns.at(i),
                 ));
             }
         } else if scopes.contains(&name) && host_complete(i) {
             forward[t.event_file(i).idx()].push((
                 t.events.ts_ns[i],
                 t.str(name).to_string(),
-                t.events.dur_ns[i],
+                t.events.dur_ns.at(i),
             ));
         }
     }

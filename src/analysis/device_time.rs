@@ -25,12 +25,11 @@ pub fn busy_unions<'d>(t: &Tables, d: &'d Device) -> &'d (Vec<Iv>, Vec<Iv>) {
 }
 
 fn unions(t: &Tables, d: &Device) -> (Vec<Iv>, Vec<Iv>) {
-    let compute = d
-        .events
-        .iter()
-        .filter(|&&i| t.events.category[i as usize] == Category::ComputeKernel)
-        .map(|&i| iv(t, i))
-        .collect();
+    let is_compute = |&&i: &&u32| t.events.category[i as usize] == Category::ComputeKernel;
+    // Sized exactly: a device can have tens of millions of kernels, and a collected Vec grows
+    // by doubling.
+    let mut compute = Vec::with_capacity(d.events.iter().filter(is_compute).count());
+    compute.extend(d.events.iter().filter(is_compute).map(|&i| iv(t, i)));
     let comm = d.comm_ops.iter().map(|&i| iv(t, i)).collect();
     (intervals::union(compute), intervals::union(comm))
 }
@@ -117,7 +116,7 @@ fn vendor(t: &Tables, d: &Device) -> Option<(i64, i64, i64, i64)> {
     if kind_of_thread.iter().any(Option::is_some) {
         for i in 0..t.events.len() {
             if let Some(k) = kind_of_thread[t.events.thread[i].idx()] {
-                sums[k] += t.events.dur_ns[i];
+                sums[k] += t.events.dur_ns.at(i);
                 seen = true;
             }
         }

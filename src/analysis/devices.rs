@@ -142,7 +142,7 @@ pub fn windows(d: &Device, busy: &[Iv]) -> Vec<Iv> {
 /// `[ts, end)` of event `i`.
 pub fn iv(t: &Tables, i: u32) -> (i64, i64) {
     let i = i as usize;
-    (t.events.ts_ns[i], t.events.ts_ns[i] + t.events.dur_ns[i])
+    (t.events.ts_ns[i], t.events.ts_ns[i] + t.events.dur_ns.at(i))
 }
 
 /// The wait kind of event `i`, or None when it is not a wait/sync task. `buf` is scratch space.

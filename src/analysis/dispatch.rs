@@ -51,9 +51,9 @@ fn link(t: &Tables, d: &Device) -> Launches {
     let kineto = t.processes.role[d.process.idx()] == ProcessRole::KinetoDevice;
     let key = |i: usize| {
         if kineto {
-            t.events.correlation_id[i]
+            t.events.correlation_id.at(i)
         } else {
-            t.events.connection_id[i]
+            t.events.connection_id.at(i)
         }
     };
     // The host calls of the device's file by link id, only for the ids the device's tasks carry
@@ -142,9 +142,9 @@ fn flow_calls(t: &Tables, d: &Device) -> FxHashMap<i64, u32> {
     for j in 0..f.len() {
         if f.phase[j] == FlowPhase::Finish
             && let Some(&i) = tasks.get(&(f.thread[j], f.ts_ns[j]))
-            && t.events.connection_id[i as usize] >= 0
+            && t.events.connection_id.at(i as usize) >= 0
         {
-            conn_of.insert(f.id[j], t.events.connection_id[i as usize]);
+            conn_of.insert(f.id[j], t.events.connection_id.at(i as usize));
         }
     }
     // (host thread, start) of each flow start → connection ids (one op can launch several).
@@ -211,35 +211,7 @@ fn one(t: &Tables, d: &Device, min_gap_ns: i64, top_n: usize) -> Option<DeviceDi
     let mut calls: Vec<Call> = by_call.into_values().collect();
     calls.sort_unstable_by_key(|c| (t.events.ts_ns[c.call as usize], c.call));
 
-    // Queue depth: sweep calls by start; a min-heap holds the end of every task launched so far.
-    // Task ends grouped by the call's position in `calls` (one sort, no per-call allocation).
-    let pos: FxHashMap<u32, u32> = calls
-        .iter()
-        .enumerate()
-        .map(|(k, c)| (c.call, k as u32))
-        .collect();
-    let mut ends: Vec<(u32, i64)> = l
-        .launch
-        .iter()
-        .enumerate()
-        .filter(|&(_, &c)| c != NO_LAUNCH)
-        .map(|(k, c)| (pos[c], iv(t, d.events[k]).1))
-        .collect();
-    ends.sort_unstable();
-    let mut heap: BinaryHeap<std::cmp::Reverse<i64>> = BinaryHeap::new();
-    let mut depth: Vec<i64> = Vec::with_capacity(calls.len());
-    let mut next = 0;
-    for (k, c) in calls.iter().enumerate() {
-        let at = t.events.ts_ns[c.call as usize];
-        while heap.peek().is_some_and(|e| e.0 <= at) {
-            heap.pop();
-        }
-        depth.push(heap.len() as i64);
-        while next < ends.len() && ends[next].0 == k as u32 {
-            heap.push(std::cmp::Reverse(ends[next].1));
-            next += 1;
-        }
-    }
+    let depth = queue_depths(t, d, l, &calls);
     let latency: Vec<i64> = calls
         .iter()
         .map(|c| t.events.ts_ns[d.events[c.first] as usize] - t.events.ts_ns[c.call as usize])
@@ -294,6 +266,55 @@ fn one(t: &Tables, d: &Device, min_gap_ns: i64, top_n: usize) -> Option<DeviceDi
     })
 }
 
+/// Queue depth at each call of `calls` (sorted by start): the tasks launched by earlier calls
+/// that had not ended when it began. A sweep over the calls, with a min-heap of the ends of the
+/// tasks launched so far; the task ends are grouped by their call's position by a counting sort
+/// (8 bytes per task, no comparison sort: a device can have tens of millions of tasks).
+fn queue_depths(t: &Tables, d: &Device, l: &Launches, calls: &[Call]) -> Vec<i64> {
+    let pos: FxHashMap<u32, u32> = calls
+        .iter()
+        .enumerate()
+        .map(|(k, c)| (c.call, k as u32))
+        .collect();
+    let linked = || {
+        l.launch
+            .iter()
+            .enumerate()
+            .filter(|&(_, &c)| c != NO_LAUNCH)
+            .map(|(k, c)| (pos[c] as usize, k))
+    };
+    // first[p]..first[p + 1]: the ends of the tasks of calls[p].
+    let mut first = vec![0usize; calls.len() + 1];
+    for (p, _) in linked() {
+        first[p + 1] += 1;
+    }
+    for p in 0..calls.len() {
+        first[p + 1] += first[p];
+    }
+    let mut ends = vec![0i64; first[calls.len()]];
+    let mut next = first.clone();
+    for (p, k) in linked() {
+        ends[next[p]] = iv(t, d.events[k]).1;
+        next[p] += 1;
+    }
+    drop(next);
+    let mut heap: BinaryHeap<std::cmp::Reverse<i64>> = BinaryHeap::new();
+    let mut depth: Vec<i64> = Vec::with_capacity(calls.len());
+    for (k, c) in calls.iter().enumerate() {
+        let at = t.events.ts_ns[c.call as usize];
+        while heap.peek().is_some_and(|e| e.0 <= at) {
+            heap.pop();
+        }
+        depth.push(heap.len() as i64);
+        heap.extend(
+            ends[first[k]..first[k + 1]]
+                .iter()
+                .map(|&e| std::cmp::Reverse(e)),
+        );
+    }
+    depth
+}
+
 fn launch_row(
     t: &Tables,
     task: u32,
@@ -307,7 +328,7 @@ fn launch_row(
     LaunchRow {
         call: t.event_name(c).to_string(),
         call_ts_ns: t.events.ts_ns[c],
-        call_dur_ns: t.events.dur_ns[c],
+        call_dur_ns: t.events.dur_ns.at(c),
         thread: t.thread_label(t.events.thread[c]),
         op: op.map(|o| t.event_name(o as usize).to_string()),
         task: t.event_name(k).to_string(),
@@ -425,12 +446,14 @@ fn host_apis(
             Link::ConnectionId if role == ProcessRole::CannApi => {
                 name.split_once('@').map_or(name, |x| x.1)
             }
-            Link::Correlation if role == ProcessRole::Host && t.events.correlation_id[i] >= 0 => {
+            Link::Correlation
+                if role == ProcessRole::Host && t.events.correlation_id.at(i) >= 0 =>
+            {
                 name
             }
             _ => continue,
         };
-        by_name.entry(name).or_default().push(t.events.dur_ns[i]);
+        by_name.entry(name).or_default().push(t.events.dur_ns.at(i));
     }
     let total: i64 = by_name.values().flatten().sum();
     let mut rows: Vec<DurStats> = by_name
@@ -512,7 +535,7 @@ pub fn ops_above(t: &Tables, pairs: &[(u32, u32)]) -> Vec<Option<u32>> {
                 Some((_, ts)) => s == ts,
                 None => {
                     let (cs, ce) = iv(t, call);
-                    i as u32 != call && s <= cs && e >= ce && t.events.correlation_id[i] < 0
+                    i as u32 != call && s <= cs && e >= ce && t.events.correlation_id.at(i) < 0
                 }
             };
             if hit && best[k].is_none_or(|b| (s, i as u32) > b) {

@@ -5,21 +5,28 @@
 /// `[start, end)` in ns.
 pub type Iv = (i64, i64);
 
-/// Sorts and merges; drops empty intervals. Touching intervals merge.
+/// Sorts and merges in place; drops empty intervals. Touching intervals merge. The result's
+/// capacity is its length: unions of device kernels are kept for the whole run (one per device),
+/// and a merged union is often a fraction of its input.
 pub fn union(mut v: Vec<Iv>) -> Vec<Iv> {
     v.retain(|&(a, b)| b > a);
     v.sort_unstable();
-    let mut out: Vec<Iv> = Vec::with_capacity(v.len());
-    for (a, b) in v {
-        match out.last_mut() {
-            Some(last) if a <= last.1 => last.1 = last.1.max(b),
-            _ => out.push((a, b)),
+    let mut w = 0;
+    for r in 0..v.len() {
+        let (a, b) = v[r];
+        if w > 0 && a <= v[w - 1].1 {
+            v[w - 1].1 = v[w - 1].1.max(b);
+        } else {
+            v[w] = (a, b);
+            w += 1;
         }
     }
-    out
+    v.truncate(w);
+    v.shrink_to_fit();
+    v
 }
 
-/// The union of two unions, by one merge pass (no sort).
+/// The union of two unions, by one merge pass (no sort); capacity fitted to the result.
 pub fn union_of(a: &[Iv], b: &[Iv]) -> Vec<Iv> {
     let mut out: Vec<Iv> = Vec::with_capacity(a.len() + b.len());
     let (mut i, mut j) = (0, 0);
@@ -36,6 +43,7 @@ pub fn union_of(a: &[Iv], b: &[Iv]) -> Vec<Iv> {
             _ => out.push(next),
         }
     }
+    out.shrink_to_fit();
     out
 }
 

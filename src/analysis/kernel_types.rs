@@ -61,15 +61,15 @@ pub fn compute_complete_steps(t: &Tables, devices: &[Device]) -> Vec<KernelTypes
         }
         let launched: std::collections::HashSet<i64> = (0..t.events.len())
             .filter(|&i| {
-                t.events.correlation_id[i] >= 0
+                t.events.correlation_id.at(i) >= 0
                     && t.events.ts_ns[i] < last_start
                     && !t.event_is_device_side(i)
                     && t.event_file(i) == d.file
             })
-            .map(|i| t.events.correlation_id[i])
+            .map(|i| t.events.correlation_id.at(i))
             .collect();
         out.extend(one(t, d, &|i| {
-            launched.contains(&t.events.correlation_id[i as usize])
+            launched.contains(&t.events.correlation_id.at(i as usize))
         }));
     }
     out

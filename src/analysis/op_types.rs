@@ -23,7 +23,10 @@ pub fn compute(t: &Tables, devices: &[Device]) -> Vec<OpTypes> {
                     t.kernels.op_type[k as usize],
                     t.kernels.task_type[k as usize],
                 );
-                groups.entry((op, tt)).or_default().push(t.events.dur_ns[i]);
+                groups
+                    .entry((op, tt))
+                    .or_default()
+                    .push(t.events.dur_ns.at(i));
             }
         }
         if groups.is_empty() {

@@ -36,7 +36,7 @@ fn windows(t: &Tables, idx: &[usize], scope: &'static str) -> PhaseWindows {
     PhaseWindows {
         scope,
         count: idx.len() as u64,
-        total_ns: idx.iter().map(|&i| t.events.dur_ns[i]).sum(),
+        total_ns: idx.iter().map(|&i| t.events.dur_ns.at(i)).sum(),
         first_start_ns: idx.iter().map(|&i| t.events.ts_ns[i]).min(),
         last_end_ns: idx.iter().map(|&i| t.events.end_ns(i)).max(),
     }
@@ -150,7 +150,7 @@ impl Launches {
         type IdTs = (Vec<i64>, Vec<i64>);
         let mut pairs: Vec<(IdTs, IdTs)> = (0..t.files.len()).map(|_| Default::default()).collect();
         for i in 0..t.events.len() {
-            let (conn, corr) = (t.events.connection_id[i], t.events.correlation_id[i]);
+            let (conn, corr) = (t.events.connection_id.at(i), t.events.correlation_id.at(i));
             if (conn < 0 && corr < 0) || t.event_is_device_side(i) {
                 continue;
             }
@@ -174,7 +174,7 @@ impl Launches {
     /// The launch time of device event `i`, if it links to a host event.
     pub fn of(&self, t: &Tables, i: usize) -> Option<i64> {
         let (conn, corr) = &self.by_file[t.event_file(i).idx()];
-        conn.get(t.events.connection_id[i])
-            .or_else(|| corr.get(t.events.correlation_id[i]))
+        conn.get(t.events.connection_id.at(i))
+            .or_else(|| corr.get(t.events.correlation_id.at(i)))
     }
 }

@@ -57,7 +57,7 @@ fn one(t: &Tables, d: &Device) -> Option<StepSyncSummary> {
         .map(|id| {
             (0..t.events.len())
                 .filter(|&i| t.events.name[i] == id && t.event_file(i) == d.file)
-                .map(|i| t.events.dur_ns[i])
+                .map(|i| t.events.dur_ns.at(i))
                 .sum()
         })
         .unwrap_or(0);

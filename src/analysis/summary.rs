@@ -18,13 +18,13 @@ pub fn compute(t: &Tables) -> Summary {
     for i in 0..e.len() {
         let th = e.thread[i].idx();
         per_thread[th].0 += 1;
-        per_thread[th].1 += e.dur_ns[i];
+        per_thread[th].1 += e.dur_ns.at(i);
         let c = e.category[i] as usize;
         per_cat[c].0 += 1;
-        per_cat[c].1 += e.dur_ns[i];
+        per_cat[c].1 += e.dur_ns.at(i);
         let w = &mut file_window[t.event_file(i).idx()];
         w.0 = w.0.min(e.ts_ns[i]);
-        w.1 = w.1.max(e.ts_ns[i] + e.dur_ns[i]);
+        w.1 = w.1.max(e.ts_ns[i] + e.dur_ns.at(i));
         // Streams are device threads; a host event with a stream argument (a Triton launch's
         // `args.stream`) or a marker copied onto a device thread (Step Trace, GPU annotations)
         // does not make one.

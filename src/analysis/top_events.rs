@@ -25,7 +25,7 @@ pub fn compute(t: &Tables, devices: &[Device], top_n: usize) -> Vec<TopEvents> {
                     groups
                         .entry(t.events.name[i])
                         .or_default()
-                        .push(t.events.dur_ns[i]);
+                        .push(t.events.dur_ns.at(i));
                 }
             }
             let total: i64 = groups.values().flatten().sum();

@@ -98,13 +98,13 @@ impl<'a> EventView<'a> {
                 EventKind::Instant => "instant",
             })),
             Values::I64(Box::new(move |i| ev.ts_ns[i])),
-            Values::I64(Box::new(move |i| ev.dur_ns[i])),
+            Values::I64(Box::new(move |i| ev.dur_ns.at(i))),
             Values::I32(Box::new(move |i| ev.stream[i])),
             Values::Str(Box::new(move |i| t.str(ev.task_type[i]))),
             Values::Str(Box::new(move |i| kernel_str(i, &t.kernels.op_type))),
             Values::Str(Box::new(move |i| kernel_str(i, &t.kernels.task_type))),
-            Values::I64(Box::new(move |i| ev.connection_id[i])),
-            Values::I64(Box::new(move |i| ev.correlation_id[i])),
+            Values::I64(Box::new(move |i| ev.connection_id.at(i))),
+            Values::I64(Box::new(move |i| ev.correlation_id.at(i))),
         ];
         debug_assert_eq!(cols.len(), COLUMNS.len());
         cols

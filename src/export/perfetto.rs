@@ -364,7 +364,11 @@ impl<'o, W: Write> PerfettoWriter<'o, W> {
             // ts / dur as exact decimal µs (raw numbers, not strings).
             let mut s = e.to_string();
             s = s.replacen("\"ts\":\"\"", &format!("\"ts\":{}", us(ts - at.origin)), 1);
-            s = s.replacen("\"dur\":\"\"", &format!("\"dur\":{}", us(ev.dur_ns[i])), 1);
+            s = s.replacen(
+                "\"dur\":\"\"",
+                &format!("\"dur\":{}", us(ev.dur_ns.at(i))),
+                1,
+            );
             self.emit(&s)?;
             written += 1;
         }

@@ -116,7 +116,7 @@ impl TablesBuilder {
         };
         let e = &self.t.events;
         let span = (ps.first_event..n).fold(None, |acc: Option<(i64, i64)>, i| {
-            let (a, b) = (e.ts_ns[i], e.ts_ns[i] + e.dur_ns[i].max(0));
+            let (a, b) = (e.ts_ns[i], e.ts_ns[i] + e.dur_ns.at(i).max(0));
             Some(acc.map_or((a, b), |(x, y)| (x.min(a), y.max(b))))
         });
         ps.spans.extend(span);

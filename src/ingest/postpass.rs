@@ -274,7 +274,12 @@ fn count_overlaps(t: &mut Tables) {
         .into_par_iter()
         .enumerate()
         .map(|(th, idx)| {
-            let key = |&i: &u32| (e.ts_ns[i as usize], std::cmp::Reverse(e.dur_ns[i as usize]));
+            let key = |&i: &u32| {
+                (
+                    e.ts_ns[i as usize],
+                    std::cmp::Reverse(e.dur_ns.at(i as usize)),
+                )
+            };
             if !idx.is_sorted_by_key(key) {
                 idx.sort_by_key(key);
             }
@@ -287,7 +292,7 @@ fn count_overlaps(t: &mut Tables) {
                 if e.kind[i] != EventKind::Complete {
                     continue;
                 }
-                let (ts, end) = (e.ts_ns[i], e.ts_ns[i] + e.dur_ns[i]);
+                let (ts, end) = (e.ts_ns[i], e.ts_ns[i] + e.dur_ns.at(i));
                 while stack.last().is_some_and(|&top| top <= ts) {
                     stack.pop();
                 }

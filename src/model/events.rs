@@ -3,6 +3,7 @@
 
 use super::category::Category;
 use super::ids::ThreadId;
+use super::narrow::NarrowI64;
 use super::strings::StrId;
 use serde::Serialize;
 
@@ -21,7 +22,7 @@ pub enum EventKind {
 pub struct EventTable {
     pub thread: Vec<ThreadId>,
     pub ts_ns: Vec<i64>,
-    pub dur_ns: Vec<i64>,
+    pub dur_ns: NarrowI64,
     pub name: Vec<StrId>,
     pub cat: Vec<StrId>,
     /// Ascend `args["Task Type"]` / HCCL `args["task type"]`; empty elsewhere.
@@ -32,9 +33,9 @@ pub struct EventTable {
     pub category: Vec<Category>,
     pub kind: Vec<EventKind>,
     /// Ascend `connection_id` (host→device); -1 absent.
-    pub connection_id: Vec<i64>,
+    pub connection_id: NarrowI64,
     /// torch_npu `correlation_id` / Kineto `correlation`; -1 absent.
-    pub correlation_id: Vec<i64>,
+    pub correlation_id: NarrowI64,
     /// Row of [`super::kernels::KernelTable`] (op type, block dims, shapes); [`NO_ROW`] when none.
     pub kernel: Vec<u32>,
     /// Row of [`super::comm_tasks::CommTaskTable`] (HCCL plane task details); [`NO_ROW`] when none.
@@ -52,7 +53,7 @@ impl EventTable {
         self.ts_ns.is_empty()
     }
     pub fn end_ns(&self, i: usize) -> i64 {
-        self.ts_ns[i] + self.dur_ns[i]
+        self.ts_ns[i] + self.dur_ns.at(i)
     }
     /// A copy with only the rows where `keep` is true.
     pub fn retain(&self, keep: &[bool]) -> EventTable {
@@ -66,15 +67,15 @@ impl EventTable {
         EventTable {
             thread: pick(&self.thread, keep),
             ts_ns: pick(&self.ts_ns, keep),
-            dur_ns: pick(&self.dur_ns, keep),
+            dur_ns: self.dur_ns.pick(keep),
             name: pick(&self.name, keep),
             cat: pick(&self.cat, keep),
             task_type: pick(&self.task_type, keep),
             stream: pick(&self.stream, keep),
             category: pick(&self.category, keep),
             kind: pick(&self.kind, keep),
-            connection_id: pick(&self.connection_id, keep),
-            correlation_id: pick(&self.correlation_id, keep),
+            connection_id: self.connection_id.pick(keep),
+            correlation_id: self.correlation_id.pick(keep),
             kernel: pick(&self.kernel, keep),
             comm_task: pick(&self.comm_task, keep),
         }

@@ -16,6 +16,7 @@ pub mod ids;
 pub mod kernels;
 pub mod memory;
 pub mod meta;
+pub mod narrow;
 pub mod reference;
 pub mod schema;
 pub mod serving;

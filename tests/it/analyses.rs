@@ -183,7 +183,7 @@ fn phase_slicing_follows_launches() {
                     && s.event_role(i) == profscope::model::ProcessRole::AscendHardware
             })
             .collect();
-        let sum: i64 = kernels.iter().map(|&i| s.events.dur_ns[i]).sum();
+        let sum: i64 = kernels.iter().map(|&i| s.events.dur_ns.at(i)).sum();
         assert_eq!(
             (kernels.len() as u64, sum),
             (rt.phase_kernels[key].count, rt.phase_kernels[key].dur_ns),

@@ -22,7 +22,7 @@ fn by_task_type(t: &profscope::model::Tables) -> BTreeMap<String, (u64, i64)> {
                 .entry(t.str(t.events.task_type[i]).to_string())
                 .or_default();
             e.0 += 1;
-            e.1 += t.events.dur_ns[i];
+            e.1 += t.events.dur_ns.at(i);
         }
     }
     m
@@ -67,7 +67,7 @@ fn level1_rank0_tasks_match_sqlite3() {
     assert_eq!(
         (
             ops.len(),
-            ops.iter().map(|&i| t.events.dur_ns[i]).sum::<i64>()
+            ops.iter().map(|&i| t.events.dur_ns.at(i)).sum::<i64>()
         ),
         (4, 102_108_100)
     );
@@ -80,7 +80,7 @@ fn level1_rank0_tasks_match_sqlite3() {
     for i in on_thread("Plane") {
         let e = planes.entry(t.event_name(i).to_string()).or_default();
         e.0 += 1;
-        e.1 += t.events.dur_ns[i];
+        e.1 += t.events.dur_ns.at(i);
     }
     assert_eq!(
         planes,

@@ -23,7 +23,7 @@ fn begin_end_pairs_nest_and_unmatched_ones_are_reported() {
             (
                 t.event_name(i).to_string(),
                 t.events.ts_ns[i],
-                t.events.dur_ns[i],
+                t.events.dur_ns.at(i),
                 t.events.kind[i],
             )
         })

@@ -16,7 +16,7 @@ fn fingerprint(t: &Tables) -> Vec<(String, String, i64, i64, i32, String, String
                 t.event_name(i).to_string(),
                 t.thread_label(t.events.thread[i]),
                 t.events.ts_ns[i],
-                t.events.dur_ns[i],
+                t.events.dur_ns.at(i),
                 t.events.stream[i],
                 t.events.category[i].as_str().to_string(),
                 t.str(t.events.task_type[i]).to_string(),

@@ -60,7 +60,7 @@ pub fn category_sums(t: &Tables) -> BTreeMap<String, (u64, i64)> {
             .entry(t.events.category[i].as_str().to_string())
             .or_default();
         e.0 += 1;
-        e.1 += t.events.dur_ns[i];
+        e.1 += t.events.dur_ns.at(i);
     }
     m
 }

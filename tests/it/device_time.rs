@@ -131,5 +131,24 @@ fn generated_bubbles_equal_ground_truth() {
         );
         assert!(b.largest.windows(2).all(|w| w[0].dur_ns >= w[1].dur_ns));
         assert_eq!(b.histogram.iter().map(|h| h.count).sum::<u64>(), b.gaps);
+        // The largest gaps and the histogram are tallied while gaps are classified; recompute
+        // both from the plain gap list (sorted by length, bucketed by hand).
+        let mut gaps = bubbles::device_gaps(&t, &devs[0], b.min_gap_ns);
+        assert_eq!(gaps.len() as u64, b.gaps);
+        assert!(gaps.len() > 2 * 10, "enough gaps to trim the candidates");
+        gaps.sort_by_key(|&(a, e)| (std::cmp::Reverse(e - a), a));
+        let got: Vec<(i64, i64)> = b.largest.iter().map(|g| (g.start_ns, g.end_ns)).collect();
+        assert_eq!(got, gaps[..10].to_vec(), "rank {}: largest gaps", rt.rank);
+        for h in &b.histogram {
+            let inside: Vec<i64> = gaps
+                .iter()
+                .map(|&(a, e)| e - a)
+                .filter(|&d| d >= h.lo_ns && (h.hi_ns < 0 || d < h.hi_ns))
+                .collect();
+            assert_eq!(
+                (h.count, h.total_ns),
+                (inside.len() as u64, inside.iter().sum::<i64>())
+            );
+        }
     }
 }

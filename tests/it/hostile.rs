@@ -192,7 +192,7 @@ fn events(t: &Tables) -> Vec<(String, i64, i64, String)> {
             (
                 t.str(t.threads.name[th]).to_string(),
                 t.events.ts_ns[i],
-                t.events.dur_ns[i],
+                t.events.dur_ns.at(i),
                 t.str(t.events.name[i]).to_string(),
             )
         })
@@ -532,7 +532,7 @@ fn garbage_task_times_are_counted_and_skipped() {
             t.events
                 .dur_ns
                 .iter()
-                .all(|&d| d < 7 * 24 * 3600 * 1_000_000_000)
+                .all(|d| d < 7 * 24 * 3600 * 1_000_000_000)
         );
     }
 }
@@ -1102,7 +1102,7 @@ fn fuzz_regressions_replay() {
             let t = b.finish();
             let week = 7 * 24 * 3600 * 1_000_000_000i64;
             assert!(
-                t.events.dur_ns.iter().all(|&d| (0..=week).contains(&d)),
+                t.events.dur_ns.iter().all(|d| (0..=week).contains(&d)),
                 "{name}"
             );
             if name == "kernel_csv-ac55466b.csv" {

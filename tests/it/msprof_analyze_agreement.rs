@@ -108,7 +108,7 @@ fn collectives_equal_hccl_sum() {
                 .entry(t.event_name(i as usize).to_string())
                 .or_default();
             e.0 += 1;
-            e.1 += t.events.dur_ns[i as usize];
+            e.1 += t.events.dur_ns.at(i as usize);
         }
     }
     let want = expected("hccl_sum", "HcclTopOpStats");

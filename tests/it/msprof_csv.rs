@@ -208,7 +208,7 @@ fn kernel_details_and_trace_view_agree_per_kernel_name() {
                         }
                         let e = m.entry(n.to_string()).or_default();
                         e.0 += 1;
-                        e.1 += t.events.dur_ns[i];
+                        e.1 += t.events.dur_ns.at(i);
                     }
                     m
                 };

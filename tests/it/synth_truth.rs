@@ -44,16 +44,16 @@ fn ingest_of_generated_root_equals_ground_truth() {
             }
             let s = streams.entry(t.events.stream[i]).or_default();
             s.0 += 1;
-            s.1 += t.events.dur_ns[i];
+            s.1 += t.events.dur_ns.at(i);
             match t.events.category[i] {
                 Category::ComputeKernel => {
                     let k = kernels.entry(t.event_name(i).to_string()).or_default();
                     k.0 += 1;
-                    k.1 += t.events.dur_ns[i];
+                    k.1 += t.events.dur_ns.at(i);
                 }
                 Category::CommKernel => {
                     comm.0 += 1;
-                    comm.1 += t.events.dur_ns[i];
+                    comm.1 += t.events.dur_ns.at(i);
                 }
                 _ => {}
             }
