@@ -7,7 +7,8 @@
 use super::devices::Device;
 use super::families::family_of;
 use super::stats::pct;
-use crate::model::{Category, Tables};
+use crate::model::hash::FxHashMap;
+use crate::model::{Category, StrId, Tables};
 pub use crate::report::contract::composition::*;
 use std::collections::BTreeMap;
 
@@ -27,29 +28,38 @@ pub fn compute(t: &Tables, devices: &[Device], top_n: usize) -> Vec<Composition>
     devices.iter().map(|d| one(t, d, top_n)).collect()
 }
 
+/// Adds a kernel (`n` of them, `ns` in all, longest `max`) to a (count, sum, max) total.
+fn add(x: &mut (u64, i64, i64), (n, ns, max): (u64, i64, i64)) {
+    *x = (x.0 + n, x.1 + ns, x.2.max(max));
+}
+
 fn one(t: &Tables, d: &Device, top_n: usize) -> Composition {
-    let kernels: Vec<usize> = d
-        .events
-        .iter()
-        .map(|&i| i as usize)
-        .filter(|&i| t.events.category[i] == Category::ComputeKernel)
-        .collect();
-    let total: i64 = kernels.iter().map(|&i| t.events.dur_ns.at(i)).sum();
+    // One pass over the kernels into (stream, name) totals; everything below is derived from
+    // those few rows (a device can have tens of millions of kernels and a few hundred names).
+    let mut by_stream_name: FxHashMap<(i32, StrId), (u64, i64, i64)> = FxHashMap::default();
+    for &i in &d.events {
+        let i = i as usize;
+        if t.events.category[i] == Category::ComputeKernel {
+            let dur = t.events.dur_ns.at(i);
+            add(
+                by_stream_name
+                    .entry((t.events.stream[i], t.events.name[i]))
+                    .or_default(),
+                (1, dur, dur),
+            );
+        }
+    }
+    let kernels: u64 = by_stream_name.values().map(|x| x.0).sum();
+    let total: i64 = by_stream_name.values().map(|x| x.1).sum();
     let mut per_stream: BTreeMap<i32, (u64, i64)> = BTreeMap::new();
     let mut fam: BTreeMap<String, (u64, i64, i64)> = BTreeMap::new();
-    let mut family_cache: std::collections::HashMap<crate::model::StrId, String> =
-        std::collections::HashMap::new();
-    for &i in &kernels {
-        let s = per_stream.entry(t.events.stream[i]).or_default();
-        s.0 += 1;
-        s.1 += t.events.dur_ns.at(i);
-        let family = family_cache
-            .entry(t.events.name[i])
-            .or_insert_with(|| family_of(t.event_name(i)).to_string());
-        let f = fam.entry(family.clone()).or_default();
-        f.0 += 1;
-        f.1 += t.events.dur_ns.at(i);
-        f.2 = f.2.max(t.events.dur_ns.at(i));
+    for (&(stream, name), &x) in &by_stream_name {
+        let s = per_stream.entry(stream).or_default();
+        *s = (s.0 + x.0, s.1 + x.1);
+        add(
+            fam.entry(family_of(t.str(name)).to_string()).or_default(),
+            x,
+        );
     }
     let mut streams: Vec<StreamShare> = per_stream
         .iter()
@@ -63,14 +73,10 @@ fn one(t: &Tables, d: &Device, top_n: usize) -> Composition {
     streams.sort_by_key(|s| (std::cmp::Reverse(s.compute_ns), s.stream));
     let busiest = streams.first().map(|s| s.stream);
     let mut names: BTreeMap<String, (u64, i64, i64)> = BTreeMap::new();
-    for &i in kernels
-        .iter()
-        .filter(|&&i| Some(t.events.stream[i]) == busiest)
-    {
-        let e = names.entry(t.event_name(i).to_string()).or_default();
-        e.0 += 1;
-        e.1 += t.events.dur_ns.at(i);
-        e.2 = e.2.max(t.events.dur_ns.at(i));
+    for (&(stream, name), &x) in &by_stream_name {
+        if Some(stream) == busiest {
+            add(names.entry(t.str(name).to_string()).or_default(), x);
+        }
     }
     let all = rows(names, total);
     let top = |mut v: Vec<KernelRow>, key: fn(&KernelRow) -> i64| {
@@ -82,7 +88,7 @@ fn one(t: &Tables, d: &Device, top_n: usize) -> Composition {
     families.sort_by(|a, b| b.sum_ns.cmp(&a.sum_ns).then_with(|| a.name.cmp(&b.name)));
     Composition {
         device: d.evidence.clone(),
-        compute_kernels: kernels.len() as u64,
+        compute_kernels: kernels,
         compute_ns: total,
         streams,
         busiest_stream: busiest,

@@ -83,6 +83,8 @@ pub fn devices(t: &Tables) -> Vec<Device> {
             continue;
         }
         by_ts(&mut events);
+        // Kept for the whole run: drop the spare capacity of the pushes.
+        events.shrink_to_fit();
         let process = ProcessId(p as u32);
         let file = t.process_file(process);
         let hccl = &hccl_by_file[file.idx()];

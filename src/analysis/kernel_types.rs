@@ -11,7 +11,9 @@
 //! whose correlated host event (same correlation id) starts before the last ProfilerStep count,
 //! because the last step may be cut off by the end of the capture.
 
+use super::device_time::busy_unions;
 use super::devices::{Device, iv};
+use super::intervals::{self, Iv};
 use super::stats::pct;
 use crate::model::{Category, Tables};
 pub use crate::report::contract::kernel_types::*;
@@ -37,10 +39,7 @@ pub fn class_name(mask: usize) -> String {
 }
 
 pub fn compute(t: &Tables, devices: &[Device]) -> Vec<KernelTypes> {
-    devices
-        .iter()
-        .filter_map(|d| one(t, d, &|_| true))
-        .collect()
+    devices.iter().filter_map(|d| one(t, d, None)).collect()
 }
 
 /// The same breakdown over complete steps only (see the module doc); devices of files with fewer
@@ -68,47 +67,77 @@ pub fn compute_complete_steps(t: &Tables, devices: &[Device]) -> Vec<KernelTypes
             })
             .map(|i| t.events.correlation_id.at(i))
             .collect();
-        out.extend(one(t, d, &|i| {
-            launched.contains(&t.events.correlation_id.at(i as usize))
-        }));
+        let keep = |i: u32| launched.contains(&t.events.correlation_id.at(i as usize));
+        out.extend(one(t, d, Some(&keep)));
     }
     out
 }
 
-fn one(t: &Tables, d: &Device, keep: &dyn Fn(u32) -> bool) -> Option<KernelTypes> {
-    // Sweep over start (+1) and end (−1) points of every kernel; ends sort before starts at a tie.
-    let mut pts: Vec<(i64, i8, u8)> = Vec::new();
-    for &i in d.events.iter().filter(|&&i| keep(i)) {
-        if let Some(k) = kind(t.events.category[i as usize]) {
-            let (s, e) = iv(t, i);
-            if e > s {
-                pts.push((s, 1, k as u8));
-                pts.push((e, -1, k as u8));
-            }
-        }
-    }
-    if pts.is_empty() {
-        return None;
-    }
-    pts.sort_unstable();
-    let mut active = [0i64; 3];
+/// The union of `d`'s kernels of type `k` (index into [`TYPES`]) that `keep` accepts.
+fn type_union(t: &Tables, d: &Device, k: usize, keep: Option<&dyn Fn(u32) -> bool>) -> Vec<Iv> {
+    let v = d
+        .events
+        .iter()
+        .filter(|&&i| kind(t.events.category[i as usize]) == Some(k))
+        .filter(|&&i| keep.is_none_or(|f| f(i)))
+        .map(|&i| iv(t, i))
+        .collect();
+    intervals::union(v)
+}
+
+/// Time per overlap class (bit k set: some kernel of TYPES[k] runs) between the first and the
+/// last boundary of the three unions, by one merge of their boundaries.
+fn class_times(u: [&[Iv]; 3]) -> [i64; 8] {
+    // Point p of union k: start of u[k][p / 2] when p is even, its end when odd. The points of
+    // one union strictly increase (merged unions neither overlap nor touch).
+    let point = |k: usize, p: usize| {
+        let x = u[k][p / 2];
+        if p.is_multiple_of(2) { x.0 } else { x.1 }
+    };
+    let mut pos = [0usize; 3];
     let mut class_ns = [0i64; 8];
-    let mut compute_ns = 0;
-    let mut prev = pts[0].0;
-    for &(x, delta, k) in &pts {
-        if x > prev {
+    let mut prev: Option<i64> = None;
+    while let Some(x) = (0..3)
+        .filter(|&k| pos[k] < 2 * u[k].len())
+        .map(|k| point(k, pos[k]))
+        .min()
+    {
+        if let Some(p) = prev {
             let mask = (0..3)
-                .filter(|&b| active[b] > 0)
-                .fold(0, |m, b| m | (1 << b));
-            class_ns[mask] += x - prev;
-            if active[0] > 0 {
-                compute_ns += x - prev;
-            }
-            prev = x;
+                .filter(|&k| pos[k] % 2 == 1)
+                .fold(0, |m, k| m | (1 << k));
+            class_ns[mask] += x - p;
         }
-        active[k as usize] += delta as i64;
+        for k in 0..3 {
+            if pos[k] < 2 * u[k].len() && point(k, pos[k]) == x {
+                pos[k] += 1;
+            }
+        }
+        prev = Some(x);
     }
-    let (start, end) = (pts[0].0, pts.last()?.0);
+    class_ns
+}
+
+/// `keep`: the kernels to count (None: all, and the compute union is the device's shared one).
+fn one(t: &Tables, d: &Device, keep: Option<&dyn Fn(u32) -> bool>) -> Option<KernelTypes> {
+    // A device can have tens of millions of kernels: the breakdown is taken from the three
+    // per-type unions (sorted, merged; the compute one shared with device_time when every
+    // kernel counts) rather than from a sorted list of every start and end.
+    let own_compute;
+    let compute: &[Iv] = match keep {
+        None => &busy_unions(t, d).0,
+        Some(_) => {
+            own_compute = type_union(t, d, 0, keep);
+            &own_compute
+        }
+    };
+    let comm = type_union(t, d, 1, keep);
+    let memory = type_union(t, d, 2, keep);
+    let u = [compute, &comm[..], &memory[..]];
+    let start = u.iter().filter_map(|x| x.first()).map(|x| x.0).min()?;
+    let end = u.iter().filter_map(|x| x.last()).map(|x| x.1).max()?;
+    let class_ns = class_times(u);
+    let compute_ns = intervals::total(compute);
     let span = end - start;
     let busy: i64 = class_ns[1..].iter().sum();
     let idle = span - busy;
@@ -135,4 +164,54 @@ fn one(t: &Tables, d: &Device, keep: &dyn Fn(u32) -> bool) -> Option<KernelTypes
         non_compute_pct_of_span: pct(span - idle - compute_ns, span),
         classes,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The class of every nanosecond of a small range, from the raw intervals (a bitmap model,
+    /// independent of the unions and of the boundary merge).
+    #[test]
+    fn class_times_match_a_per_nanosecond_model() {
+        let mut x: u64 = 7;
+        let mut rnd = |n: i64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((x >> 33) % n as u64) as i64
+        };
+        for _ in 0..400 {
+            let raw: Vec<Vec<Iv>> = (0..3)
+                .map(|_| {
+                    (0..rnd(8))
+                        .map(|_| {
+                            let a = rnd(200);
+                            (a, a + rnd(40))
+                        })
+                        .collect()
+                })
+                .collect();
+            let unions: Vec<Vec<Iv>> = raw.iter().map(|v| intervals::union(v.clone())).collect();
+            let got = class_times([&unions[0], &unions[1], &unions[2]]);
+            let (lo, hi) = match (
+                unions.iter().filter_map(|u| u.first()).map(|x| x.0).min(),
+                unions.iter().filter_map(|u| u.last()).map(|x| x.1).max(),
+            ) {
+                (Some(lo), Some(hi)) => (lo, hi),
+                _ => {
+                    assert_eq!(got, [0; 8]);
+                    continue;
+                }
+            };
+            let mut want = [0i64; 8];
+            for ns in lo..hi {
+                let mask = (0..3)
+                    .filter(|&k| raw[k].iter().any(|&(a, b)| a <= ns && ns < b))
+                    .fold(0, |m, k| m | (1 << k));
+                want[mask] += 1;
+            }
+            assert_eq!(got, want, "{raw:?}");
+        }
+    }
 }
