@@ -72,9 +72,50 @@ fn neighbour(t: &Tables, i: u32) -> Neighbour {
 
 /// The gaps ≥ `min_gap_ns` of `d`'s busy time inside its observed windows, sorted.
 pub fn device_gaps(t: &Tables, d: &Device, min_gap_ns: i64) -> Vec<Iv> {
+    busy_gaps(t, d, min_gap_ns).map_or_else(Vec::new, |b| b.gaps)
+}
+
+/// The busy time of a device (compute ∪ communication) as bubbles reads it.
+struct BusyGaps {
+    /// First start to last end.
+    window: Iv,
+    /// Time inside the observed windows (the capture's pieces).
+    observed_ns: i64,
+    busy_ns: i64,
+    /// Gaps ≥ min_gap inside the observed windows, sorted.
+    gaps: Vec<Iv>,
+}
+
+/// A capture in one piece is merged on the fly (a device can have tens of millions of busy
+/// intervals, and only the gaps are kept); one in pieces stores the union to cut it at them.
+fn busy_gaps(t: &Tables, d: &Device, min_gap_ns: i64) -> Option<BusyGaps> {
     let (compute, comm) = busy_unions(t, d);
-    let busy = intervals::union_of(compute, comm);
-    gaps_in(&busy, &windows(d, &busy), min_gap_ns)
+    if d.spans.len() >= 2 {
+        let busy = intervals::union_of(compute, comm);
+        let observed = windows(d, &busy);
+        return Some(BusyGaps {
+            window: (busy.first()?.0, busy.last()?.1),
+            observed_ns: observed.iter().map(|w| w.1 - w.0).sum(),
+            busy_ns: intervals::total(&busy),
+            gaps: gaps_in(&busy, &observed, min_gap_ns),
+        });
+    }
+    let mut busy = intervals::merged(compute, comm);
+    let first = busy.next()?;
+    let (mut last, mut busy_ns, mut gaps) = (first, first.1 - first.0, Vec::new());
+    for x in busy {
+        busy_ns += x.1 - x.0;
+        if x.0 - last.1 >= min_gap_ns {
+            gaps.push((last.1, x.0));
+        }
+        last = x;
+    }
+    Some(BusyGaps {
+        window: (first.0, last.1),
+        observed_ns: last.1 - first.0,
+        busy_ns,
+        gaps,
+    })
 }
 
 /// The gaps ≥ `min_gap_ns` of `busy` inside each observed window.
@@ -117,13 +158,13 @@ impl<T: Copy> Sorted<T> {
 }
 
 fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
-    let (compute, comm) = busy_unions(t, d);
-    let busy = intervals::union_of(compute, comm);
-    let window: Iv = (busy.first()?.0, busy.last()?.1);
     // Gaps inside each observed window (time between the pieces of a capture is not idle).
-    let observed = windows(d, &busy);
-    let observed_ns: i64 = observed.iter().map(|w| w.1 - w.0).sum();
-    let gaps = gaps_in(&busy, &observed, o.min_gap_ns);
+    let BusyGaps {
+        window,
+        observed_ns,
+        busy_ns,
+        gaps,
+    } = busy_gaps(t, d, o.min_gap_ns)?;
     let mut tally = Tally::new(o.top_n);
     classify(t, d, &gaps, window, |g| tally.add(g));
     let idle = tally.idle_ns;
@@ -144,7 +185,7 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
         window_start_ns: window.0,
         window_end_ns: window.1,
         window_ns: observed_ns,
-        busy_ns: intervals::total(&busy),
+        busy_ns,
         idle_ns: idle,
         idle_pct_of_window: pct(idle, observed_ns),
         gaps: gap_count,
@@ -221,31 +262,28 @@ fn evidence_of(t: &Tables, d: &Device, window: Iv) -> Evidence {
 /// gaps: they are tallied as they come, not stored).
 fn classify(t: &Tables, d: &Device, gaps: &[Iv], window: Iv, mut sink: impl FnMut(RawGap)) {
     let mut rules = Rules::new(t, d, gaps, window);
-    let kernels: Vec<u32> = d
-        .events
-        .iter()
-        .copied()
-        .filter(|&i| {
-            matches!(
-                t.events.category[i as usize],
-                Category::ComputeKernel | Category::CommKernel
-            )
-        })
-        .collect();
-    // Gaps are sorted: the first kernel starting at or after a gap's end only moves forward.
+    let is_kernel = |i: u32| {
+        matches!(
+            t.events.category[i as usize],
+            Category::ComputeKernel | Category::CommKernel
+        )
+    };
+    let events = &d.events;
+    // Gaps are sorted: the first device event starting at or after a gap's end only moves
+    // forward; the kernels around the gap are found from there.
     let mut k = 0;
     for &(a, b) in gaps {
         let launch = super::dispatch::next_launch(t, d, rules.launches, b);
         let (cause, ev) = rules.cause((a, b), launch);
-        while k < kernels.len() && t.events.ts_ns[kernels[k] as usize] < b {
+        while k < events.len() && t.events.ts_ns[events[k] as usize] < b {
             k += 1;
         }
-        let before = kernels[..k]
+        let before = events[..k]
             .iter()
             .rev()
-            .find(|&&i| iv(t, i).1 <= a)
+            .find(|&&i| is_kernel(i) && iv(t, i).1 <= a)
             .copied();
-        let after = kernels.get(k).copied();
+        let after = events[k..].iter().find(|&&i| is_kernel(i)).copied();
         let (cause, ev) = if cause == Cause::Unknown
             && rules.graph_sunk
             && rules.steps.iter().any(|s| s.0.0 <= a && b <= s.0.1)

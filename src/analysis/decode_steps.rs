@@ -37,13 +37,15 @@ pub struct DecodeStep {
     pub heads: Vec<MtpHead>,
 }
 
-fn marks(t: &Tables, d: &Device) -> Vec<(u32, Mark)> {
+/// The mark of each entry of `d.events` (one byte per device event: a device can have tens of
+/// millions).
+fn marks(t: &Tables, d: &Device) -> Vec<Mark> {
     let mut buf = String::new();
     d.events
         .iter()
         .map(|&i| {
             let u = i as usize;
-            let m = match t.events.category[u] {
+            match t.events.category[u] {
                 Category::ComputeKernel | Category::CommKernel => Mark::Kernel,
                 Category::WaitSync => match wait_kind(t, u, &mut buf) {
                     Some(WaitKind::Notify) => Mark::Notify,
@@ -52,22 +54,21 @@ fn marks(t: &Tables, d: &Device) -> Vec<(u32, Mark)> {
                     _ => Mark::Other,
                 },
                 _ => Mark::Other,
-            };
-            (i, m)
+            }
         })
         .collect()
 }
 
-/// The end of the last kernel in `m` before the next mark of a kind in `stop_at`, and how far it looked.
-fn burst_end(t: &Tables, m: &[(u32, Mark)], stop_at: &[Mark]) -> (Option<i64>, usize) {
-    let stop = m
-        .iter()
-        .position(|x| stop_at.contains(&x.1))
-        .unwrap_or(m.len());
-    let end = m[..stop]
-        .iter()
-        .filter(|x| x.1 == Mark::Kernel)
-        .map(|x| iv(t, x.0).1)
+/// What ends a burst.
+const STOP: [Mark; 3] = [Mark::Notify, Mark::Capture, Mark::MemWait];
+
+/// The end of the last kernel among the events `ev` (marks `m`) before the first stop mark, and
+/// how far it looked.
+fn burst_end(t: &Tables, ev: &[u32], m: &[Mark]) -> (Option<i64>, usize) {
+    let stop = m.iter().position(|x| STOP.contains(x)).unwrap_or(m.len());
+    let end = (0..stop)
+        .filter(|&j| m[j] == Mark::Kernel)
+        .map(|j| iv(t, ev[j]).1)
         .max();
     (end, stop)
 }
@@ -78,32 +79,31 @@ pub fn segment<'d>(t: &Tables, d: &'d Device) -> &'d [DecodeStep] {
 }
 
 fn segment_now(t: &Tables, d: &Device) -> Vec<DecodeStep> {
-    let m = marks(t, d);
+    let (ev, m) = (&d.events[..], marks(t, d));
     let mut steps = Vec::new();
-    for (k, &(n, mark)) in m.iter().enumerate() {
-        if mark != Mark::Notify {
+    for k in 0..m.len() {
+        if m[k] != Mark::Notify {
             continue;
         }
-        let Some(c) = m[k + 1..].iter().position(|x| x.1 != Mark::Other) else {
+        let Some(c) = m[k + 1..].iter().position(|&x| x != Mark::Other) else {
             continue;
         };
-        let (ci, cm) = m[k + 1 + c];
-        if cm != Mark::Capture {
+        if m[k + 1 + c] != Mark::Capture {
             continue;
         }
-        let mut rest = &m[k + 2 + c..];
-        let (Some(end), used) = burst_end(t, rest, &[Mark::Notify, Mark::Capture, Mark::MemWait])
+        let ci = ev[k + 1 + c];
+        // Index of the first event after the CAPTURE_RECORD.
+        let mut r = k + 2 + c;
+        let (Some(end), used) = burst_end(t, &ev[r..], &m[r..]) else {
+            continue;
+        };
+        let Some(first) = (r..r + used)
+            .find(|&j| m[j] == Mark::Kernel)
+            .map(|j| iv(t, ev[j]).0)
         else {
             continue;
         };
-        let Some(first) = rest[..used]
-            .iter()
-            .find(|x| x.1 == Mark::Kernel)
-            .map(|x| iv(t, x.0).0)
-        else {
-            continue;
-        };
-        let (ns, ne) = iv(t, n);
+        let (ns, ne) = iv(t, ev[k]);
         let mut step = DecodeStep {
             notify_ts_ns: ns,
             notify_ns: ne - ns,
@@ -112,17 +112,16 @@ fn segment_now(t: &Tables, d: &Device) -> Vec<DecodeStep> {
             replay_end_ns: end,
             heads: Vec::new(),
         };
-        rest = &rest[used..];
-        while let Some(&(w, Mark::MemWait)) = rest.first() {
-            let (ws, we) = iv(t, w);
-            let (head_end, used) =
-                burst_end(t, &rest[1..], &[Mark::Notify, Mark::Capture, Mark::MemWait]);
+        r += used;
+        while r < m.len() && m[r] == Mark::MemWait {
+            let (ws, we) = iv(t, ev[r]);
+            let (head_end, used) = burst_end(t, &ev[r + 1..], &m[r + 1..]);
             step.heads.push(MtpHead {
                 mem_wait_ts_ns: ws,
                 mem_wait_ns: we - ws,
                 burst_ns: head_end.map_or(0, |e| e - we),
             });
-            rest = &rest[1 + used..];
+            r += 1 + used;
         }
         steps.push(step);
     }

@@ -29,22 +29,33 @@ pub fn union(mut v: Vec<Iv>) -> Vec<Iv> {
 /// The union of two unions, by one merge pass (no sort); capacity fitted to the result.
 pub fn union_of(a: &[Iv], b: &[Iv]) -> Vec<Iv> {
     let mut out: Vec<Iv> = Vec::with_capacity(a.len() + b.len());
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() || j < b.len() {
-        let next = if j == b.len() || (i < a.len() && a[i] <= b[j]) {
-            i += 1;
-            a[i - 1]
-        } else {
-            j += 1;
-            b[j - 1]
-        };
-        match out.last_mut() {
-            Some(last) if next.0 <= last.1 => last.1 = last.1.max(next.1),
-            _ => out.push(next),
-        }
-    }
+    out.extend(merged(a, b));
     out.shrink_to_fit();
     out
+}
+
+/// The union of two unions as it is merged, without storing it.
+pub fn merged<'a>(a: &'a [Iv], b: &'a [Iv]) -> impl Iterator<Item = Iv> + 'a {
+    let (mut i, mut j) = (0, 0);
+    let mut open: Option<Iv> = None;
+    std::iter::from_fn(move || {
+        loop {
+            let next = if i < a.len() && (j == b.len() || a[i] <= b[j]) {
+                i += 1;
+                a[i - 1]
+            } else if j < b.len() {
+                j += 1;
+                b[j - 1]
+            } else {
+                return open.take();
+            };
+            match &mut open {
+                Some(cur) if next.0 <= cur.1 => cur.1 = cur.1.max(next.1),
+                Some(cur) => return Some(std::mem::replace(cur, next)),
+                None => open = Some(next),
+            }
+        }
+    })
 }
 
 /// A union built as intervals arrive in start order, without storing it: its total length and
