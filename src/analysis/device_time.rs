@@ -38,17 +38,34 @@ pub fn compute(t: &Tables, devices: &[Device]) -> Vec<DeviceTime> {
     devices.iter().filter_map(|d| one(t, d)).collect()
 }
 
+/// First start, last end, observed time, busy time and the length of `copies` (a union) inside
+/// the busy time of `d`. A capture in one piece merges the busy union on the fly (a device can
+/// have tens of millions of busy intervals); one in pieces stores it to cut it at the pieces.
+fn busy_totals(t: &Tables, d: &Device, copies: &[Iv]) -> Option<(Iv, i64, i64, i64)> {
+    let (compute, comm) = busy_unions(t, d);
+    if d.spans.len() >= 2 {
+        let busy = intervals::union_of(compute, comm);
+        let window: i64 = windows(d, &busy).iter().map(|w| w.1 - w.0).sum();
+        let copy_busy = intervals::intersect_total(copies, &busy);
+        return Some((
+            (busy.first()?.0, busy.last()?.1),
+            window,
+            intervals::total(&busy),
+            copy_busy,
+        ));
+    }
+    let (mut span, mut busy_ns): (Option<Iv>, i64) = (None, 0);
+    let busy = intervals::merged(compute, comm).inspect(|x| {
+        busy_ns += x.1 - x.0;
+        span = Some((span.map_or(x.0, |s| s.0), x.1));
+    });
+    let copy_busy = intervals::intersect_total_iter(copies, busy);
+    let span = span?;
+    Some((span, span.1 - span.0, busy_ns, copy_busy))
+}
+
 fn one(t: &Tables, d: &Device) -> Option<DeviceTime> {
     let (compute, comm) = busy_unions(t, d);
-    let busy = intervals::union_of(compute, comm);
-    let (start, end) = (busy.first()?.0, busy.last()?.1);
-    let computing = intervals::total(compute);
-    let communication = intervals::total(comm);
-    let overlapped = intervals::intersect_total(compute, comm);
-    let not_overlapped = communication - overlapped;
-    // One window, or one per captured piece (time between pieces is not free: not observed).
-    let window: i64 = windows(d, &busy).iter().map(|w| w.1 - w.0).sum();
-    let free = window - intervals::total(&busy);
     let is_copy = AsyncCopy::new(t);
     let copies: Vec<Iv> = d
         .events
@@ -58,7 +75,14 @@ fn one(t: &Tables, d: &Device) -> Option<DeviceTime> {
         .collect();
     let async_copy: i64 = copies.iter().map(|c| c.1 - c.0).sum();
     let copies = intervals::union(copies);
-    let copy_not_overlapped = intervals::uncovered_total(&copies, &busy);
+    // One window, or one per captured piece (time between pieces is not free: not observed).
+    let ((start, end), window, busy_ns, copy_busy) = busy_totals(t, d, &copies)?;
+    let computing = intervals::total(compute);
+    let communication = intervals::total(comm);
+    let overlapped = intervals::intersect_total(compute, comm);
+    let not_overlapped = communication - overlapped;
+    let free = window - busy_ns;
+    let copy_not_overlapped = intervals::total(&copies) - copy_busy;
     let vendor = vendor(t, d).map(|(c, m, n, f)| VendorBreakdown {
         source: format!("Overlap Analysis process of {}", d.evidence.file),
         computing_ns: c,

@@ -122,6 +122,23 @@ pub fn intersect_total(a: &[Iv], b: &[Iv]) -> i64 {
     sum
 }
 
+/// Length of the intersection of the union `a` with a union given as a sorted iterator (read
+/// to its end).
+pub fn intersect_total_iter(a: &[Iv], b: impl IntoIterator<Item = Iv>) -> i64 {
+    let (mut i, mut sum) = (0, 0);
+    for (s, e) in b {
+        while i < a.len() && a[i].1 <= s {
+            i += 1;
+        }
+        let mut j = i;
+        while j < a.len() && a[j].0 < e {
+            sum += a[j].1.min(e) - a[j].0.max(s);
+            j += 1;
+        }
+    }
+    sum
+}
+
 /// `a` minus `b` (both unions); the result is a union.
 pub fn subtract(a: &[Iv], b: &[Iv]) -> Vec<Iv> {
     let mut out = Vec::new();
@@ -207,6 +224,7 @@ mod tests {
             assert!(a.windows(2).all(|w| w[0].1 < w[1].0), "merged and sorted");
             let both = ba.iter().zip(&bb).filter(|(x, y)| **x && **y).count() as i64;
             assert_eq!(intersect_total(&a, &b), both);
+            assert_eq!(intersect_total_iter(&a, b.iter().copied()), both);
             let either: Vec<bool> = ba.iter().zip(&bb).map(|(x, y)| *x || *y).collect();
             let ab = union_of(&a, &b);
             assert_eq!(bits(&ab), either);
