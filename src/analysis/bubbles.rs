@@ -64,7 +64,7 @@ fn neighbour(t: &Tables, i: u32) -> Neighbour {
     let u = i as usize;
     Neighbour {
         name: t.event_name(u).to_string(),
-        stream: t.events.stream[u],
+        stream: t.events.stream.at(u),
         ts_ns: t.events.ts_ns[u],
         dur_ns: t.events.dur_ns.at(u),
     }
@@ -599,7 +599,7 @@ fn stream_idle(t: &Tables, d: &Device, o: &BubbleOpts) -> Vec<StreamIdle> {
     let mut by_stream: Vec<(i32, u64, intervals::RunningUnion)> = Vec::new();
     let mut last = usize::MAX;
     for &i in &d.events {
-        let s = t.events.stream[i as usize];
+        let s = t.events.stream.at(i as usize);
         if by_stream.get(last).is_none_or(|x| x.0 != s) {
             last = by_stream.iter().position(|x| x.0 == s).unwrap_or_else(|| {
                 by_stream.push((s, 0, intervals::RunningUnion::new(o.min_gap_ns)));

@@ -139,7 +139,7 @@ struct View<'a> {
 impl View<'_> {
     fn kind(&self, task: &Task) -> StrId {
         let i = task.ev as usize;
-        let tt = self.t.events.task_type[i];
+        let tt = self.t.events.task_type.at(i);
         if tt == StrId::EMPTY {
             self.t.events.name[i]
         } else {

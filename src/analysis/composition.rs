@@ -43,7 +43,7 @@ fn one(t: &Tables, d: &Device, top_n: usize) -> Composition {
             let dur = t.events.dur_ns.at(i);
             add(
                 by_stream_name
-                    .entry((t.events.stream[i], t.events.name[i]))
+                    .entry((t.events.stream.at(i), t.events.name[i]))
                     .or_default(),
                 (1, dur, dur),
             );

@@ -131,7 +131,7 @@ pub(super) fn step_windows(t: &Tables) -> Vec<Windows> {
     let mut iterations: Vec<Vec<(i64, String, i64, i64)>> = vec![Vec::new(); t.files.len()];
     for i in 0..t.events.len() {
         let name = t.events.name[i];
-        if iteration.is_some_and(|c| c == t.events.cat[i])
+        if iteration.is_some_and(|c| c == t.events.cat.at(i))
             && t.events.category[i] == Category::Step
             && let Some(n) = t
                 .str(name)

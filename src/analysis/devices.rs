@@ -150,7 +150,7 @@ pub fn iv(t: &Tables, i: u32) -> (i64, i64) {
 /// The wait kind of event `i`, or None when it is not a wait/sync task. `buf` is scratch space.
 pub fn wait_kind(t: &Tables, i: usize, buf: &mut String) -> Option<WaitKind> {
     (t.events.category[i] == Category::WaitSync)
-        .then(|| WaitKind::of(t.str(t.events.task_type[i]), t.event_name(i), buf))
+        .then(|| WaitKind::of(t.str(t.events.task_type.at(i)), t.event_name(i), buf))
 }
 
 /// Async copies: `MEMCPY_ASYNC` by task type or name (msprof-analyze's "memory"). The string is
@@ -164,6 +164,6 @@ impl AsyncCopy {
 
     pub fn is(&self, t: &Tables, i: usize) -> bool {
         self.0
-            .is_some_and(|m| t.events.task_type[i] == m || t.events.name[i] == m)
+            .is_some_and(|m| t.events.task_type.at(i) == m || t.events.name[i] == m)
     }
 }

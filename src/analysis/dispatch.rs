@@ -332,7 +332,7 @@ fn launch_row(
         thread: t.thread_label(t.events.thread[c]),
         op: op.map(|o| t.event_name(o as usize).to_string()),
         task: t.event_name(k).to_string(),
-        stream: t.events.stream[k],
+        stream: t.events.stream.at(k),
         task_ts_ns: t.events.ts_ns[k],
         latency_ns,
         queue_depth,

@@ -28,7 +28,7 @@ pub fn compute(t: &Tables) -> Summary {
         // Streams are device threads; a host event with a stream argument (a Triton launch's
         // `args.stream`) or a marker copied onto a device thread (Step Trace, GPU annotations)
         // does not make one.
-        if e.stream[i] >= 0
+        if e.stream.at(i) >= 0
             && device_thread[th]
             && !matches!(e.category[i], Category::Step | Category::Annotation)
         {

@@ -326,7 +326,9 @@ impl<'o, W: Write> PerfettoWriter<'o, W> {
             .filter(|&i| keep(ev.ts_ns[i], ev.end_ns(i)))
             .filter(|&i| {
                 self.o.streams.as_ref().is_none_or(|s| {
-                    !ev.category[i].is_device() || ev.stream[i] < 0 || s.contains(&ev.stream[i])
+                    !ev.category[i].is_device()
+                        || ev.stream.at(i) < 0
+                        || s.contains(&ev.stream.at(i))
                 })
             })
             .collect();
@@ -343,7 +345,7 @@ impl<'o, W: Write> PerfettoWriter<'o, W> {
                 self.emit(&json!({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": name}}).to_string())?;
             }
             let mut e = json!({"name": t.str(ev.name[i]), "pid": pid, "tid": tid, "ts": serde_json::Value::String(String::new())});
-            let cat = t.str(ev.cat[i]);
+            let cat = t.str(ev.cat.at(i));
             if !cat.is_empty() {
                 e["cat"] = cat.into();
             }
@@ -357,7 +359,7 @@ impl<'o, W: Write> PerfettoWriter<'o, W> {
                     e["s"] = "t".into();
                 }
             }
-            let tt = t.str(ev.task_type[i]);
+            let tt = t.str(ev.task_type.at(i));
             if !tt.is_empty() {
                 e["args"] = json!({"Task Type": tt});
             }

@@ -78,7 +78,7 @@ fn assign_roles(t: &mut Tables) {
         return;
     }
     for i in 0..t.events.len() {
-        if device_cats.contains(&t.events.cat[i]) {
+        if device_cats.contains(&t.events.cat.at(i)) {
             let p = t.event_process(i).idx();
             if matches!(
                 t.processes.role[p],
@@ -169,19 +169,26 @@ fn report_phases(t: &mut Tables, phase_counts: &[[u64; 128]]) {
 
 /// Device tasks without a stream arg take their tid (Ascend Hardware tid = physical stream).
 fn fill_streams(t: &mut Tables) {
-    for i in 0..t.events.len() {
-        if t.events.stream[i] >= 0 {
-            continue;
+    let filled = |i: usize| -> Option<i32> {
+        if t.events.stream.at(i) >= 0 {
+            return None;
         }
         let th = t.events.thread[i];
         let p = t.thread_process(th).idx();
-        if matches!(
+        matches!(
             t.processes.role[p],
             ProcessRole::AscendHardware | ProcessRole::KinetoDevice
-        ) {
-            t.events.stream[i] = t.threads.tid[th.idx()].clamp(-1, i32::MAX as i64) as i32;
-        }
+        )
+        .then(|| t.threads.tid[th.idx()].clamp(-1, i32::MAX as i64) as i32)
+    };
+    let n = t.events.len();
+    if (0..n).all(|i| filled(i).is_none()) {
+        return;
     }
+    let streams = (0..n)
+        .map(|i| filled(i).unwrap_or_else(|| t.events.stream.at(i)))
+        .collect();
+    t.events.stream = streams;
 }
 
 fn classify_all(t: &mut Tables) {
@@ -208,8 +215,8 @@ fn classify_all(t: &mut Tables) {
                 let instant = e.kind[i] == EventKind::Instant;
                 let key = (
                     role as u8,
-                    e.cat[i].0,
-                    e.task_type[i].0,
+                    e.cat.at(i).0,
+                    e.task_type.at(i).0,
                     e.name[i].0,
                     instant,
                 );
@@ -217,8 +224,8 @@ fn classify_all(t: &mut Tables) {
                     classify(
                         ClassifyInput {
                             role,
-                            cat: strings.get(e.cat[i]),
-                            task_type: strings.get(e.task_type[i]),
+                            cat: strings.get(e.cat.at(i)),
+                            task_type: strings.get(e.task_type.at(i)),
                             name: strings.get(e.name[i]),
                             instant,
                         },

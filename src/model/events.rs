@@ -2,6 +2,7 @@
 //! arrays. Rank, file, process, side and device id are reached through `thread`.
 
 use super::category::Category;
+use super::coded::Coded;
 use super::ids::ThreadId;
 use super::narrow::NarrowI64;
 use super::strings::StrId;
@@ -24,12 +25,12 @@ pub struct EventTable {
     pub ts_ns: Vec<i64>,
     pub dur_ns: NarrowI64,
     pub name: Vec<StrId>,
-    pub cat: Vec<StrId>,
+    pub cat: Coded<StrId>,
     /// Ascend `args["Task Type"]` / HCCL `args["task type"]`; empty elsewhere.
-    pub task_type: Vec<StrId>,
+    pub task_type: Coded<StrId>,
     /// Physical stream: `Physic Stream Id`, else `Stream Id`, else Kineto `stream`, else the tid
     /// of a device thread; -1 on host events.
-    pub stream: Vec<i32>,
+    pub stream: Coded<i32>,
     pub category: Vec<Category>,
     pub kind: Vec<EventKind>,
     /// Ascend `connection_id` (host→device); -1 absent.
@@ -69,9 +70,9 @@ impl EventTable {
             ts_ns: pick(&self.ts_ns, keep),
             dur_ns: self.dur_ns.pick(keep),
             name: pick(&self.name, keep),
-            cat: pick(&self.cat, keep),
-            task_type: pick(&self.task_type, keep),
-            stream: pick(&self.stream, keep),
+            cat: self.cat.pick(keep),
+            task_type: self.task_type.pick(keep),
+            stream: self.stream.pick(keep),
             category: pick(&self.category, keep),
             kind: pick(&self.kind, keep),
             connection_id: self.connection_id.pick(keep),

@@ -5,6 +5,7 @@
 pub mod category;
 pub mod checkpoint;
 pub mod closed_set;
+pub mod coded;
 pub mod comm_tasks;
 pub mod counters;
 pub mod events;

@@ -131,7 +131,7 @@ pub const TABLES: &[TableSchema] = &[
     },
     TableSchema {
         name: "events",
-        doc: "Timed events: X, matched B/E pairs, instants. Rank/file/side via thread -> process. dur_ns, connection_id and correlation_id are i64 values held in 4 bytes per row when they fit in an i32 (model::narrow).",
+        doc: "Timed events: X, matched B/E pairs, instants. Rank/file/side via thread -> process. dur_ns, connection_id and correlation_id are i64 values held in 4 bytes per row when they fit in an i32 (model::narrow); cat, task_type and stream one byte per row while a file has at most 256 distinct values of each (model::coded).",
         columns: cols![
             ("thread", "ThreadId", "Row of threads."),
             (

@@ -19,7 +19,7 @@ fn by_task_type(t: &profscope::model::Tables) -> BTreeMap<String, (u64, i64)> {
     for i in 0..t.events.len() {
         if t.event_role(i) == profscope::model::ProcessRole::AscendHardware {
             let e = m
-                .entry(t.str(t.events.task_type[i]).to_string())
+                .entry(t.str(t.events.task_type.at(i)).to_string())
                 .or_default();
             e.0 += 1;
             e.1 += t.events.dur_ns.at(i);
@@ -286,7 +286,7 @@ fn direct_btree_reads_equal_sqlite_on_every_db() {
         assert_eq!(e.0.category, e.1.category, "{tag}");
         let names = |t: &profscope::model::Tables| -> Vec<String> {
             (0..t.events.len())
-                .map(|i| format!("{}|{}", t.event_name(i), t.str(t.events.task_type[i])))
+                .map(|i| format!("{}|{}", t.event_name(i), t.str(t.events.task_type.at(i))))
                 .collect()
         };
         assert_eq!(names(&a), names(&s), "{tag}");

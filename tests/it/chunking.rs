@@ -17,9 +17,9 @@ fn fingerprint(t: &Tables) -> Vec<(String, String, i64, i64, i32, String, String
                 t.thread_label(t.events.thread[i]),
                 t.events.ts_ns[i],
                 t.events.dur_ns.at(i),
-                t.events.stream[i],
+                t.events.stream.at(i),
                 t.events.category[i].as_str().to_string(),
-                t.str(t.events.task_type[i]).to_string(),
+                t.str(t.events.task_type.at(i)).to_string(),
             )
         })
         .collect()

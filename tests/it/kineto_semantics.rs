@@ -64,7 +64,7 @@ fn annotations_are_neither_device_events_nor_streams() {
         let annotations = t.strings.lookup("gpu_user_annotation");
         let mut seen = 0u64;
         for i in 0..t.events.len() {
-            if Some(t.events.cat[i]) == annotations {
+            if Some(t.events.cat.at(i)) == annotations {
                 seen += 1;
                 assert!(
                     !t.events.category[i].is_device(),
@@ -99,7 +99,7 @@ fn cpu_ops_with_a_stream_argument_are_not_device_streams() {
     // triton_example: CPU `cpu_op` events carry `args.stream` (Triton launches).
     let t = common::ingest(&traces().join("triton_example/triton_example.json.gz"));
     let host_with_stream = (0..t.events.len())
-        .filter(|&i| t.events.stream[i] >= 0 && !t.event_is_device_side(i))
+        .filter(|&i| t.events.stream.at(i) >= 0 && !t.event_is_device_side(i))
         .count();
     assert!(host_with_stream > 0, "the sample's premise");
     let s = summary::compute(&t);

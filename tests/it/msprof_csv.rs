@@ -49,7 +49,7 @@ fn kernel_details_rows_counts_and_sums() {
         let mut by_core: BTreeMap<&str, u64> = BTreeMap::new();
         for i in 0..t.events.len() {
             // `N/A` cells are read as empty.
-            *by_core.entry(t.str(t.events.task_type[i])).or_default() += 1;
+            *by_core.entry(t.str(t.events.task_type.at(i))).or_default() += 1;
         }
         let want: BTreeMap<&str, u64> = cores.into_iter().collect();
         assert_eq!(by_core, want, "{tag}");

@@ -84,7 +84,7 @@ fn real_level1_rank0_spot_values() {
     // Both 2025 task-type spellings of waits land in wait_sync (formats doc section 6).
     let waits: Vec<&str> = (0..t.events.len())
         .filter(|&i| t.events.category[i] == profscope::model::Category::WaitSync)
-        .map(|i| t.str(t.events.task_type[i]))
+        .map(|i| t.str(t.events.task_type.at(i)))
         .collect();
     for tt in [
         "Notify Wait",
@@ -102,7 +102,7 @@ fn older_cann_stream_id_is_the_stream() {
     let t = ingest(&samples_dir().join("ascend-misc/mstt/mstt_test_resources/trace_view.json"));
     let mut streams: Vec<i32> = (0..t.events.len())
         .filter(|&i| t.event_role(i) == profscope::model::ProcessRole::AscendHardware)
-        .map(|i| t.events.stream[i])
+        .map(|i| t.events.stream.at(i))
         .collect();
     streams.sort();
     streams.dedup();
@@ -120,11 +120,11 @@ fn kineto_rank_device_and_streams() {
     assert_eq!(t.files.rank[0], 1);
     assert!(t.files.gzip[0]);
     let kernels: Vec<usize> = (0..t.events.len())
-        .filter(|&i| t.str(t.events.cat[i]) == "kernel")
+        .filter(|&i| t.str(t.events.cat.at(i)) == "kernel")
         .collect();
     assert!(!kernels.is_empty());
     for &i in &kernels {
         assert!(t.event_is_device_side(i));
-        assert!(t.events.stream[i] >= 0);
+        assert!(t.events.stream.at(i) >= 0);
     }
 }

@@ -42,7 +42,7 @@ fn ingest_of_generated_root_equals_ground_truth() {
             if t.event_role(i) != ProcessRole::AscendHardware {
                 continue;
             }
-            let s = streams.entry(t.events.stream[i]).or_default();
+            let s = streams.entry(t.events.stream.at(i)).or_default();
             s.0 += 1;
             s.1 += t.events.dur_ns.at(i);
             match t.events.category[i] {
@@ -98,7 +98,7 @@ fn ingest_of_generated_root_equals_ground_truth() {
         let mut by_cat: BTreeMap<String, u64> = BTreeMap::new();
         for i in 0..k.events.len() {
             *by_cat
-                .entry(k.str(k.events.cat[i]).to_string())
+                .entry(k.str(k.events.cat.at(i)).to_string())
                 .or_default() += 1;
         }
         assert_eq!(by_cat, rt.kineto_x_by_cat);
