@@ -201,40 +201,35 @@ fn one(
         w.starts.partition_point(|x| x.0 <= at).checked_sub(1)
     };
     let n = w.starts.len();
-    let mut compute: Vec<Vec<Iv>> = vec![Vec::new(); n];
-    let mut comm: Vec<Vec<Iv>> = vec![Vec::new(); n];
-    let mut copies: Vec<Vec<Iv>> = vec![Vec::new(); n];
-    let mut kernels = vec![0u64; n];
     let copy = AsyncCopy::new(t);
-    if n > 0 {
-        for &i in &d.events {
-            let u = i as usize;
-            let is_compute = t.events.category[u] == Category::ComputeKernel;
-            let is_copy = copy.is(t, u);
-            if !is_compute && !is_copy {
-                continue;
-            }
-            let Some(k) = step_of(u) else {
-                continue;
-            };
-            if is_compute {
-                compute[k].push(iv(t, i));
-                kernels[k] += 1;
-            }
-            if is_copy {
-                copies[k].push(iv(t, i));
-            }
-        }
-        for &i in &d.comm_ops {
-            if let Some(k) = step_of(i as usize) {
-                comm[k].push(iv(t, i));
-            }
-        }
-    }
+    let is_compute = |u: usize| t.events.category[u] == Category::ComputeKernel;
+    // The device's compute kernels and async copies, and its collectives, grouped by step: 4
+    // bytes per event (a device can have tens of millions), each step's intervals built when
+    // the step is reached.
+    let (dev_first, dev_order) = by_step(&d.events, n, |u| {
+        (is_compute(u) || copy.is(t, u))
+            .then(|| step_of(u))
+            .flatten()
+    });
+    let (comm_first, comm_order) = by_step(&d.comm_ops, n, step_of);
     let mut steps = Vec::new();
     for (k, (_, label, key, host_ns)) in w.starts.iter().enumerate() {
-        let c = intervals::union(std::mem::take(&mut compute[k]));
-        let m = intervals::union(std::mem::take(&mut comm[k]));
+        let (mut compute, mut copies, mut kernels) = (Vec::new(), Vec::new(), 0u64);
+        for &i in &dev_order[dev_first[k]..dev_first[k + 1]] {
+            if is_compute(i as usize) {
+                compute.push(iv(t, i));
+                kernels += 1;
+            }
+            if copy.is(t, i as usize) {
+                copies.push(iv(t, i));
+            }
+        }
+        let comm: Vec<Iv> = comm_order[comm_first[k]..comm_first[k + 1]]
+            .iter()
+            .map(|&i| iv(t, i))
+            .collect();
+        let c = intervals::union(compute);
+        let m = intervals::union(comm);
         let computing = intervals::total(&c);
         let communication = intervals::total(&m);
         let overlapped = intervals::intersect_total(&c, &m);
@@ -248,7 +243,7 @@ fn one(
             .map(|g| g.1 - g.0)
             .filter(|&g| g >= min_gap_ns)
             .fold((0u64, 0i64), |(n, s), g| (n + 1, s + g));
-        let cp = std::mem::take(&mut copies[k]);
+        let cp = copies;
         let async_copy: i64 = cp.iter().map(|x| x.1 - x.0).sum();
         let cp = intervals::union(cp);
         steps.push(StepRow {
@@ -263,7 +258,7 @@ fn one(
             free_ns: (end - start) - intervals::total(&busy),
             async_copy_ns: async_copy,
             async_copy_not_overlapped_ns: intervals::uncovered_total(&cp, &busy),
-            compute_kernels: kernels[k],
+            compute_kernels: kernels,
             bubbles,
             bubble_ns,
         });
@@ -295,6 +290,35 @@ fn one(
         names,
         collectives,
     }
+}
+
+/// `events` grouped by the step `step_of` gives each (None: left out), in their order within a
+/// step: `order[first[k]..first[k + 1]]` are step k's (a counting sort over `n` steps).
+fn by_step(
+    events: &[u32],
+    n: usize,
+    step_of: impl Fn(usize) -> Option<usize>,
+) -> (Vec<usize>, Vec<u32>) {
+    let step: Vec<u32> = events
+        .iter()
+        .map(|&i| step_of(i as usize).map_or(u32::MAX, |k| k as u32))
+        .collect();
+    let mut first = vec![0usize; n + 1];
+    for &k in step.iter().filter(|&&k| k != u32::MAX) {
+        first[k as usize + 1] += 1;
+    }
+    for k in 0..n {
+        first[k + 1] += first[k];
+    }
+    let mut order = vec![0u32; first[n]];
+    let mut next = first.clone();
+    for (&i, &k) in events.iter().zip(&step) {
+        if k != u32::MAX {
+            order[next[k as usize]] = i;
+            next[k as usize] += 1;
+        }
+    }
+    (first, order)
 }
 
 fn cohort(t: &Tables, f: FileId) -> &'static str {
