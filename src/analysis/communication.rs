@@ -37,62 +37,54 @@ pub fn compute(t: &Tables, devices: &[Device]) -> Vec<Communication> {
 
 fn one(t: &Tables, d: &Device) -> Communication {
     let e = &t.events;
-    let idx: Vec<usize> = d.events.iter().map(|&i| i as usize).collect();
-    let compute_ns: i64 = idx
-        .iter()
-        .filter(|&&i| e.category[i] == Category::ComputeKernel)
-        .map(|&i| e.dur_ns.at(i))
-        .sum();
-    let device_ns: i64 = idx.iter().map(|&i| e.dur_ns.at(i)).sum();
-    let own: Vec<i64> = idx
-        .iter()
-        .filter(|&&i| e.category[i] == Category::CommKernel)
-        .map(|&i| e.dur_ns.at(i))
-        .collect();
-    let (source, comm) = if own.is_empty() && !d.comm_ops.is_empty() {
-        (
-            CommSource::HcclGroupOps,
-            d.comm_ops
-                .iter()
-                .map(|&i| e.dur_ns.at(i as usize))
-                .collect::<Vec<_>>(),
-        )
-    } else {
-        (CommSource::DeviceCommKernels, own)
+    // Passes over the device's events by category, with no per-event list (a device can have
+    // tens of millions of events).
+    let durs = |c: Category| {
+        d.events
+            .iter()
+            .map(|&i| i as usize)
+            .filter(move |&i| e.category[i] == c)
+            .map(|i| e.dur_ns.at(i))
     };
+    let compute_ns: i64 = durs(Category::ComputeKernel).sum();
+    let device_ns: i64 = d.events.iter().map(|&i| e.dur_ns.at(i as usize)).sum();
+    let has_own = durs(Category::CommKernel).next().is_some();
+    let (source, comm) = if !has_own && !d.comm_ops.is_empty() {
+        let ops = d.comm_ops.iter().map(|&i| e.dur_ns.at(i as usize));
+        (CommSource::HcclGroupOps, share(ops, compute_ns))
+    } else {
+        let own = durs(Category::CommKernel);
+        (CommSource::DeviceCommKernels, share(own, compute_ns))
+    };
+    // Waits by kind: 1 NOTIFY_WAIT, 2 EVENT_WAIT / STREAM_WAIT / MEM_WAIT_VALUE.
     let mut buf = String::new();
     let mut kind = |i: usize| match wait_kind(t, i, &mut buf) {
         Some(WaitKind::Notify) => 1,
         Some(WaitKind::Event | WaitKind::MemWait) => 2,
         _ => 0,
     };
-    let waits: Vec<(usize, u8)> = idx
-        .iter()
-        .filter(|&&i| e.category[i] == Category::WaitSync)
-        .map(|&i| (i, kind(i)))
-        .collect();
+    let (mut notify, mut other) = (Vec::new(), Vec::new());
+    for &i in &d.events {
+        let i = i as usize;
+        if e.category[i] == Category::WaitSync {
+            match kind(i) {
+                1 => notify.push(e.dur_ns.at(i)),
+                2 => other.push(e.dur_ns.at(i)),
+                _ => {}
+            }
+        }
+    }
     let (compute_u, comm_u) = busy_unions(t, d);
     let overlapped = intervals::intersect_total(compute_u, comm_u);
     let comm_total = intervals::total(comm_u);
     Communication {
         device: d.evidence.clone(),
         comm_kernels_source: source,
-        comm_kernels: share(comm.into_iter(), compute_ns),
+        comm_kernels: comm,
         compute_kernel_ns: compute_ns,
-        event_and_mem_waits: share(
-            waits.iter().filter(|w| w.1 == 2).map(|w| e.dur_ns.at(w.0)),
-            device_ns,
-        ),
-        notify_wait: share(
-            waits.iter().filter(|w| w.1 == 1).map(|w| e.dur_ns.at(w.0)),
-            device_ns,
-        ),
-        data_movement: share(
-            idx.iter()
-                .filter(|&&i| e.category[i] == Category::DataMovement)
-                .map(|&i| e.dur_ns.at(i)),
-            device_ns,
-        ),
+        event_and_mem_waits: share(other.into_iter(), device_ns),
+        notify_wait: share(notify.into_iter(), device_ns),
+        data_movement: share(durs(Category::DataMovement), device_ns),
         device_task_ns: device_ns,
         comm_union_ns: comm_total,
         overlapped_with_compute_ns: overlapped,
