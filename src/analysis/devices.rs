@@ -66,17 +66,7 @@ pub fn devices(t: &Tables) -> Vec<Device> {
             _ => {}
         }
     }
-    let by_ts = |v: &mut Vec<u32>| {
-        let key = |&i: &u32| (t.events.ts_ns[i as usize], i);
-        if !v.is_sorted_by_key(key) {
-            // Sorting (ts, index) pairs keeps the keys next to each other in memory; a key
-            // closure would chase `ts_ns[i]` at random for every comparison.
-            let mut keyed: Vec<(i64, u32)> = v.iter().map(|&i| key(&i)).collect();
-            keyed.sort_unstable();
-            v.clear();
-            v.extend(keyed.into_iter().map(|(_, i)| i));
-        }
-    };
+    let by_ts = |v: &mut Vec<u32>| sort_by_start(t, v);
     let mut out = Vec::new();
     for (p, mut events) in by_process.into_iter().enumerate() {
         if events.is_empty() {
@@ -119,6 +109,38 @@ pub fn devices(t: &Tables) -> Vec<Device> {
         });
     }
     out
+}
+
+/// Sorts event indexes by (start, index). The keys are sorted next to the indexes (a key
+/// closure would chase `ts_ns[i]` at random for every comparison): packed into one u64 (start
+/// offset from the earliest above the index bits) when that fits, 8 bytes per event, else as
+/// (start, index) pairs, 16.
+fn sort_by_start(t: &Tables, v: &mut Vec<u32>) {
+    let ts = |i: u32| t.events.ts_ns[i as usize];
+    if v.is_sorted_by_key(|&i| (ts(i), i)) {
+        return;
+    }
+    let (lo, hi) = v.iter().fold((i64::MAX, i64::MIN), |(lo, hi), &i| {
+        (lo.min(ts(i)), hi.max(ts(i)))
+    });
+    let idx_bits = 32 - v.iter().max().map_or(0, |m| m.leading_zeros());
+    let span = hi.abs_diff(lo);
+    let span_bits = 64 - span.leading_zeros();
+    if span_bits + idx_bits <= 64 {
+        let mut keyed: Vec<u64> = v
+            .iter()
+            .map(|&i| (ts(i).abs_diff(lo) << idx_bits) | i as u64)
+            .collect();
+        keyed.sort_unstable();
+        let mask = (1u64 << idx_bits) - 1;
+        v.clear();
+        v.extend(keyed.into_iter().map(|k| (k & mask) as u32));
+    } else {
+        let mut keyed: Vec<(i64, u32)> = v.iter().map(|&i| (ts(i), i)).collect();
+        keyed.sort_unstable();
+        v.clear();
+        v.extend(keyed.into_iter().map(|(_, i)| i));
+    }
 }
 
 /// The windows of `busy` (sorted, disjoint) the device was observed in: first start to last end
@@ -165,5 +187,33 @@ impl AsyncCopy {
     pub fn is(&self, t: &Tables, i: usize) -> bool {
         self.0
             .is_some_and(|m| t.events.task_type.at(i) == m || t.events.name[i] == m)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Both key layouts give the order of a plain sort by (start, index): a span that packs
+    /// (starts within 2^20 ns) and one that does not (starts 2^62 ns apart).
+    #[test]
+    fn sort_by_start_orders_by_start_then_index() {
+        for spread in [1i64 << 20, 1i64 << 62] {
+            let mut t = Tables::default();
+            let mut x: u64 = 99;
+            for _ in 0..5000 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                // Few distinct starts, so ties are frequent.
+                let ts = ((x >> 40) % 97) as i64 * (spread / 97) - (1 << 40);
+                t.events.ts_ns.push(ts);
+            }
+            let mut v: Vec<u32> = (0..5000u32).rev().collect();
+            let mut want = v.clone();
+            want.sort_by_key(|&i| (t.events.ts_ns[i as usize], i));
+            sort_by_start(&t, &mut v);
+            assert_eq!(v, want, "spread {spread}");
+        }
     }
 }
