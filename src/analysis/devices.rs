@@ -200,13 +200,10 @@ mod tests {
     fn sort_by_start_orders_by_start_then_index() {
         for spread in [1i64 << 20, 1i64 << 62] {
             let mut t = Tables::default();
-            let mut x: u64 = 99;
+            let mut rnd = super::super::intervals::test_rng(99);
             for _ in 0..5000 {
-                x = x
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
                 // Few distinct starts, so ties are frequent.
-                let ts = ((x >> 40) % 97) as i64 * (spread / 97) - (1 << 40);
+                let ts = rnd(97) * (spread / 97) - (1 << 40);
                 t.events.ts_ns.push(ts);
             }
             let mut v: Vec<u32> = (0..5000u32).rev().collect();

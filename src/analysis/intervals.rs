@@ -183,6 +183,18 @@ pub fn covered_within(u: &[Iv], lo: i64, hi: i64) -> i64 {
         .sum()
 }
 
+/// A small deterministic generator for property tests: `rnd(n)` is in `0..n`.
+#[cfg(test)]
+pub(crate) fn test_rng(seed: u64) -> impl FnMut(i64) -> i64 {
+    let mut x = seed;
+    move |n: i64| {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((x >> 33) % n as u64) as i64
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -200,13 +212,7 @@ mod tests {
 
     #[test]
     fn prop_interval_algebra_matches_a_bitmap() {
-        let mut x: u64 = 1;
-        let mut rnd = |n: i64| {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((x >> 33) % n as u64) as i64
-        };
+        let mut rnd = test_rng(1);
         for _ in 0..500 {
             let mut mk = || {
                 (0..rnd(12))

@@ -174,13 +174,7 @@ mod tests {
     /// independent of the unions and of the boundary merge).
     #[test]
     fn class_times_match_a_per_nanosecond_model() {
-        let mut x: u64 = 7;
-        let mut rnd = |n: i64| {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((x >> 33) % n as u64) as i64
-        };
+        let mut rnd = intervals::test_rng(7);
         for _ in 0..400 {
             let raw: Vec<Vec<Iv>> = (0..3)
                 .map(|_| {
