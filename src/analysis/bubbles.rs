@@ -127,33 +127,36 @@ fn gaps_in(busy: &[Iv], observed: &[Iv], min_gap_ns: i64) -> Vec<Iv> {
         .collect()
 }
 
-/// Intervals sorted by start with the running maximum of their ends, so that "the first one
-/// that ends after `a`" is a binary search even when they overlap.
-struct Sorted<T> {
-    items: Vec<(Iv, T)>,
+/// Device events in start order with the running maximum of their ends, so that "the first one
+/// that ends after `a`" is a binary search even when they overlap. Holds indexes, not intervals:
+/// 12 bytes per event (a device can have millions of waits and communication tasks).
+#[derive(Default)]
+struct Sorted {
+    events: Vec<u32>,
     max_end: Vec<i64>,
 }
 
-impl<T: Copy> Sorted<T> {
-    fn new(items: Vec<(Iv, T)>) -> Self {
-        let mut m = i64::MIN;
-        let max_end = items
-            .iter()
-            .map(|x| {
-                m = m.max(x.0.1);
-                m
-            })
-            .collect();
-        Sorted { items, max_end }
+impl Sorted {
+    /// `i` must not start before the previous event.
+    fn push(&mut self, t: &Tables, i: u32) {
+        let end = iv(t, i).1;
+        self.max_end
+            .push(self.max_end.last().map_or(end, |&m| m.max(end)));
+        self.events.push(i);
     }
 
-    /// The items that overlap `[a, b)`, in start order.
-    fn overlapping(&self, (a, b): Iv) -> impl Iterator<Item = &(Iv, T)> {
+    /// The events that overlap `[a, b)`, in start order, with their positions here.
+    fn overlapping<'s>(
+        &'s self,
+        t: &'s Tables,
+        (a, b): Iv,
+    ) -> impl Iterator<Item = (usize, u32)> + 's {
         let first = self.max_end.partition_point(|&e| e <= a);
-        self.items[first..]
-            .iter()
-            .take_while(move |x| x.0.0 < b)
-            .filter(move |x| x.0.1 > a)
+        (first..self.events.len())
+            .map(move |k| (k, self.events[k], iv(t, self.events[k])))
+            .take_while(move |x| x.2.0 < b)
+            .filter(move |x| x.2.1 > a)
+            .map(|x| (x.0, x.1))
     }
 }
 
@@ -215,44 +218,47 @@ struct RawGap {
 /// the device's busy time, and graph-replay spans (CAPTURE_RECORD → next NOTIFY_WAIT /
 /// CAPTURE_RECORD).
 struct Evidence {
-    waits: Sorted<(WaitKind, u32)>,
-    copies: Sorted<u32>,
-    comm_tasks: Sorted<u32>,
+    waits: Sorted,
+    /// The wait kind of each of `waits` (in its order).
+    wait_kinds: Vec<WaitKind>,
+    copies: Sorted,
+    comm_tasks: Sorted,
     replays: Vec<Iv>,
 }
 
 fn evidence_of(t: &Tables, d: &Device, window: Iv) -> Evidence {
     let mut buf = String::new();
-    let mut waits: Vec<(Iv, (WaitKind, u32))> = Vec::new();
-    let mut copies: Vec<(Iv, u32)> = Vec::new();
+    let (mut waits, mut copies, mut comm_tasks) =
+        (Sorted::default(), Sorted::default(), Sorted::default());
+    let mut wait_kinds = Vec::new();
     // Communication tasks of the device that are not its busy time (the HCCL group ops are).
-    let mut comm_tasks: Vec<(Iv, u32)> = Vec::new();
     let own_comm_busy = d.comm_source == CommSource::DeviceCommKernels;
     for &i in &d.events {
         if let Some(k) = wait_kind(t, i as usize, &mut buf).filter(|&k| k != WaitKind::Other) {
-            waits.push((iv(t, i), (k, i)));
+            waits.push(t, i);
+            wait_kinds.push(k);
         } else {
             match t.events.category[i as usize] {
-                Category::DataMovement => copies.push((iv(t, i), i)),
-                Category::CommKernel if !own_comm_busy => comm_tasks.push((iv(t, i), i)),
+                Category::DataMovement => copies.push(t, i),
+                Category::CommKernel if !own_comm_busy => comm_tasks.push(t, i),
                 _ => {}
             }
         }
     }
     let mut replays: Vec<Iv> = Vec::new();
-    for (n, w) in waits.iter().enumerate() {
-        if w.1.0 == WaitKind::Capture {
-            let end = waits[n + 1..]
-                .iter()
-                .find(|x| matches!(x.1.0, WaitKind::Capture | WaitKind::Notify))
-                .map_or(window.1, |x| x.0.0);
-            replays.push((w.0.0, end));
+    for (n, &k) in wait_kinds.iter().enumerate() {
+        if k == WaitKind::Capture {
+            let end = (n + 1..wait_kinds.len())
+                .find(|&m| matches!(wait_kinds[m], WaitKind::Capture | WaitKind::Notify))
+                .map_or(window.1, |m| t.events.ts_ns[waits.events[m] as usize]);
+            replays.push((t.events.ts_ns[waits.events[n] as usize], end));
         }
     }
     Evidence {
-        waits: Sorted::new(waits),
-        copies: Sorted::new(copies),
-        comm_tasks: Sorted::new(comm_tasks),
+        waits,
+        wait_kinds,
+        copies,
+        comm_tasks,
         replays,
     }
 }
@@ -364,14 +370,14 @@ impl<'a> Rules<'a> {
         let ev = &self.evidence;
         // The first wait of each kind inside the gap.
         let (mut notify, mut event, mut mem) = (None, None, None);
-        for w in ev.waits.overlapping((a, b)) {
-            let slot = match w.1.0 {
+        for (k, w) in ev.waits.overlapping(t, (a, b)) {
+            let slot = match ev.wait_kinds[k] {
                 WaitKind::Notify => &mut notify,
                 WaitKind::Event => &mut event,
                 WaitKind::MemWait => &mut mem,
                 _ => continue,
             };
-            slot.get_or_insert(w.1.1);
+            slot.get_or_insert(w);
         }
         let late = launch.filter(|&(_, c)| t.events.ts_ns[c as usize] > a);
         let serving = &mut self.serving;
@@ -392,11 +398,11 @@ impl<'a> Rules<'a> {
             (Cause::HostDispatch, None)
         } else if let Some(w) = notify {
             (Cause::WaitingForCollective, Some(w))
-        } else if let Some(c) = ev.comm_tasks.overlapping((a, b)).next() {
+        } else if let Some(c) = ev.comm_tasks.overlapping(t, (a, b)).next() {
             (Cause::WaitingForCollective, Some(c.1))
         } else if let Some(w) = event {
             (Cause::Synchronization, Some(w))
-        } else if let Some(c) = ev.copies.overlapping((a, b)).next() {
+        } else if let Some(c) = ev.copies.overlapping(t, (a, b)).next() {
             (Cause::DataMovement, Some(c.1))
         } else if let Some(s) = outside_steps(&self.steps, (a, b)) {
             (Cause::BetweenSteps, s)
