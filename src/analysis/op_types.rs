@@ -5,7 +5,7 @@
 //! `pct_of_total`: the sum over all such tasks of the device.
 
 use super::devices::Device;
-use super::stats::dur_stats;
+use super::stats::{Durations, dur_stats};
 use crate::model::events::NO_ROW;
 use crate::model::{StrId, Tables};
 pub use crate::report::contract::op_types::*;
@@ -14,7 +14,7 @@ use std::collections::HashMap;
 pub fn compute(t: &Tables, devices: &[Device]) -> Vec<OpTypes> {
     let mut out = Vec::new();
     for d in devices {
-        let mut groups: HashMap<(StrId, StrId), Vec<i64>> = HashMap::new();
+        let mut groups: HashMap<(StrId, StrId), Durations> = HashMap::new();
         for &i in &d.events {
             let i = i as usize;
             let k = t.events.kernel[i];
@@ -32,14 +32,14 @@ pub fn compute(t: &Tables, devices: &[Device]) -> Vec<OpTypes> {
         if groups.is_empty() {
             continue;
         }
-        let sum: i64 = groups.values().flatten().sum();
+        let sum: i64 = groups.values().map(Durations::sum).sum();
         let tasks = groups.values().map(|v| v.len() as u64).sum();
         let mut rows: Vec<OpTypeRow> = groups
             .into_iter()
             .map(|((op, tt), durs)| OpTypeRow {
                 op_type: t.str(op).to_string(),
                 task_type: t.str(tt).to_string(),
-                stats: dur_stats(t.str(op).to_string(), durs, sum),
+                stats: dur_stats(t.str(op).to_string(), durs.into_vec(), sum),
             })
             .collect();
         rows.sort_by(|a, b| {

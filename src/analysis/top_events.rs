@@ -3,7 +3,7 @@
 //! tasks. Denominator of `pct_of_total`: the subset's sum of durations on that device.
 
 use super::devices::Device;
-use super::stats::{DurStats, dur_stats};
+use super::stats::{DurStats, Durations, dur_stats};
 use crate::model::{Category, Tables};
 pub use crate::report::contract::top_events::*;
 use std::collections::HashMap;
@@ -18,7 +18,7 @@ pub fn compute(t: &Tables, devices: &[Device], top_n: usize) -> Vec<TopEvents> {
                 &[Category::CommKernel, Category::WaitSync][..],
             ),
         ] {
-            let mut groups: HashMap<crate::model::StrId, Vec<i64>> = HashMap::new();
+            let mut groups: HashMap<crate::model::StrId, Durations> = HashMap::new();
             for &i in &d.events {
                 let i = i as usize;
                 if keep.contains(&t.events.category[i]) {
@@ -28,11 +28,11 @@ pub fn compute(t: &Tables, devices: &[Device], top_n: usize) -> Vec<TopEvents> {
                         .push(t.events.dur_ns.at(i));
                 }
             }
-            let total: i64 = groups.values().flatten().sum();
+            let total: i64 = groups.values().map(Durations::sum).sum();
             let events = groups.values().map(|v| v.len() as u64).sum();
             let mut stats: Vec<DurStats> = groups
                 .into_iter()
-                .map(|(n, v)| dur_stats(t.str(n).to_string(), v, total))
+                .map(|(n, v)| dur_stats(t.str(n).to_string(), v.into_vec(), total))
                 .collect();
             stats.sort_by(|a, b| b.sum_ns.cmp(&a.sum_ns).then_with(|| a.name.cmp(&b.name)));
             let by_sum: Vec<DurStats> = stats.iter().take(top_n).cloned().collect();
