@@ -539,12 +539,13 @@ fn largest_of(t: &Tables, mut largest: Vec<RawGap>, top_n: usize) -> Vec<Gap> {
 
 /// Idle inside each decode step (graph-replay steps of the device).
 fn step_idle(t: &Tables, d: &Device, gaps: &[Iv]) -> Vec<StepIdle> {
-    super::decode_steps::segment(t, d)
+    let steps = super::decode_steps::segment(t, d);
+    steps
         .iter()
         .enumerate()
         .map(|(k, st)| {
-            let end = st
-                .heads
+            let end = steps
+                .heads(st)
                 .iter()
                 .map(|h| h.mem_wait_ts_ns + h.mem_wait_ns + h.burst_ns)
                 .fold(st.replay_end_ns, i64::max);

@@ -34,7 +34,35 @@ pub struct DecodeStep {
     /// Start of the replay's first kernel.
     pub first_kernel_ns: i64,
     pub replay_end_ns: i64,
-    pub heads: Vec<MtpHead>,
+    /// Its MTP heads, as a range of [`DecodeSteps::heads`] (one list for every step: a device
+    /// can have hundreds of thousands of steps).
+    pub head_span: std::ops::Range<u32>,
+}
+
+/// A device's decode steps (dereferences to them), with the MTP heads of all of them in one list.
+#[derive(Debug, Default)]
+pub struct DecodeSteps {
+    steps: Vec<DecodeStep>,
+    heads: Vec<MtpHead>,
+}
+
+impl std::ops::Deref for DecodeSteps {
+    type Target = [DecodeStep];
+    fn deref(&self) -> &[DecodeStep] {
+        &self.steps
+    }
+}
+
+impl DecodeSteps {
+    /// The MTP heads of step `s` (one of these steps).
+    pub fn heads(&self, s: &DecodeStep) -> &[MtpHead] {
+        &self.heads[s.head_span.start as usize..s.head_span.end as usize]
+    }
+
+    /// Every step's heads, step by step.
+    pub fn all_heads(&self) -> &[MtpHead] {
+        &self.heads
+    }
 }
 
 /// The mark of each entry of `d.events` (one byte per device event: a device can have tens of
@@ -74,13 +102,13 @@ fn burst_end(t: &Tables, ev: &[u32], m: &[Mark]) -> (Option<i64>, usize) {
 }
 
 /// The device's decode steps (segmented once per device, then shared).
-pub fn segment<'d>(t: &Tables, d: &'d Device) -> &'d [DecodeStep] {
+pub fn segment<'d>(t: &Tables, d: &'d Device) -> &'d DecodeSteps {
     d.decode_steps.get_or_init(|| segment_now(t, d))
 }
 
-fn segment_now(t: &Tables, d: &Device) -> Vec<DecodeStep> {
+fn segment_now(t: &Tables, d: &Device) -> DecodeSteps {
     let (ev, m) = (&d.events[..], marks(t, d));
-    let mut steps = Vec::new();
+    let (mut steps, mut heads) = (Vec::new(), Vec::new());
     for k in 0..m.len() {
         if m[k] != Mark::Notify {
             continue;
@@ -110,20 +138,23 @@ fn segment_now(t: &Tables, d: &Device) -> Vec<DecodeStep> {
             replay_start_ns: iv(t, ci).0,
             first_kernel_ns: first,
             replay_end_ns: end,
-            heads: Vec::new(),
+            head_span: heads.len() as u32..heads.len() as u32,
         };
         r += used;
         while r < m.len() && m[r] == Mark::MemWait {
             let (ws, we) = iv(t, ev[r]);
             let (head_end, used) = burst_end(t, &ev[r + 1..], &m[r + 1..]);
-            step.heads.push(MtpHead {
+            heads.push(MtpHead {
                 mem_wait_ts_ns: ws,
                 mem_wait_ns: we - ws,
                 burst_ns: head_end.map_or(0, |e| e - we),
             });
             r += 1 + used;
         }
+        step.head_span.end = heads.len() as u32;
         steps.push(step);
     }
-    steps
+    steps.shrink_to_fit();
+    heads.shrink_to_fit();
+    DecodeSteps { steps, heads }
 }

@@ -3,7 +3,7 @@
 //! collective ops that count as its communication (HCCL group ops of the same file when present,
 //! else the device's own communication kernels).
 
-use super::decode_steps::DecodeStep;
+use super::decode_steps::DecodeSteps;
 use super::intervals::Iv;
 use crate::model::category::WaitKind;
 use crate::model::{Category, FileId, ProcessId, ProcessRole, Tables};
@@ -39,7 +39,7 @@ pub struct Device {
     pub spans: Vec<Iv>,
     /// Derived once on first use, shared by the analyses that need them (they run in parallel).
     pub(super) busy: OnceLock<(Vec<Iv>, Vec<Iv>)>,
-    pub(super) decode_steps: OnceLock<Vec<DecodeStep>>,
+    pub(super) decode_steps: OnceLock<DecodeSteps>,
     pub(super) launches: OnceLock<super::dispatch::Launches>,
 }
 

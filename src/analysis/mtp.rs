@@ -15,14 +15,14 @@ pub fn compute(t: &Tables, devices: &[Device]) -> Vec<Mtp> {
         .iter()
         .filter_map(|d| {
             let steps = decode_steps::segment(t, d);
-            if steps.iter().all(|s| s.heads.is_empty()) {
+            if steps.all_heads().is_empty() {
                 return None;
             }
             let mut heads_per_step: BTreeMap<usize, u64> = BTreeMap::new();
             let mut by_head: BTreeMap<usize, (u64, i64, i64, i64)> = BTreeMap::new();
-            for s in steps {
-                *heads_per_step.entry(s.heads.len()).or_default() += 1;
-                for (k, h) in s.heads.iter().enumerate() {
+            for s in steps.iter() {
+                *heads_per_step.entry(steps.heads(s).len()).or_default() += 1;
+                for (k, h) in steps.heads(s).iter().enumerate() {
                     let e = by_head.entry(k + 1).or_default();
                     e.0 += 1;
                     e.1 += h.mem_wait_ns;
@@ -30,7 +30,7 @@ pub fn compute(t: &Tables, devices: &[Device]) -> Vec<Mtp> {
                     e.3 += s.notify_ns;
                 }
             }
-            let all: Vec<&decode_steps::MtpHead> = steps.iter().flat_map(|s| &s.heads).collect();
+            let all = steps.all_heads();
             Some(Mtp {
                 device: d.evidence.clone(),
                 decode_steps: steps.len() as u64,
