@@ -21,6 +21,7 @@
 //! clocks and are never compared with each other).
 
 use super::devices::{AsyncCopy, Device, DeviceRef, iv};
+use super::grouping::counting_sort;
 use super::intervals::{self, Iv};
 use super::phases::{DECODE_SCOPE, Launches, PREFILL_SCOPE};
 use super::stats::pct;
@@ -293,7 +294,7 @@ fn one(
 }
 
 /// `events` grouped by the step `step_of` gives each (None: left out), in their order within a
-/// step: `order[first[k]..first[k + 1]]` are step k's (a counting sort over `n` steps).
+/// step: `order[first[k]..first[k + 1]]` are step k's. The steps are computed once.
 fn by_step(
     events: &[u32],
     n: usize,
@@ -303,22 +304,13 @@ fn by_step(
         .iter()
         .map(|&i| step_of(i as usize).map_or(u32::MAX, |k| k as u32))
         .collect();
-    let mut first = vec![0usize; n + 1];
-    for &k in step.iter().filter(|&&k| k != u32::MAX) {
-        first[k as usize + 1] += 1;
-    }
-    for k in 0..n {
-        first[k + 1] += first[k];
-    }
-    let mut order = vec![0u32; first[n]];
-    let mut next = first.clone();
-    for (&i, &k) in events.iter().zip(&step) {
-        if k != u32::MAX {
-            order[next[k as usize]] = i;
-            next[k as usize] += 1;
-        }
-    }
-    (first, order)
+    counting_sort(n, || {
+        events
+            .iter()
+            .zip(&step)
+            .filter(|&(_, &k)| k != u32::MAX)
+            .map(|(&i, &k)| (k as usize, i))
+    })
 }
 
 fn cohort(t: &Tables, f: FileId) -> &'static str {

@@ -66,13 +66,12 @@ pub fn devices(t: &Tables) -> Vec<Device> {
             _ => {}
         }
     }
-    let by_ts = |v: &mut Vec<u32>| sort_by_start(t, v);
     let mut out = Vec::new();
     for (p, mut events) in by_process.into_iter().enumerate() {
         if events.is_empty() {
             continue;
         }
-        by_ts(&mut events);
+        sort_by_start(t, &mut events);
         // Kept for the whole run: drop the spare capacity of the pushes.
         events.shrink_to_fit();
         let process = ProcessId(p as u32);
@@ -89,7 +88,7 @@ pub fn devices(t: &Tables) -> Vec<Device> {
                     .collect();
                 (own, CommSource::DeviceCommKernels)
             };
-        by_ts(&mut comm_ops);
+        sort_by_start(t, &mut comm_ops);
         out.push(Device {
             file,
             process,

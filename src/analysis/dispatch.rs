@@ -11,6 +11,7 @@
 //! enclosing the runtime call on its thread.
 
 use super::devices::{Device, iv};
+use super::grouping::counting_sort;
 use super::stats::{DurStats, dur_stats, pct, quantile};
 use crate::model::flows::FlowPhase;
 use crate::model::hash::FxHashMap;
@@ -276,28 +277,14 @@ fn queue_depths(t: &Tables, d: &Device, l: &Launches, calls: &[Call]) -> Vec<i64
         .enumerate()
         .map(|(k, c)| (c.call, k as u32))
         .collect();
-    let linked = || {
+    // ends[first[p]..first[p + 1]]: the ends of the tasks of calls[p].
+    let (first, ends) = counting_sort(calls.len(), || {
         l.launch
             .iter()
             .enumerate()
             .filter(|&(_, &c)| c != NO_LAUNCH)
-            .map(|(k, c)| (pos[c] as usize, k))
-    };
-    // first[p]..first[p + 1]: the ends of the tasks of calls[p].
-    let mut first = vec![0usize; calls.len() + 1];
-    for (p, _) in linked() {
-        first[p + 1] += 1;
-    }
-    for p in 0..calls.len() {
-        first[p + 1] += first[p];
-    }
-    let mut ends = vec![0i64; first[calls.len()]];
-    let mut next = first.clone();
-    for (p, k) in linked() {
-        ends[next[p]] = iv(t, d.events[k]).1;
-        next[p] += 1;
-    }
-    drop(next);
+            .map(|(k, c)| (pos[c] as usize, iv(t, d.events[k]).1))
+    });
     let mut heap: BinaryHeap<std::cmp::Reverse<i64>> = BinaryHeap::new();
     let mut depth: Vec<i64> = Vec::with_capacity(calls.len());
     for (k, c) in calls.iter().enumerate() {

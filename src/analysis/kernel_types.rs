@@ -73,16 +73,24 @@ pub fn compute_complete_steps(t: &Tables, devices: &[Device]) -> Vec<KernelTypes
     out
 }
 
-/// The union of `d`'s kernels of type `k` (index into [`TYPES`]) that `keep` accepts.
-fn type_union(t: &Tables, d: &Device, k: usize, keep: Option<&dyn Fn(u32) -> bool>) -> Vec<Iv> {
-    let v = d
-        .events
-        .iter()
-        .filter(|&&i| kind(t.events.category[i as usize]) == Some(k))
-        .filter(|&&i| keep.is_none_or(|f| f(i)))
-        .map(|&i| iv(t, i))
-        .collect();
-    intervals::union(v)
+/// The unions of `d`'s kernels of each type of [`TYPES`] that `keep` accepts, in one pass; the
+/// compute one is left empty when `skip_compute` (the caller has it).
+fn type_unions(
+    t: &Tables,
+    d: &Device,
+    keep: Option<&dyn Fn(u32) -> bool>,
+    skip_compute: bool,
+) -> [Vec<Iv>; 3] {
+    let mut v: [Vec<Iv>; 3] = Default::default();
+    for &i in &d.events {
+        if let Some(k) = kind(t.events.category[i as usize])
+            && !(k == 0 && skip_compute)
+            && keep.is_none_or(|f| f(i))
+        {
+            v[k].push(iv(t, i));
+        }
+    }
+    v.map(intervals::union)
 }
 
 /// Time per overlap class (bit k set: some kernel of TYPES[k] runs) between the first and the
@@ -123,16 +131,11 @@ fn one(t: &Tables, d: &Device, keep: Option<&dyn Fn(u32) -> bool>) -> Option<Ker
     // A device can have tens of millions of kernels: the breakdown is taken from the three
     // per-type unions (sorted, merged; the compute one shared with device_time when every
     // kernel counts) rather than from a sorted list of every start and end.
-    let own_compute;
+    let [own_compute, comm, memory] = type_unions(t, d, keep, keep.is_none());
     let compute: &[Iv] = match keep {
         None => &busy_unions(t, d).0,
-        Some(_) => {
-            own_compute = type_union(t, d, 0, keep);
-            &own_compute
-        }
+        Some(_) => &own_compute,
     };
-    let comm = type_union(t, d, 1, keep);
-    let memory = type_union(t, d, 2, keep);
     let u = [compute, &comm[..], &memory[..]];
     let start = u.iter().filter_map(|x| x.first()).map(|x| x.0).min()?;
     let end = u.iter().filter_map(|x| x.last()).map(|x| x.1).max()?;

@@ -13,6 +13,7 @@ pub mod device_time;
 pub mod devices;
 pub mod dispatch;
 pub mod families;
+pub mod grouping;
 pub mod intervals;
 pub mod kernel_types;
 pub mod memory;

@@ -32,14 +32,14 @@ pub fn compute(t: &Tables, devices: &[Device]) -> Vec<OpTypes> {
         if groups.is_empty() {
             continue;
         }
-        let sum: i64 = groups.values().map(Durations::sum).sum();
+        let sum: i64 = groups.values().flat_map(Durations::iter).sum();
         let tasks = groups.values().map(|v| v.len() as u64).sum();
         let mut rows: Vec<OpTypeRow> = groups
             .into_iter()
             .map(|((op, tt), durs)| OpTypeRow {
                 op_type: t.str(op).to_string(),
                 task_type: t.str(tt).to_string(),
-                stats: dur_stats(t.str(op).to_string(), durs.into_vec(), sum),
+                stats: dur_stats(t.str(op).to_string(), durs.iter().collect(), sum),
             })
             .collect();
         rows.sort_by(|a, b| {

@@ -23,42 +23,9 @@ pub fn median(mut v: Vec<i64>) -> f64 {
     quantile(&v, 0.5)
 }
 
-/// The durations of one group, 4 bytes each when they fit an i32: a device's kernels of one
-/// name can number millions, and every group is held until its statistics are taken.
-#[derive(Debug, Default)]
-pub struct Durations {
-    narrow: Vec<i32>,
-    wide: Vec<i64>,
-}
-
-impl Durations {
-    pub fn push(&mut self, d: i64) {
-        match i32::try_from(d) {
-            Ok(v) => self.narrow.push(v),
-            Err(_) => self.wide.push(d),
-        }
-    }
-
-    pub fn len(&self) -> usize {
-        self.narrow.len() + self.wide.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    pub fn sum(&self) -> i64 {
-        self.narrow.iter().map(|&v| v as i64).sum::<i64>() + self.wide.iter().sum::<i64>()
-    }
-
-    /// Every duration (narrow ones first; [`dur_stats`] sorts them).
-    pub fn into_vec(self) -> Vec<i64> {
-        let mut v = Vec::with_capacity(self.len());
-        v.extend(self.narrow.iter().map(|&x| x as i64));
-        v.extend(self.wide);
-        v
-    }
-}
+/// The durations of one group, 4 bytes each when they fit an i32 (a device's kernels of one
+/// name can number millions, and every group is held until its statistics are taken).
+pub type Durations = crate::model::narrow::NarrowI64;
 
 /// Statistics of `durs` (not empty); `total` is the denominator of `pct_of_total`.
 pub fn dur_stats(name: String, mut durs: Vec<i64>, total: i64) -> DurStats {
@@ -105,8 +72,11 @@ mod tests {
         for v in [10, 1 << 40, 1, -(1 << 35), 3] {
             d.push(v);
         }
-        assert_eq!((d.len(), d.sum()), (5, 14 + (1 << 40) - (1 << 35)));
-        let s = dur_stats("z".into(), d.into_vec(), 0);
+        assert_eq!(
+            (d.len(), d.iter().sum::<i64>()),
+            (5, 14 + (1 << 40) - (1 << 35))
+        );
+        let s = dur_stats("z".into(), d.iter().collect(), 0);
         assert_eq!((s.min_ns, s.p50_ns, s.max_ns), (-(1 << 35), 3.0, 1 << 40));
         // np.median of 8 values is the mean of the middle two, not the upper middle one.
         assert_eq!(median(vec![8, 1, 7, 2, 6, 3, 5, 4]), 4.5);

@@ -28,11 +28,11 @@ pub fn compute(t: &Tables, devices: &[Device], top_n: usize) -> Vec<TopEvents> {
                         .push(t.events.dur_ns.at(i));
                 }
             }
-            let total: i64 = groups.values().map(Durations::sum).sum();
+            let total: i64 = groups.values().flat_map(Durations::iter).sum();
             let events = groups.values().map(|v| v.len() as u64).sum();
             let mut stats: Vec<DurStats> = groups
                 .into_iter()
-                .map(|(n, v)| dur_stats(t.str(n).to_string(), v.into_vec(), total))
+                .map(|(n, v)| dur_stats(t.str(n).to_string(), v.iter().collect(), total))
                 .collect();
             stats.sort_by(|a, b| b.sum_ns.cmp(&a.sum_ns).then_with(|| a.name.cmp(&b.name)));
             let by_sum: Vec<DurStats> = stats.iter().take(top_n).cloned().collect();
