@@ -54,6 +54,10 @@ pub struct BTreeFile {
 /// `fault_around_bytes`).
 const FAULT_AROUND: usize = 64 << 10;
 
+/// Bytes of other pages [`BTreeFile::release`] drops with a table's leaves rather than make
+/// one more call.
+const RELEASE_BRIDGE: usize = 1 << 20;
+
 /// Leaf pages per parallel task.
 const LEAVES_PER_TASK: usize = 256;
 
@@ -99,28 +103,37 @@ impl BTreeFile {
     }
 
     /// Drops decoded leaf pages from this process's resident set (they stay in the page cache),
-    /// so a multi-GB db is never resident all at once; runs of adjacent pages go in one call.
+    /// so a multi-GB db is never resident all at once. One call per stretch of the file: every
+    /// `madvise` makes the kernel flush the TLBs of the other threads (an interrupt per core),
+    /// and a db written by interleaved inserts alternates tables page by page (a 20 M-row db
+    /// made 919,241 calls, one per leaf), so stretches bridge gaps up to [`RELEASE_BRIDGE`] (the
+    /// pages between belong to other tables: dropping them costs a later fault at most).
     fn release(&self, pages: &[u32]) {
         let Pages::Mapped(map) = &self.map else {
             return;
         };
         let mut sorted = pages.to_vec();
         sorted.sort_unstable();
-        let mut i = 0;
-        while i < sorted.len() {
-            let mut j = i + 1;
-            while j < sorted.len() && sorted[j] == sorted[j - 1] + 1 {
-                j += 1;
-            }
+        let mut stretch: Option<(usize, usize)> = None;
+        for &n in &sorted {
             // Widened to the kernel's fault-around unit: a fault on one leaf maps the pages
-            // around it too, which in a db written by interleaved inserts belong to other tables.
-            let start = (sorted[i] as usize - 1) * self.page_size;
-            let end = start + (j - i) * self.page_size;
-            map.release(
+            // around it too.
+            let start = (n as usize - 1) * self.page_size;
+            let (a, b) = (
                 start / FAULT_AROUND * FAULT_AROUND,
-                end.div_ceil(FAULT_AROUND) * FAULT_AROUND,
+                (start + self.page_size).div_ceil(FAULT_AROUND) * FAULT_AROUND,
             );
-            i = j;
+            stretch = match stretch {
+                Some((s, e)) if a <= e + RELEASE_BRIDGE => Some((s, e.max(b))),
+                Some((s, e)) => {
+                    map.release(s, e);
+                    Some((a, b))
+                }
+                None => Some((a, b)),
+            };
+        }
+        if let Some((s, e)) = stretch {
+            map.release(s, e);
         }
     }
 
@@ -320,10 +333,12 @@ impl BTreeFile {
             while i < hsize as usize {
                 let (st, j) = varint(rec, i)?;
                 i = j;
-                if nf < fields.len() {
-                    fields[nf] = (st, body);
-                    nf += 1;
+                if nf == fields.len() {
+                    // The fields asked for are found (and checked to lie in the payload).
+                    break;
                 }
+                fields[nf] = (st, body);
+                nf += 1;
                 body = serial_len(st)
                     .and_then(|l| body.checked_add(l))
                     .filter(|&e| e <= rec.len())

@@ -115,6 +115,8 @@ struct Converter {
     kernel_type: FxHashMap<StrId, bool>,
     no_info: StrId,
     unnamed_kernels: u64,
+    /// [`IdMap::get_from`] positions in `infos.compute`, `.sched`, `.comm`.
+    hints: [usize; 3],
 }
 
 impl Converter {
@@ -124,6 +126,7 @@ impl Converter {
             kernel_type: FxHashMap::default(),
             no_info: cx.b.intern(TASK_WITHOUT_KERNEL_INFO),
             unnamed_kernels: 0,
+            hints: [0; 3],
         }
     }
 
@@ -139,9 +142,10 @@ impl Converter {
         );
         let tt = cx.strings.get(r.task_type);
         let (mut name, mut kernel) = (StrId::EMPTY, NO_ROW);
-        if let Some(i) = self.infos.compute.get(r.gtid) {
+        let [hc, hs, hm] = &mut self.hints;
+        if let Some(i) = self.infos.compute.get_from(r.gtid, hc) {
             (name, kernel) = self.infos.compute_rows[i as usize];
-        } else if let Some(i) = self.infos.sched.get(r.gtid) {
+        } else if let Some(i) = self.infos.sched.get_from(r.gtid, hs) {
             name = self.infos.sched_names[i as usize];
         }
         // A kernel-type task with no kernel info row (real dbs: the task envelope of each HCCL
@@ -166,7 +170,7 @@ impl Converter {
             comm_task: NO_ROW,
         });
         cx.links.task_seen(r.conn, thread, r.start);
-        if let Some(i) = self.infos.comm.get(r.gtid) {
+        if let Some(i) = self.infos.comm.get_from(r.gtid, hm) {
             let (pname, plane, row) = self.infos.comm_rows[i as usize];
             let pthread = cx.thread(
                 (super::PID_HCCL, plane as i64),
