@@ -8,6 +8,7 @@ use super::intervals::Iv;
 use crate::model::category::WaitKind;
 use crate::model::{Category, FileId, ProcessId, ProcessRole, Tables};
 pub use crate::report::contract::devices::*;
+use rayon::slice::ParallelSliceMut;
 use std::sync::OnceLock;
 
 impl DeviceRef {
@@ -130,13 +131,13 @@ fn sort_by_start(t: &Tables, v: &mut Vec<u32>) {
             .iter()
             .map(|&i| (ts(i).abs_diff(lo) << idx_bits) | i as u64)
             .collect();
-        keyed.sort_unstable();
+        keyed.par_sort_unstable();
         let mask = (1u64 << idx_bits) - 1;
         v.clear();
         v.extend(keyed.into_iter().map(|k| (k & mask) as u32));
     } else {
         let mut keyed: Vec<(i64, u32)> = v.iter().map(|&i| (ts(i), i)).collect();
-        keyed.sort_unstable();
+        keyed.par_sort_unstable();
         v.clear();
         v.extend(keyed.into_iter().map(|(_, i)| i));
     }

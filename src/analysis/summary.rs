@@ -11,20 +11,23 @@ pub fn compute(t: &Tables) -> Summary {
     let mut file_window = vec![(i64::MAX, i64::MIN); t.files.len()];
     let mut per_thread = vec![(0u64, 0i64); t.threads.len()];
     let mut per_cat = [(0u64, 0i64); Category::ALL.len()];
-    let mut per_thread_cat: BTreeMap<(u32, u8), u64> = BTreeMap::new();
+    // Per thread, then per category: dense (threads are few), not a map entry per event.
+    const NCAT: usize = Category::ALL.len();
+    let mut per_thread_cat = vec![0u64; t.threads.len() * NCAT];
+    let mut thread_window = vec![(i64::MAX, i64::MIN); t.threads.len()];
     let device_thread: Vec<bool> = (0..t.threads.len())
         .map(|th| t.processes.role[t.threads.process[th].idx()].is_device())
         .collect();
     for i in 0..e.len() {
         let th = e.thread[i].idx();
+        let (dur, c) = (e.dur_ns.at(i), e.category[i] as usize);
         per_thread[th].0 += 1;
-        per_thread[th].1 += e.dur_ns.at(i);
-        let c = e.category[i] as usize;
+        per_thread[th].1 += dur;
         per_cat[c].0 += 1;
-        per_cat[c].1 += e.dur_ns.at(i);
-        let w = &mut file_window[t.event_file(i).idx()];
+        per_cat[c].1 += dur;
+        let w = &mut thread_window[th];
         w.0 = w.0.min(e.ts_ns[i]);
-        w.1 = w.1.max(e.ts_ns[i] + e.dur_ns.at(i));
+        w.1 = w.1.max(e.ts_ns[i] + dur);
         // Streams are device threads; a host event with a stream argument (a Triton launch's
         // `args.stream`) or a marker copied onto a device thread (Step Trace, GPU annotations)
         // does not make one.
@@ -32,10 +35,13 @@ pub fn compute(t: &Tables) -> Summary {
             && device_thread[th]
             && !matches!(e.category[i], Category::Step | Category::Annotation)
         {
-            *per_thread_cat
-                .entry((th as u32, e.category[i] as u8))
-                .or_default() += 1;
+            per_thread_cat[th * NCAT + c] += 1;
         }
+    }
+    for (th, &(lo, hi)) in thread_window.iter().enumerate() {
+        let w = &mut file_window[t.process_file(t.threads.process[th]).idx()];
+        w.0 = w.0.min(lo);
+        w.1 = w.1.max(hi);
     }
     for (th, &(n, _)) in per_thread.iter().enumerate() {
         per_file[t.process_file(t.threads.process[th]).idx()] += n;
@@ -72,17 +78,26 @@ pub fn compute(t: &Tables) -> Summary {
         })
         .filter(|c| c.events > 0)
         .collect();
-    let mut stream_threads: Vec<u32> = per_thread_cat.keys().map(|&(th, _)| th).collect();
-    stream_threads.dedup();
+    let stream_threads: Vec<u32> = (0..t.threads.len() as u32)
+        .filter(|&th| {
+            let th = th as usize;
+            per_thread_cat[th * NCAT..(th + 1) * NCAT]
+                .iter()
+                .any(|&n| n > 0)
+        })
+        .collect();
     let device_streams = stream_threads
         .into_iter()
         .map(|th| {
             let tid = ThreadId(th);
             let p = t.thread_process(tid);
             let f = t.process_file(p).idx();
-            let by_category = per_thread_cat
-                .range((th, 0)..=(th, u8::MAX))
-                .map(|(&(_, c), &n)| (Category::ALL[c as usize].as_str(), n))
+            let counts = &per_thread_cat[th as usize * NCAT..(th as usize + 1) * NCAT];
+            let by_category = counts
+                .iter()
+                .enumerate()
+                .filter(|&(_, &n)| n > 0)
+                .map(|(c, &n)| (Category::ALL[c].as_str(), n))
                 .collect();
             StreamSummary {
                 file: t.files.path[f].clone(),

@@ -104,14 +104,29 @@ fn selected(o: &AnalyzeOpts, name: &str) -> bool {
 /// independent of each other), the slowest first so the pool stays busy; the run-level results
 /// are left for [`finish`].
 pub fn run_part(t: &Tables, o: &AnalyzeOpts) -> Part {
+    let t0 = std::time::Instant::now();
     let devs = devices::devices(t);
     let mut order: Vec<&Analysis> = REGISTRY.iter().filter(|a| selected(o, a.name)).collect();
     order.sort_by_key(|a| a.start_order);
     let mut parts: Vec<Part> = order.iter().map(|_| Part::default()).collect();
-    rayon::scope(|s| {
+    // `PROFSCOPE_ANALYSIS_TIMING` prints each analysis's time to stderr.
+    let timing = std::env::var_os("PROFSCOPE_ANALYSIS_TIMING").is_some();
+    if timing {
+        eprintln!("analysis device lists: {:.3} s", t0.elapsed().as_secs_f64());
+    }
+    // FIFO: a plain scope runs the spawning thread's own tasks newest first, which started the
+    // costliest analyses last.
+    rayon::scope_fifo(|s| {
         for (a, part) in order.iter().zip(parts.iter_mut()) {
             let devs = &devs;
-            s.spawn(move |_| (a.run)(t, devs, o, part));
+            s.spawn_fifo(move |_| {
+                let started = t0.elapsed().as_secs_f64();
+                (a.run)(t, devs, o, part);
+                if timing {
+                    let done = t0.elapsed().as_secs_f64();
+                    eprintln!("analysis {}: {started:.3} s .. {done:.3} s", a.name);
+                }
+            });
         }
     });
     let mut out = Part::default();
