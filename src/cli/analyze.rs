@@ -71,6 +71,10 @@ pub struct AnalyzeArgs {
     /// Analyse every file, read and write no cache (also: PROFSCOPE_NO_CACHE=1).
     #[arg(long, conflicts_with = "cache")]
     pub no_cache: bool,
+    /// Size cap of the cache folder, e.g. 1G, 200M: after the run the least recently used
+    /// results are removed until the rest fit (default: 1G).
+    #[arg(long, value_parser = parse_bytes, value_name = "SIZE", conflicts_with = "no_cache")]
+    pub cache_max_size: Option<u64>,
 }
 
 /// A bubble threshold in µs: a finite number, zero or more.
@@ -145,6 +149,9 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         jobs: args.jobs.unwrap_or_else(rayon::current_num_threads).max(1),
         max_memory: args.max_memory.unwrap_or_else(pipeline::default_max_memory),
         cache: super::cache::choose(args.cache.as_deref(), args.no_cache, &paths)?,
+        cache_max_bytes: args
+            .cache_max_size
+            .unwrap_or(pipeline::cache::DEFAULT_MAX_BYTES),
     };
     if let Some(save) = &args.save {
         crate::cli::refuse_overwriting_inputs(save, &paths)?;

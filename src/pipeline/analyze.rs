@@ -34,6 +34,8 @@ pub struct RunOpts {
     pub max_memory: u64,
     /// The result cache's folder; None: no cache.
     pub cache: Option<PathBuf>,
+    /// The cache folder's size cap in bytes.
+    pub cache_max_bytes: u64,
 }
 
 impl RunOpts {
@@ -47,6 +49,7 @@ impl RunOpts {
             jobs: l.jobs,
             max_memory: l.max_memory,
             cache: None,
+            cache_max_bytes: super::cache::DEFAULT_MAX_BYTES,
         }
     }
 
@@ -224,6 +227,26 @@ fn through_cache(
     for why in not_stored {
         diagnostics.add("cache_not_stored", Severity::Info, || why);
     }
+    let pruned = cache.prune();
+    if pruned.entries > 0 {
+        diagnostics.add("cache_pruned", Severity::Info, || {
+            let mut m = format!(
+                "{}: {} least recently used entries ({} bytes) removed to keep the cache under {} bytes ({} bytes kept)",
+                cache.dir().display(),
+                pruned.entries,
+                pruned.bytes,
+                cache.max_bytes(),
+                pruned.kept_bytes
+            );
+            if pruned.over_cap > 0 {
+                m += &format!(
+                    "; {} of them larger than the cap on their own (raise --cache-max-size to keep such results)",
+                    pruned.over_cap
+                );
+            }
+            m
+        });
+    }
     let mut fresh = fresh.into_iter();
     served
         .into_iter()
@@ -247,7 +270,7 @@ pub fn run(
     let mut diagnostics = found.skipped_diagnostics();
     let parts = match &o.cache {
         Some(dir) => {
-            let cache = Cache::new(dir, options_text(o));
+            let cache = Cache::new(dir, options_text(o)).with_max_bytes(o.cache_max_bytes);
             through_cache(&found.inputs, &cache, o, progress, &mut diagnostics)
         }
         None => analyse_files(&found.inputs, o, progress, None).0,

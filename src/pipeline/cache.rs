@@ -11,6 +11,11 @@
 //! `PROF_*` capture's `device_<n>/info.json.<n>` (its `rank_id`). An entry is stored only when the
 //! identity was the same before and after reading, and not for a file modified in the last
 //! [`RACY_WINDOW`] (a change within the file system's timestamp resolution could go unseen).
+//!
+//! The folder is kept under a size cap ([`DEFAULT_MAX_BYTES`], `--cache-max-size`): a served
+//! entry's modification time is set to now, and after each run the least recently used entries
+//! go first until the rest fit (entries of older binaries, never served again, age out this
+//! way). Temporary files of writers that died mid-write go after [`STALE_TMP`].
 
 use crate::ingest::detect::Input;
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
@@ -28,6 +33,11 @@ const HASHED_END: u64 = 64 * 1024;
 const MAX_FOLDER_ENTRIES: usize = 4096;
 /// A file modified this recently is not stored.
 pub const RACY_WINDOW: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The cache folder's default size cap.
+pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
+/// A temporary entry file older than this was left by a writer that died.
+const STALE_TMP: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// The default folder: `$XDG_CACHE_HOME/profscope`, else `$HOME/.cache/profscope`.
 pub fn default_dir() -> Option<PathBuf> {
@@ -225,16 +235,90 @@ pub struct Cache {
     /// The binary and options the entries were made with.
     producer: String,
     options: String,
+    /// [`Cache::prune`] keeps the entries under this many bytes.
+    max_bytes: u64,
+}
+
+/// What [`Cache::prune`] removed.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Pruned {
+    pub entries: usize,
+    pub bytes: u64,
+    /// Removed entries larger than the cap on their own.
+    pub over_cap: usize,
+    /// Bytes of the entries kept.
+    pub kept_bytes: u64,
 }
 
 impl Cache {
-    /// Entries in `dir` for results made with `options` (any text that names them).
+    /// Entries in `dir` for results made with `options` (any text that names them), kept under
+    /// [`DEFAULT_MAX_BYTES`].
     pub fn new(dir: &Path, options: String) -> Cache {
         Cache {
             dir: dir.join(LAYOUT),
             producer: producer(),
             options,
+            max_bytes: DEFAULT_MAX_BYTES,
         }
+    }
+
+    /// The same cache kept under `max_bytes`.
+    pub fn with_max_bytes(self, max_bytes: u64) -> Cache {
+        Cache { max_bytes, ..self }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn max_bytes(&self) -> u64 {
+        self.max_bytes
+    }
+
+    /// Removes the least recently used entries (oldest modification time first) until the rest
+    /// fit in the cap, and temporary files older than [`STALE_TMP`]. Only this layout's
+    /// `*.part` and `*.part.tmp.*` files are touched; a file that cannot be removed (another
+    /// user's, a read-only folder) is left and counted as kept.
+    pub fn prune(&self) -> Pruned {
+        let mut out = Pruned::default();
+        let Ok(dir) = std::fs::read_dir(&self.dir) else {
+            return out;
+        };
+        let now = std::time::SystemTime::now();
+        let mut entries = Vec::new();
+        for e in dir.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Ok(m) = e.metadata() else { continue };
+            if !m.is_file() {
+                continue;
+            }
+            let modified = m.modified().unwrap_or(std::time::UNIX_EPOCH);
+            if name.contains(".tmp.") {
+                let old = now
+                    .duration_since(modified)
+                    .is_ok_and(|age| age > STALE_TMP);
+                if old && std::fs::remove_file(e.path()).is_ok() {
+                    out.bytes += m.len();
+                }
+            } else if name.ends_with(".part") {
+                entries.push((modified, name, m.len()));
+            }
+        }
+        // Newest first; the name breaks ties so the order is the same on every run.
+        entries.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        // Strictly least recently used: once one entry does not fit, every older one goes too.
+        let mut full = false;
+        for (_, name, size) in entries {
+            full = full || out.kept_bytes + size > self.max_bytes;
+            if !full || std::fs::remove_file(self.dir.join(&name)).is_err() {
+                out.kept_bytes += size;
+                continue;
+            }
+            out.entries += 1;
+            out.bytes += size;
+            out.over_cap += (size > self.max_bytes) as usize;
+        }
+        out
     }
 
     fn entry_path(&self, input: &Input) -> PathBuf {
@@ -267,6 +351,11 @@ impl Cache {
         };
         match postcard::from_bytes::<Entry<T>>(&bytes) {
             Ok(e) if e.identity == now && e.input == input.path && e.options == self.options => {
+                // Recently used: the last entries pruning removes (best effort).
+                let _ = std::fs::File::options()
+                    .write(true)
+                    .open(&path)
+                    .and_then(|f| f.set_modified(std::time::SystemTime::now()));
                 Lookup::Hit(e.part, path)
             }
             Ok(e) => Lookup::Miss(now.change_from(&e.identity), Some(now)),

@@ -332,3 +332,108 @@ fn no_cache_writes_nothing_and_a_cache_inside_an_input_is_refused() {
     assert!(!inside.exists());
     let _ = std::fs::remove_dir_all(&base);
 }
+
+/// Bytes of the `*.part` entries in `cache`, by file name.
+fn entries(cache: &Path) -> std::collections::BTreeMap<String, u64> {
+    std::fs::read_dir(cache.join("v2"))
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.file_name().to_string_lossy().ends_with(".part"))
+                .map(|e| {
+                    let n = e.file_name().to_string_lossy().into_owned();
+                    (n, e.metadata().unwrap().len())
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The size cap keeps the most recently used entries: three copies of real 2-rank db roots
+/// (../shared/samples ascend-pt/db/level0..2), each root's entry bytes measured first in a cache
+/// of its own (s0, s1, s2), then a cache capped at s0 + max(s1, s2) that sees L0, L1, L0 again
+/// (served, so used last) and L2: L1, the least recently used, is the one removed, exactly its
+/// bytes, and L0 is still served afterwards. The expected counts follow from the sizes measured,
+/// not from the code under test.
+#[test]
+fn the_size_cap_removes_the_least_recently_used_entries() {
+    let base = temp("cap");
+    let roots: Vec<PathBuf> = ["level0", "level1", "level2"]
+        .iter()
+        .map(|l| {
+            let root = base.join(l);
+            copy_real(
+                &crate::common::samples_dir().join("ascend-pt/db").join(l),
+                &root,
+            );
+            root
+        })
+        .collect();
+    let size = |root: &Path, tag: &str| -> u64 {
+        let own = base.join(format!("own-{tag}"));
+        analyze(root, Some(&own), &[]);
+        let e = entries(&own);
+        assert_eq!(e.len(), 2, "{}: one entry per rank db", root.display());
+        e.values().sum()
+    };
+    let s: Vec<u64> = roots
+        .iter()
+        .enumerate()
+        .map(|(i, r)| size(r, &i.to_string()))
+        .collect();
+    let cap = s[0] + s[1].max(s[2]);
+    let cache = base.join("capped");
+    let capped = cap.to_string();
+    let run = |root: &Path| analyze(root, Some(&cache), &["--cache-max-size", &capped]);
+    for (root, hits) in [(&roots[0], 0), (&roots[1], 0), (&roots[0], 2)] {
+        let r = run(root);
+        assert_eq!(count(&r, "cache_hit"), hits, "{}", root.display());
+        assert_eq!(count(&r, "cache_pruned"), 0, "{}", root.display());
+    }
+    assert_eq!(entries(&cache).values().sum::<u64>(), s[0] + s[1]);
+    let fourth = run(&roots[2]);
+    assert_eq!(count(&fourth, "cache_pruned"), 1);
+    let why = &examples(&fourth, "cache_pruned")[0];
+    assert!(
+        why.contains(&format!("2 least recently used entries ({} bytes)", s[1])),
+        "{why}"
+    );
+    assert!(
+        why.contains(&format!("({} bytes kept)", s[0] + s[2])),
+        "{why}"
+    );
+    assert_eq!(entries(&cache).values().sum::<u64>(), s[0] + s[2]);
+    assert_eq!(count(&run(&roots[0]), "cache_hit"), 2);
+    assert_eq!(count(&run(&roots[2]), "cache_hit"), 2);
+    let _ = std::fs::remove_dir_all(&base);
+}
+
+/// An entry larger than the cap is removed after it is written (and the report says so), a
+/// temporary file older than an hour is removed, a fresh one and a file that is not an entry
+/// are left alone. Input: a copy of the real ascend-pt/db/level1 root.
+#[test]
+fn pruning_removes_over_cap_entries_and_stale_temporaries_only() {
+    let (base, root) = real_copy("cap-small", "ascend-pt/db/level1");
+    let cache = base.join("cache");
+    let dir = cache.join("v2");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (stale, fresh, other) = (
+        dir.join("dead.part.tmp.1"),
+        dir.join("live.part.tmp.2"),
+        dir.join("notes.txt"),
+    );
+    for f in [&stale, &fresh, &other] {
+        std::fs::write(f, b"x").unwrap();
+    }
+    set_mtime(&stale, an_hour_ago() - Duration::from_secs(60));
+    let r = analyze(&root, Some(&cache), &["--cache-max-size", "1K"]);
+    assert_eq!(count(&r, "cache_miss"), 2);
+    let why = &examples(&r, "cache_pruned")[0];
+    assert!(why.contains("2 least recently used entries"), "{why}");
+    assert!(why.contains("2 of them larger than the cap"), "{why}");
+    assert!(entries(&cache).is_empty());
+    assert!(!stale.exists() && fresh.exists() && other.exists());
+    let again = analyze(&root, Some(&cache), &["--cache-max-size", "1K"]);
+    assert_eq!(count(&again, "cache_miss"), 2);
+    assert_eq!(stripped(&again), stripped(&analyze(&root, None, &[])));
+    let _ = std::fs::remove_dir_all(&base);
+}

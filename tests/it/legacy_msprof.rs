@@ -123,6 +123,7 @@ fn ranks_devices_events_and_vendor_free_of_the_whole_run() {
         jobs: 2,
         max_memory: u64::MAX,
         cache: None,
+        ..profscope::pipeline::RunOpts::new(Default::default(), None)
     };
     let r = profscope::pipeline::run(&[root()], &o, &Default::default()).unwrap();
     let ranks = &r.analyses.ranks;

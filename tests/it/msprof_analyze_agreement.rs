@@ -181,6 +181,7 @@ fn cross_rank_equals_cluster_time_summary() {
         jobs: 2,
         max_memory: u64::MAX,
         cache: None,
+        ..profscope::pipeline::RunOpts::new(Default::default(), None)
     };
     let r = profscope::pipeline::run(&[root], &o, &Default::default()).unwrap();
     let c = &r.analyses.cross_rank.cohorts;

@@ -23,6 +23,7 @@ fn opts(jobs: usize, max_memory: u64, phase: Option<Phase>) -> RunOpts {
         jobs,
         max_memory,
         cache: None,
+        ..RunOpts::new(Default::default(), None)
     }
 }
 

@@ -37,6 +37,7 @@ fn two_rank_db_root_with_expected_four() {
         jobs: 1,
         max_memory: u64::MAX,
         cache: None,
+        ..profscope::pipeline::RunOpts::new(Default::default(), None)
     };
     let a = profscope::pipeline::run(&[samples("ascend-pt/db/level1")], &o, &Default::default())
         .unwrap();
