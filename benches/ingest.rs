@@ -116,6 +116,7 @@ fn child(mode: &str, path: &str) {
                     .unwrap_or_else(profscope::pipeline::default_max_memory),
                 // The analysis itself, never a cached result.
                 cache: None,
+                ..profscope::pipeline::RunOpts::new(Default::default(), None)
             };
             let r = profscope::pipeline::run(&[PathBuf::from(path)], &o, &Default::default())
                 .expect("analyze");
