@@ -25,7 +25,6 @@ use super::grouping::counting_sort;
 use super::intervals::{self, Iv};
 use super::phases::{DECODE_SCOPE, Launches, PREFILL_SCOPE};
 use super::stats::pct;
-use crate::model::hash::FxHashMap;
 use crate::model::{Category, EventKind, FileId, Tables};
 use crate::units::human_duration;
 use std::collections::BTreeMap;
@@ -339,21 +338,41 @@ fn cohort_of(format: &'static str, devs: Vec<DeviceExtract>, top_n: usize) -> Co
     sources.dedup();
     let step_source = sources.join(", ");
     let n = devs.len();
-    // Steps by key, per device.
-    let by_key: Vec<BTreeMap<i64, &StepRow>> = devs
+    // Steps by key, per device (the last row of a key repeated), walked in key order below.
+    let by_key: Vec<Vec<&StepRow>> = devs
         .iter()
-        .map(|d| d.steps.iter().map(|s| (s.key, s)).collect())
+        .map(|d| {
+            let mut v: Vec<&StepRow> = d.steps.iter().collect();
+            v.sort_by_key(|s| s.key);
+            let mut out: Vec<&StepRow> = Vec::with_capacity(v.len());
+            for s in v {
+                match out.last_mut() {
+                    Some(l) if l.key == s.key => *l = s,
+                    _ => out.push(s),
+                }
+            }
+            out
+        })
         .collect();
-    let mut all_keys: Vec<i64> = by_key.iter().flat_map(|m| m.keys().copied()).collect();
+    let mut all_keys: Vec<i64> = by_key.iter().flatten().map(|s| s.key).collect();
     all_keys.sort_unstable();
     all_keys.dedup();
+    let mut cursor = vec![0usize; n];
     let mut slowest_count = vec![0u64; n];
     let mut reasons: Vec<BTreeMap<SlowReason, (u64, i64)>> = vec![BTreeMap::new(); n];
     let mut compared = Vec::new();
     let mut unmatched = 0u64;
     let mut mismatched = 0u64;
     for &k in &all_keys {
-        let rows: Vec<&StepRow> = by_key.iter().filter_map(|m| m.get(&k).copied()).collect();
+        let rows: Vec<&StepRow> = by_key
+            .iter()
+            .zip(cursor.iter_mut())
+            .filter_map(|(v, c)| {
+                let s = v.get(*c).filter(|s| s.key == k)?;
+                *c += 1;
+                Some(*s)
+            })
+            .collect();
         if rows.len() != n {
             unmatched += 1;
             continue;
@@ -588,34 +607,53 @@ fn collective_skew(
         .collect();
     names.sort_unstable();
     names.dedup();
-    let mut slot_of: FxHashMap<(u32, u64), u32> = FxHashMap::default();
-    let mut spans_of: Vec<Option<Iv>> = Vec::new();
-    for (r, d) in devs.iter().enumerate() {
-        let ids: Vec<u32> = d
-            .names
-            .iter()
-            .map(|x| names.binary_search(&x.as_str()).expect("every name listed") as u32)
-            .collect();
+    // Occurrence `o` of name `k` on any device is op slot `base[k] + o`: a name's slots are
+    // as many as its most occurrences on one device, in (name, occurrence) order.
+    let ids: Vec<Vec<u32>> = devs
+        .iter()
+        .map(|d| {
+            d.names
+                .iter()
+                .map(|x| names.binary_search(&x.as_str()).expect("every name listed") as u32)
+                .collect()
+        })
+        .collect();
+    let mut most = vec![0u64; names.len()];
+    for (d, ids) in devs.iter().zip(&ids) {
         let mut seen = vec![0u64; d.names.len()];
-        for &(k, s, e) in &d.collectives {
-            let occ = seen[k as usize];
+        for &(k, _, _) in &d.collectives {
             seen[k as usize] += 1;
-            let next = (spans_of.len() / n) as u32;
-            let slot = *slot_of.entry((ids[k as usize], occ)).or_insert(next);
-            if slot == next {
-                spans_of.resize(spans_of.len() + n, None);
-            }
-            spans_of[slot as usize * n + r] = Some((s, e));
+        }
+        for (k, &c) in seen.iter().enumerate() {
+            let m = &mut most[ids[k] as usize];
+            *m = (*m).max(c);
         }
     }
-    let mut ops: Vec<((u32, u64), u32)> = slot_of.into_iter().collect();
-    ops.sort_unstable();
+    let mut base = Vec::with_capacity(names.len());
+    let mut slots = 0usize;
+    for &m in &most {
+        base.push(slots);
+        slots += m as usize;
+    }
+    let mut spans_of: Vec<Option<Iv>> = vec![None; slots * n];
+    for (r, (d, ids)) in devs.iter().zip(&ids).enumerate() {
+        let mut seen = vec![0usize; d.names.len()];
+        for &(k, s, e) in &d.collectives {
+            let slot = base[ids[k as usize] as usize] + seen[k as usize];
+            seen[k as usize] += 1;
+            spans_of[slot * n + r] = Some((s, e));
+        }
+    }
+    let base = &base;
+    let ops = most.iter().enumerate().flat_map(|(name, &m)| {
+        (0..m).map(move |occ| ((name as u32, occ), base[name] + occ as usize))
+    });
     let mut out = CollectiveSkew::default();
     // (name id, occurrence, first start, skew, first rank, last rank): names are made strings
     // only for the top entries kept.
     let mut skews: Vec<(u32, u64, i64, i64, i32, i32)> = Vec::new();
     for ((name, occ), slot) in ops {
-        let starts = &spans_of[slot as usize * n..(slot as usize + 1) * n];
+        let starts = &spans_of[slot * n..(slot + 1) * n];
         if starts.iter().any(|s| s.is_none()) {
             out.unmatched += 1;
             continue;
