@@ -304,6 +304,7 @@ impl BTreeFile {
             .max()
             .unwrap_or(0);
         // On the stack for the usual tables; a heap vector only for more than 64 leading columns.
+        out.reserve(cells * cols.len());
         let mut small = [(0u64, 0usize); 64];
         let mut big = Vec::new();
         let fields: &mut [(u64, usize)] = if wanted <= small.len() {
@@ -357,7 +358,17 @@ impl BTreeFile {
     }
 }
 
-fn varint(b: &[u8], mut at: usize) -> Result<(u64, usize), Unsupported> {
+#[inline(always)]
+fn varint(b: &[u8], at: usize) -> Result<(u64, usize), Unsupported> {
+    // Most varints in a record (lengths, serial types, small values) are one byte.
+    match b.get(at) {
+        Some(&x) if x < 0x80 => Ok((x as u64, at + 1)),
+        _ => varint_long(b, at),
+    }
+}
+
+#[inline(never)]
+fn varint_long(b: &[u8], mut at: usize) -> Result<(u64, usize), Unsupported> {
     let mut v: u64 = 0;
     for k in 0..9 {
         let Some(&x) = b.get(at) else {
@@ -391,8 +402,15 @@ fn serial_len(st: u64) -> Option<usize> {
     })
 }
 
+#[inline(always)]
 fn value(rec: &[u8], (st, at): (u64, usize)) -> i64 {
+    // A big-endian two's complement integer of n bytes: one 8-byte load shifted into place when
+    // 8 bytes are there, else byte by byte (the record's last bytes).
     let be = |n: usize| -> i64 {
+        if let Some(w) = rec.get(at..at + 8) {
+            let v = i64::from_be_bytes(w.try_into().expect("8 bytes"));
+            return v >> (64 - 8 * n);
+        }
         let b = &rec[at..at + n];
         let mut v: i64 = if b[0] & 0x80 != 0 { -1 } else { 0 };
         for &x in b {
@@ -433,6 +451,26 @@ mod tests {
         // TEXT "123" (serial type 13 + 2*3 = 19).
         assert_eq!(value(b"123", (19, 0)), 123);
         assert_eq!(value(b"12a", (19, 0)), -1);
+    }
+
+    /// Every integer serial type reads the same value through the 8-byte load (bytes follow it
+    /// in the record) and the byte loop (it ends the record), at the two's complement value of
+    /// its n bytes.
+    #[test]
+    fn integers_read_alike_with_and_without_bytes_after_them() {
+        for (st, n) in [(1u64, 1usize), (2, 2), (3, 3), (4, 4), (5, 6), (6, 8)] {
+            let shift = 64 - 8 * n as u32;
+            for v in [0i64, 1, -1, 127, -128, 0x1234, -0x1234, i64::MAX, i64::MIN] {
+                let expect = v.wrapping_shl(shift) >> shift;
+                let bytes = &v.to_be_bytes()[8 - n..];
+                let mut tight = vec![0x55u8; 3];
+                tight.extend_from_slice(bytes);
+                let mut padded = tight.clone();
+                padded.extend([0xAB; 9]);
+                assert_eq!(value(&tight, (st, 3)), expect, "type {st} of {v}");
+                assert_eq!(value(&padded, (st, 3)), expect, "type {st} of {v}, padded");
+            }
+        }
     }
 
     /// The leaves by reading every page's type (the walk `leaves` did before it skipped leaf
