@@ -57,6 +57,7 @@ fn parquet_partitions_and_duckdb() {
         assert!(head.starts_with(b"PAR1") && head.ends_with(b"PAR1"));
     }
     let Some(py) = std::env::var("PROFSCOPE_PYTHON").ok() else {
+        let _ = std::fs::remove_dir_all(&dir);
         skipped!("SKIPPED DuckDB check: set PROFSCOPE_PYTHON to a python with `duckdb` installed");
         return;
     };
