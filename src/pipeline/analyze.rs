@@ -247,6 +247,20 @@ fn through_cache(
             m
         });
     }
+    if pruned.stale_temporaries > 0 {
+        diagnostics.add_n(
+            "cache_pruned",
+            Severity::Info,
+            pruned.stale_temporaries as u64,
+            || {
+                format!(
+                    "{}: {} temporary files of writers that stopped mid-write removed",
+                    cache.dir().display(),
+                    pruned.stale_temporaries
+                )
+            },
+        );
+    }
     let mut fresh = fresh.into_iter();
     served
         .into_iter()

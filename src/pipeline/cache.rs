@@ -242,12 +242,41 @@ pub struct Cache {
 /// What [`Cache::prune`] removed.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Pruned {
+    /// Entries removed, and their bytes.
     pub entries: usize,
     pub bytes: u64,
     /// Removed entries larger than the cap on their own.
     pub over_cap: usize,
     /// Bytes of the entries kept.
     pub kept_bytes: u64,
+    /// Temporary files older than [`STALE_TMP`] removed.
+    pub stale_temporaries: usize,
+}
+
+/// What a file of the cache folder is, by its name: only names this module writes count.
+#[derive(Debug, PartialEq, Eq)]
+enum CacheFile {
+    /// `<64 hex digits>.part`
+    Entry,
+    /// `<64 hex digits>.tmp.<pid>`, an entry being written.
+    Temporary,
+    Other,
+}
+
+fn cache_file(name: &str) -> CacheFile {
+    let hashed = |h: &str| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit());
+    match name.split_once('.') {
+        Some((h, "part")) if hashed(h) => CacheFile::Entry,
+        Some((h, rest))
+            if hashed(h)
+                && rest.strip_prefix("tmp.").is_some_and(|pid| {
+                    !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())
+                }) =>
+        {
+            CacheFile::Temporary
+        }
+        _ => CacheFile::Other,
+    }
 }
 
 impl Cache {
@@ -276,9 +305,10 @@ impl Cache {
     }
 
     /// Removes the least recently used entries (oldest modification time first) until the rest
-    /// fit in the cap, and temporary files older than [`STALE_TMP`]. Only this layout's
-    /// `*.part` and `*.part.tmp.*` files are touched; a file that cannot be removed (another
-    /// user's, a read-only folder) is left and counted as kept.
+    /// fit in the cap, and temporary files older than [`STALE_TMP`]. Only files named as this
+    /// module names them (`<sha256>.part`, `<sha256>.tmp.<pid>`) in this layout's folder are
+    /// touched; a file that cannot be removed (another user's, a read-only folder) is left and
+    /// counted as kept.
     pub fn prune(&self) -> Pruned {
         let mut out = Pruned::default();
         let Ok(dir) = std::fs::read_dir(&self.dir) else {
@@ -293,15 +323,17 @@ impl Cache {
                 continue;
             }
             let modified = m.modified().unwrap_or(std::time::UNIX_EPOCH);
-            if name.contains(".tmp.") {
-                let old = now
-                    .duration_since(modified)
-                    .is_ok_and(|age| age > STALE_TMP);
-                if old && std::fs::remove_file(e.path()).is_ok() {
-                    out.bytes += m.len();
+            match cache_file(&name) {
+                CacheFile::Temporary => {
+                    let old = now
+                        .duration_since(modified)
+                        .is_ok_and(|age| age > STALE_TMP);
+                    if old && std::fs::remove_file(e.path()).is_ok() {
+                        out.stale_temporaries += 1;
+                    }
                 }
-            } else if name.ends_with(".part") {
-                entries.push((modified, name, m.len()));
+                CacheFile::Entry => entries.push((modified, name, m.len())),
+                CacheFile::Other => {}
             }
         }
         // Newest first; the name breaks ties so the order is the same on every run.
@@ -453,6 +485,42 @@ mod tests {
             );
         }
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Pruning's name test: what `entry_path` and `store` write, nothing else.
+    #[test]
+    fn only_names_this_module_writes_are_cache_files() {
+        let h = "0123456789abcdef".repeat(4);
+        assert_eq!(cache_file(&format!("{h}.part")), CacheFile::Entry);
+        assert_eq!(cache_file(&format!("{h}.tmp.4242")), CacheFile::Temporary);
+        for other in [
+            format!("{h}.tmp."),
+            format!("{h}.tmp.12a"),
+            format!("{h}.part.bak"),
+            format!("{}.part", &h[1..]),
+            format!("{}.part", h.replace('a', "g")),
+            "notes.part".to_string(),
+            "x.tmp.1".to_string(),
+        ] {
+            assert_eq!(cache_file(&other), CacheFile::Other, "{other}");
+        }
+        // The names the cache really writes.
+        let dir =
+            std::env::temp_dir().join(format!("profscope-cache-names-{}", std::process::id()));
+        let c = Cache::new(&dir, "o".into());
+        let input = Input {
+            path: "x".into(),
+            format: crate::ingest::detect::InputFormat::ChromeJson,
+            size_bytes: 0,
+            alternates: vec![],
+            parts: vec![],
+        };
+        let entry = c.entry_path(&input);
+        let name = entry.file_name().unwrap().to_string_lossy().into_owned();
+        assert_eq!(cache_file(&name), CacheFile::Entry);
+        let tmp = entry.with_extension(format!("tmp.{}", std::process::id()));
+        let tmp = tmp.file_name().unwrap().to_string_lossy().into_owned();
+        assert_eq!(cache_file(&tmp), CacheFile::Temporary);
     }
 
     #[test]

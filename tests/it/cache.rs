@@ -333,12 +333,16 @@ fn no_cache_writes_nothing_and_a_cache_inside_an_input_is_refused() {
     let _ = std::fs::remove_dir_all(&base);
 }
 
-/// Bytes of the `*.part` entries in `cache`, by file name.
+/// Bytes of the entries (`<sha256>.part`) in `cache`, by file name.
 fn entries(cache: &Path) -> std::collections::BTreeMap<String, u64> {
+    let entry = |n: &str| {
+        n.strip_suffix(".part")
+            .is_some_and(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+    };
     std::fs::read_dir(cache.join("v2"))
         .map(|d| {
             d.flatten()
-                .filter(|e| e.file_name().to_string_lossy().ends_with(".part"))
+                .filter(|e| entry(&e.file_name().to_string_lossy()))
                 .map(|e| {
                     let n = e.file_name().to_string_lossy().into_owned();
                     (n, e.metadata().unwrap().len())
@@ -416,20 +420,31 @@ fn pruning_removes_over_cap_entries_and_stale_temporaries_only() {
     let cache = base.join("cache");
     let dir = cache.join("v2");
     std::fs::create_dir_all(&dir).unwrap();
+    // Named as the cache names its temporaries (`<sha256>.tmp.<pid>`); a file of another name
+    // is never the cache's, whatever its age.
+    let h = "ab".repeat(32);
     let (stale, fresh, other) = (
-        dir.join("dead.part.tmp.1"),
-        dir.join("live.part.tmp.2"),
-        dir.join("notes.txt"),
+        dir.join(format!("{h}.tmp.1")),
+        dir.join(format!("{h}.tmp.2")),
+        dir.join("notes.part"),
     );
     for f in [&stale, &fresh, &other] {
         std::fs::write(f, b"x").unwrap();
     }
     set_mtime(&stale, an_hour_ago() - Duration::from_secs(60));
+    set_mtime(&other, an_hour_ago() - Duration::from_secs(60));
     let r = analyze(&root, Some(&cache), &["--cache-max-size", "1K"]);
     assert_eq!(count(&r, "cache_miss"), 2);
     let why = &examples(&r, "cache_pruned")[0];
     assert!(why.contains("2 least recently used entries"), "{why}");
     assert!(why.contains("2 of them larger than the cap"), "{why}");
+    assert!(
+        examples(&r, "cache_pruned")
+            .iter()
+            .any(|e| e.contains("1 temporary files of writers that stopped mid-write removed")),
+        "{:?}",
+        examples(&r, "cache_pruned")
+    );
     assert!(entries(&cache).is_empty());
     assert!(!stale.exists() && fresh.exists() && other.exists());
     let again = analyze(&root, Some(&cache), &["--cache-max-size", "1K"]);
