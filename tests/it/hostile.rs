@@ -537,6 +537,67 @@ fn garbage_task_times_are_counted_and_skipped() {
     }
 }
 
+/// OVERLAP_ANALYSIS read as sums (what `analyze` does) skips rows whose span is not a time and
+/// rows of an unknown type, says so, and sums the rest: input a copy of the real level1 rank 0
+/// db with three rows damaged (a NULL start, an end before the start, type 7); the expected sums
+/// are SQLite's own GROUP BY over the rows left, both readers (direct b-tree, SQLite) checked.
+#[test]
+fn overlap_sums_skip_damaged_rows_and_say_so() {
+    let dir = tmp("overlap");
+    let db = copy(DB1, &dir, "ascend_pytorch_profiler_0.db");
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute_batch(
+        "UPDATE OVERLAP_ANALYSIS SET startNs = NULL WHERE rowid = (SELECT min(rowid) FROM OVERLAP_ANALYSIS);
+         UPDATE OVERLAP_ANALYSIS SET endNs = startNs - 5 WHERE rowid = (SELECT min(rowid) + 1 FROM OVERLAP_ANALYSIS);
+         UPDATE OVERLAP_ANALYSIS SET type = 7 WHERE rowid = (SELECT min(rowid) + 2 FROM OVERLAP_ANALYSIS);",
+    )
+    .unwrap();
+    let mut want: Vec<(i32, u8, u64, i64)> = c
+        .prepare(
+            "SELECT deviceId, type, count(*), sum(endNs - startNs) FROM OVERLAP_ANALYSIS
+             WHERE startNs IS NOT NULL AND endNs >= startNs AND type BETWEEN 0 AND 3
+             GROUP BY 1, 2 ORDER BY 1, 2",
+        )
+        .unwrap()
+        .query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get::<_, i64>(2)? as u64, r.get(3)?))
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    drop(c);
+    want.retain(|w| w.2 > 0);
+    assert_eq!(want.iter().map(|w| w.2).sum::<u64>(), 382 - 3);
+    for direct in [true, false] {
+        let mut b = TablesBuilder::new();
+        let opts = DbOpts {
+            direct,
+            overlap_events: false,
+        };
+        ingest_file_with(db.to_str().unwrap(), &mut b, opts).unwrap();
+        let t = b.finish();
+        let v = &t.vendor_overlap;
+        let got: Vec<(i32, u8, u64, i64)> = (0..v.len())
+            .map(|r| (v.device_id[r], v.kind[r], v.rows[r], v.dur_ns[r]))
+            .collect();
+        assert_eq!(got, want, "direct: {direct}");
+        assert_eq!(t.diagnostics.count("vendor_overlap_unknown_type"), 1);
+        let skipped = t
+            .diagnostics
+            .get("skipped_event")
+            .map(|d| d.examples.clone())
+            .unwrap_or_default();
+        assert_eq!(
+            skipped
+                .iter()
+                .filter(|e| e.contains("OVERLAP_ANALYSIS"))
+                .count(),
+            2,
+            "{skipped:?}"
+        );
+    }
+}
+
 #[cfg(unix)]
 fn fifo(path: &Path) {
     let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();

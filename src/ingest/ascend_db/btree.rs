@@ -9,6 +9,9 @@
 use crate::ingest::source::{Access, Source};
 use rayon::prelude::*;
 
+/// One task's decoded rows and what the scan's map made of them (None: not decoded this wave).
+type Decoded<T> = (Vec<i64>, Option<T>);
+
 /// Why the direct path declined; the caller uses SQLite instead.
 #[derive(Debug)]
 pub struct Unsupported(pub String);
@@ -231,27 +234,43 @@ impl BTreeFile {
         cols: &[Col],
         mut f: impl FnMut(&[i64]),
     ) -> Result<(), Unsupported> {
+        self.scan_mapped(root, cols, |_| (), |chunk, ()| f(chunk))
+    }
+
+    /// [`Self::scan_chunks`] with `map` run on each chunk in the pool, right after the chunk is
+    /// decoded, and its result handed to `f` with the chunk (in order, on this thread): work
+    /// that needs no shared state (sums, lookups) runs in parallel instead of in `f`.
+    pub fn scan_mapped<T: Send>(
+        &self,
+        root: u32,
+        cols: &[Col],
+        map: impl Fn(&[i64]) -> T + Sync,
+        mut f: impl FnMut(&[i64], T),
+    ) -> Result<(), Unsupported> {
         let leaves = self.leaves(root)?;
         let tasks = rayon::current_num_threads().max(1) * 4;
         // Two sets of buffers, reused wave after wave (fresh ones would be fresh pages to fault
         // in): the pool decodes the next wave into one while this thread hands the other to `f`.
-        let mut ready: Vec<Vec<i64>> = vec![Vec::new(); tasks];
-        let mut next: Vec<Vec<i64>> = vec![Vec::new(); tasks];
+        let fresh = || -> Vec<Decoded<T>> { (0..tasks).map(|_| (Vec::new(), None)).collect() };
+        let (mut ready, mut next) = (fresh(), fresh());
         let waves: Vec<&[u32]> = leaves.chunks(LEAVES_PER_TASK * tasks).collect();
         let Some(first) = waves.first() else {
             return Ok(());
         };
-        self.decode_wave(first, cols, &mut ready)?;
+        let map = &map;
+        self.decode_wave(first, cols, map, &mut ready)?;
         for (k, w) in waves.iter().enumerate() {
             let upcoming = waves.get(k + 1);
             let mut decoded = Ok(());
             rayon::in_place_scope(|s| {
                 if let Some(u) = upcoming {
                     let (next, decoded) = (&mut next, &mut decoded);
-                    s.spawn(move |_| *decoded = self.decode_wave(u, cols, next));
+                    s.spawn(move |_| *decoded = self.decode_wave(u, cols, map, next));
                 }
-                for buf in &ready {
-                    f(buf);
+                for (buf, mapped) in ready.iter_mut() {
+                    if let Some(m) = mapped.take() {
+                        f(buf, m);
+                    }
                 }
             });
             decoded?;
@@ -261,22 +280,26 @@ impl BTreeFile {
         Ok(())
     }
 
-    /// Decodes one wave of leaves in parallel, `LEAVES_PER_TASK` per buffer, in order.
-    fn decode_wave(
+    /// Decodes one wave of leaves in parallel, `LEAVES_PER_TASK` per buffer, in order, and maps
+    /// each buffer.
+    fn decode_wave<T: Send>(
         &self,
         wave: &[u32],
         cols: &[Col],
-        bufs: &mut [Vec<i64>],
+        map: &(impl Fn(&[i64]) -> T + Sync),
+        bufs: &mut [Decoded<T>],
     ) -> Result<(), Unsupported> {
         for b in bufs.iter_mut() {
-            b.clear();
+            b.0.clear();
+            b.1 = None;
         }
         wave.par_chunks(LEAVES_PER_TASK)
             .zip(bufs.par_iter_mut())
-            .try_for_each(|(chunk, out)| {
+            .try_for_each(|(chunk, (out, mapped))| {
                 for &n in chunk {
                     self.decode_leaf(n, cols, out)?;
                 }
+                *mapped = Some(map(out));
                 Ok(())
             })
     }

@@ -25,6 +25,18 @@ pub(super) fn for_each_rows(
     specs: &[Spec],
     mut f: impl FnMut(&mut Ctx<'_>, &[i64]),
 ) -> Result<(), IngestError> {
+    for_each_rows_mapped(cx, table, specs, |_| (), |cx, rows, ()| f(cx, rows))
+}
+
+/// [`for_each_rows`] with `map` applied to each chunk first, in parallel on the direct path
+/// (right after the chunk is decoded), on this thread through SQLite; `f` gets both, in order.
+pub(super) fn for_each_rows_mapped<T: Send>(
+    cx: &mut Ctx<'_>,
+    table: &str,
+    specs: &[Spec],
+    map: impl Fn(&[i64]) -> T + Sync,
+    mut f: impl FnMut(&mut Ctx<'_>, &[i64], T),
+) -> Result<(), IngestError> {
     let Some(root) = cx.schema.table(table).map(|t| t.root) else {
         return Ok(());
     };
@@ -40,7 +52,7 @@ pub(super) fn for_each_rows(
     if let Some(bt) = cx.btree.clone()
         && root > 0
     {
-        match direct(&bt, root, &cols, |chunk| f(cx, chunk)) {
+        match direct(&bt, root, &cols, &map, |chunk, m| f(cx, chunk, m)) {
             Ok(()) => return Ok(()),
             Err(Declined(why, delivered)) => {
                 let p = cx.path.to_string();
@@ -60,22 +72,26 @@ pub(super) fn for_each_rows(
             }
         }
     }
-    through_sqlite(cx, table, &cols, skip, f)
+    through_sqlite(cx, table, &cols, skip, |cx, rows| {
+        let m = map(rows);
+        f(cx, rows, m)
+    })
 }
 
 /// (why, rows already delivered).
 struct Declined(String, usize);
 
-fn direct(
+fn direct<T: Send>(
     bt: &BTreeFile,
     root: u32,
     cols: &[Col],
-    mut f: impl FnMut(&[i64]),
+    map: &(impl Fn(&[i64]) -> T + Sync),
+    mut f: impl FnMut(&[i64], T),
 ) -> Result<(), Declined> {
     let mut delivered = 0;
-    bt.scan_chunks(root, cols, |chunk| {
+    bt.scan_mapped(root, cols, map, |chunk, m| {
         delivered += chunk.len() / cols.len().max(1);
-        f(chunk);
+        f(chunk, m);
     })
     .map_err(|u| Declined(u.0, delivered))
 }

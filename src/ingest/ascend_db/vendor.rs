@@ -7,7 +7,7 @@
 use super::Ctx;
 use super::open::{err, open};
 use super::rows;
-use super::scan::{Spec, for_each_rows};
+use super::scan::{Spec, for_each_rows, for_each_rows_mapped};
 use crate::diag::Severity;
 use crate::ingest::builder::NewEvent;
 use crate::ingest::error::IngestError;
@@ -56,34 +56,72 @@ fn unknown_types(cx: &mut Ctx<'_>, n: u64) {
     });
 }
 
-/// OVERLAP_ANALYSIS as per-(device, kind) sums in the vendor_overlap table: one scan, no events.
-fn overlap_sums(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
-    // Per device (few; rows of one device come in runs): (rows, Σ dur) per kind.
-    let mut sums: Vec<(i64, [(u64, i64); 4])> = Vec::new();
-    let (mut last, mut unknown) = (usize::MAX, 0u64);
-    for_each_rows(cx, "OVERLAP_ANALYSIS", &OVERLAP_COLS, |cx, rows| {
-        for r in rows.chunks_exact(4) {
-            if !cx.span_ok("OVERLAP_ANALYSIS", r[1], r[2]) {
-                continue;
-            }
-            let Some(kind) = usize::try_from(r[3])
-                .ok()
-                .filter(|&k| k < OVERLAP_ROWS.len())
-            else {
-                unknown += 1;
-                continue;
-            };
-            if sums.get(last).is_none_or(|s| s.0 != r[0]) {
-                last = sums.iter().position(|s| s.0 == r[0]).unwrap_or_else(|| {
-                    sums.push((r[0], [(0, 0); 4]));
-                    sums.len() - 1
-                });
-            }
-            let s = &mut sums[last].1[kind];
-            s.0 += 1;
-            s.1 += r[2] - r[1];
+/// Per device (few; rows of one device come in runs): (rows, Σ dur) per kind.
+type DeviceSums = Vec<(i64, [(u64, i64); 4])>;
+
+/// One chunk of OVERLAP_ANALYSIS rows, summed in the pool: the sums, the rows of an unknown
+/// type, and the rows whose span is not a time (rare; the diagnostic is added in order).
+#[derive(Default)]
+struct ChunkSums {
+    sums: DeviceSums,
+    unknown: u64,
+    bad_spans: Vec<(i64, i64)>,
+}
+
+fn add(sums: &mut DeviceSums, last: &mut usize, device: i64, kind: usize, n: u64, dur: i64) {
+    if sums.get(*last).is_none_or(|s| s.0 != device) {
+        *last = sums.iter().position(|s| s.0 == device).unwrap_or_else(|| {
+            sums.push((device, [(0, 0); 4]));
+            sums.len() - 1
+        });
+    }
+    let s = &mut sums[*last].1[kind];
+    s.0 += n;
+    s.1 += dur;
+}
+
+fn chunk_sums(rows: &[i64]) -> ChunkSums {
+    let mut out = ChunkSums::default();
+    let mut last = usize::MAX;
+    for r in rows.chunks_exact(4) {
+        if crate::ingest::builder::implausible_span(r[1], r[2]).is_some() {
+            out.bad_spans.push((r[1], r[2]));
+            continue;
         }
-    })?;
+        let Some(kind) = usize::try_from(r[3])
+            .ok()
+            .filter(|&k| k < OVERLAP_ROWS.len())
+        else {
+            out.unknown += 1;
+            continue;
+        };
+        add(&mut out.sums, &mut last, r[0], kind, 1, r[2] - r[1]);
+    }
+    out
+}
+
+/// OVERLAP_ANALYSIS as per-(device, kind) sums in the vendor_overlap table: one scan, no
+/// events; chunks are summed in parallel and the sums added in order.
+fn overlap_sums(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
+    let mut sums: DeviceSums = Vec::new();
+    let (mut last, mut unknown) = (usize::MAX, 0u64);
+    for_each_rows_mapped(
+        cx,
+        "OVERLAP_ANALYSIS",
+        &OVERLAP_COLS,
+        chunk_sums,
+        |cx, _, part| {
+            for (start, end) in part.bad_spans {
+                cx.span_ok("OVERLAP_ANALYSIS", start, end);
+            }
+            unknown += part.unknown;
+            for (device, kinds) in part.sums {
+                for (kind, (n, dur)) in kinds.into_iter().enumerate() {
+                    add(&mut sums, &mut last, device, kind, n, dur);
+                }
+            }
+        },
+    )?;
     sums.sort_unstable_by_key(|s| s.0);
     let mut rows = 0u64;
     for (device, kinds) in sums {
