@@ -65,6 +65,15 @@ fn copy(rel: &str, dir: &Path, name: &str) -> PathBuf {
     to
 }
 
+/// A copy of the real level1 rank 0 db in the fresh temp folder `tag`, changed by `sql`, with
+/// its connection still open for checks.
+fn db1_changed(tag: &str, sql: &str) -> (PathBuf, rusqlite::Connection) {
+    let db = copy(DB1, &tmp(tag), "ascend_pytorch_profiler_0.db");
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute_batch(sql).unwrap();
+    (db, c)
+}
+
 /// What a run of the binary did.
 struct Run {
     /// Exit code; None when killed by a signal.
@@ -398,14 +407,11 @@ fn btree_reads_tables_with_more_than_64_leading_columns_as_sqlite_does() {
 
 #[test]
 fn sparse_rowids_do_not_reserve_by_rowid_range() {
-    let dir = tmp("sparse");
-    let db = copy(DB1, &dir, "ascend_pytorch_profiler_0.db");
-    let c = rusqlite::Connection::open(&db).unwrap();
-    c.execute_batch(
+    let (db, c) = db1_changed(
+        "sparse",
         "INSERT INTO TASK SELECT * FROM TASK WHERE rowid = (SELECT min(rowid) FROM TASK);
          UPDATE TASK SET rowid = 1099511627776 WHERE rowid = (SELECT max(rowid) FROM TASK);",
-    )
-    .unwrap();
+    );
     let ok: String = c
         .query_row("PRAGMA integrity_check", [], |r| r.get(0))
         .unwrap();
@@ -512,17 +518,14 @@ fn broken_optional_companions_are_warnings() {
 
 #[test]
 fn garbage_task_times_are_counted_and_skipped() {
-    let dir = tmp("garbage");
-    let db = copy(DB1, &dir, "ascend_pytorch_profiler_0.db");
-    let rows = sql_count(&db, "SELECT count(*) FROM TASK");
-    let c = rusqlite::Connection::open(&db).unwrap();
-    c.execute_batch(
+    let (db, c) = db1_changed(
+        "garbage",
         "UPDATE TASK SET startNs = NULL WHERE rowid = (SELECT min(rowid) FROM TASK);
          UPDATE TASK SET startNs = 'abc' WHERE rowid = (SELECT min(rowid) + 1 FROM TASK);
          UPDATE TASK SET endNs = 9000000000000000000 WHERE rowid = (SELECT min(rowid) + 2 FROM TASK);",
-    )
-    .unwrap();
+    );
     drop(c);
+    let rows = sql_count(&db, "SELECT count(*) FROM TASK");
     for direct in [true, false] {
         let t = ingest_db(&db, direct);
         assert_eq!(count_thread_prefix(&t, "Ascend Hardware") as i64, rows - 3);
@@ -543,15 +546,12 @@ fn garbage_task_times_are_counted_and_skipped() {
 /// are SQLite's own GROUP BY over the rows left, both readers (direct b-tree, SQLite) checked.
 #[test]
 fn overlap_sums_skip_damaged_rows_and_say_so() {
-    let dir = tmp("overlap");
-    let db = copy(DB1, &dir, "ascend_pytorch_profiler_0.db");
-    let c = rusqlite::Connection::open(&db).unwrap();
-    c.execute_batch(
+    let (db, c) = db1_changed(
+        "overlap",
         "UPDATE OVERLAP_ANALYSIS SET startNs = NULL WHERE rowid = (SELECT min(rowid) FROM OVERLAP_ANALYSIS);
          UPDATE OVERLAP_ANALYSIS SET endNs = startNs - 5 WHERE rowid = (SELECT min(rowid) + 1 FROM OVERLAP_ANALYSIS);
          UPDATE OVERLAP_ANALYSIS SET type = 7 WHERE rowid = (SELECT min(rowid) + 2 FROM OVERLAP_ANALYSIS);",
-    )
-    .unwrap();
+    );
     let mut want: Vec<(i32, u8, u64, i64)> = c
         .prepare(
             "SELECT deviceId, type, count(*), sum(endNs - startNs) FROM OVERLAP_ANALYSIS
