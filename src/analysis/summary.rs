@@ -78,21 +78,14 @@ pub fn compute(t: &Tables) -> Summary {
         })
         .filter(|c| c.events > 0)
         .collect();
-    let stream_threads: Vec<u32> = (0..t.threads.len() as u32)
-        .filter(|&th| {
-            let th = th as usize;
-            per_thread_cat[th * NCAT..(th + 1) * NCAT]
-                .iter()
-                .any(|&n| n > 0)
-        })
-        .collect();
-    let device_streams = stream_threads
-        .into_iter()
-        .map(|th| {
-            let tid = ThreadId(th);
+    let device_streams = per_thread_cat
+        .chunks_exact(NCAT)
+        .enumerate()
+        .filter(|(_, counts)| counts.iter().any(|&n| n > 0))
+        .map(|(th, counts)| {
+            let tid = ThreadId(th as u32);
             let p = t.thread_process(tid);
             let f = t.process_file(p).idx();
-            let counts = &per_thread_cat[th as usize * NCAT..(th as usize + 1) * NCAT];
             let by_category = counts
                 .iter()
                 .enumerate()
@@ -104,10 +97,10 @@ pub fn compute(t: &Tables) -> Summary {
                 rank: t.files.rank[f],
                 process: t.process_label(p),
                 device_id: t.processes.device_id[p.idx()],
-                stream: t.threads.tid[th as usize],
+                stream: t.threads.tid[th],
                 thread_name: t.thread_label(tid),
-                events: per_thread[th as usize].0,
-                dur_ns_sum: per_thread[th as usize].1,
+                events: per_thread[th].0,
+                dur_ns_sum: per_thread[th].1,
                 by_category,
             }
         })

@@ -540,6 +540,38 @@ fn garbage_task_times_are_counted_and_skipped() {
     }
 }
 
+/// (device, kind, rows, Σ dur) per device and kind, as SQLite sums the rows of
+/// OVERLAP_ANALYSIS that `filter` (an SQL condition) keeps.
+fn sqlite_overlap_sums(c: &rusqlite::Connection, filter: &str) -> Vec<(i32, u8, u64, i64)> {
+    c.prepare(&format!(
+        "SELECT deviceId, type, count(*), sum(endNs - startNs) FROM OVERLAP_ANALYSIS
+         WHERE {filter} GROUP BY 1, 2 ORDER BY 1, 2"
+    ))
+    .unwrap()
+    .query_map([], |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get::<_, i64>(2)? as u64, r.get(3)?))
+    })
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
+}
+
+/// The db read as `analyze` reads it (OVERLAP_ANALYSIS as sums), and its vendor_overlap rows.
+fn overlap_sums_read(db: &Path, direct: bool) -> (Tables, Vec<(i32, u8, u64, i64)>) {
+    let mut b = TablesBuilder::new();
+    let opts = DbOpts {
+        direct,
+        overlap_events: false,
+    };
+    ingest_file_with(db.to_str().unwrap(), &mut b, opts).unwrap();
+    let t = b.finish();
+    let v = &t.vendor_overlap;
+    let rows = (0..v.len())
+        .map(|r| (v.device_id[r], v.kind[r], v.rows[r], v.dur_ns[r]))
+        .collect();
+    (t, rows)
+}
+
 /// OVERLAP_ANALYSIS read as sums (what `analyze` does) skips rows whose span is not a time and
 /// rows of an unknown type, says so, and sums the rest: input a copy of the real level1 rank 0
 /// db with three rows damaged (a NULL start, an end before the start, type 7); the expected sums
@@ -552,34 +584,15 @@ fn overlap_sums_skip_damaged_rows_and_say_so() {
          UPDATE OVERLAP_ANALYSIS SET endNs = startNs - 5 WHERE rowid = (SELECT min(rowid) + 1 FROM OVERLAP_ANALYSIS);
          UPDATE OVERLAP_ANALYSIS SET type = 7 WHERE rowid = (SELECT min(rowid) + 2 FROM OVERLAP_ANALYSIS);",
     );
-    let mut want: Vec<(i32, u8, u64, i64)> = c
-        .prepare(
-            "SELECT deviceId, type, count(*), sum(endNs - startNs) FROM OVERLAP_ANALYSIS
-             WHERE startNs IS NOT NULL AND endNs >= startNs AND type BETWEEN 0 AND 3
-             GROUP BY 1, 2 ORDER BY 1, 2",
-        )
-        .unwrap()
-        .query_map([], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get::<_, i64>(2)? as u64, r.get(3)?))
-        })
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let mut want = sqlite_overlap_sums(
+        &c,
+        "startNs IS NOT NULL AND endNs >= startNs AND type BETWEEN 0 AND 3",
+    );
     drop(c);
     want.retain(|w| w.2 > 0);
     assert_eq!(want.iter().map(|w| w.2).sum::<u64>(), 382 - 3);
     for direct in [true, false] {
-        let mut b = TablesBuilder::new();
-        let opts = DbOpts {
-            direct,
-            overlap_events: false,
-        };
-        ingest_file_with(db.to_str().unwrap(), &mut b, opts).unwrap();
-        let t = b.finish();
-        let v = &t.vendor_overlap;
-        let got: Vec<(i32, u8, u64, i64)> = (0..v.len())
-            .map(|r| (v.device_id[r], v.kind[r], v.rows[r], v.dur_ns[r]))
-            .collect();
+        let (t, got) = overlap_sums_read(&db, direct);
         assert_eq!(got, want, "direct: {direct}");
         assert_eq!(t.diagnostics.count("vendor_overlap_unknown_type"), 1);
         let skipped = t
@@ -595,6 +608,23 @@ fn overlap_sums_skip_damaged_rows_and_say_so() {
             2,
             "{skipped:?}"
         );
+    }
+}
+
+/// OVERLAP_ANALYSIS rows whose device changes from row to row (deviceId = rowid % 50 in a copy
+/// of the real level1 rank 0 db: 50 devices interleaved) are summed per device as SQLite's own
+/// GROUP BY sums them, through both readers.
+#[test]
+fn overlap_sums_of_interleaved_devices_match_sqlite() {
+    let (db, c) = db1_changed(
+        "overlap-devices",
+        "UPDATE OVERLAP_ANALYSIS SET deviceId = rowid % 50;",
+    );
+    let want = sqlite_overlap_sums(&c, "1");
+    drop(c);
+    assert_eq!(want.iter().map(|w| w.2).sum::<u64>(), 382);
+    for direct in [true, false] {
+        assert_eq!(overlap_sums_read(&db, direct).1, want, "direct: {direct}");
     }
 }
 

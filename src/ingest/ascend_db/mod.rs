@@ -369,19 +369,16 @@ fn read_tables(cx: &mut Ctx<'_>) {
     lap("vendor + memory");
 }
 
-/// User + system CPU time of this process so far (Linux `/proc/self/stat`; 0 elsewhere), for
+/// User + system CPU time of this process so far (`getrusage`; 0 where it fails), for
 /// `PROFSCOPE_DB_TIMING`.
 fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    // Fields after the parenthesised command name; utime and stime are the 12th and 13th.
-    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let ticks: f64 = rest
-        .split_whitespace()
-        .skip(11)
-        .take(2)
-        .filter_map(|v| v.parse::<f64>().ok())
-        .sum();
-    ticks / 100.0
+    // SAFETY: getrusage fills the zeroed struct it is given, nothing else.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
+        return 0.0;
+    }
+    let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    s(u.ru_utime) + s(u.ru_stime)
 }
 
 /// Records a table (or companion) of a db that could not be read; the rest of the file is kept.

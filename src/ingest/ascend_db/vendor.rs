@@ -11,6 +11,7 @@ use super::scan::{Spec, for_each_rows, for_each_rows_mapped};
 use crate::diag::Severity;
 use crate::ingest::builder::NewEvent;
 use crate::ingest::error::IngestError;
+use crate::model::hash::FxHashMap;
 use crate::model::vendor_overlap::OVERLAP_KINDS as OVERLAP_ROWS;
 use rusqlite::types::ValueRef;
 
@@ -56,8 +57,29 @@ fn unknown_types(cx: &mut Ctx<'_>, n: u64) {
     });
 }
 
-/// Per device (few; rows of one device come in runs): (rows, Σ dur) per kind.
-type DeviceSums = Vec<(i64, [(u64, i64); 4])>;
+/// (rows, Σ dur) per kind, per device. Rows of one device come in runs, so the last device is
+/// tried first; the index keeps a file with many device ids linear.
+#[derive(Default)]
+struct DeviceSums {
+    devices: Vec<(i64, [(u64, i64); 4])>,
+    at: FxHashMap<i64, usize>,
+    last: usize,
+}
+
+impl DeviceSums {
+    fn add(&mut self, device: i64, kind: usize, n: u64, dur: i64) {
+        if self.devices.get(self.last).is_none_or(|s| s.0 != device) {
+            let devices = &mut self.devices;
+            self.last = *self.at.entry(device).or_insert_with(|| {
+                devices.push((device, [(0, 0); 4]));
+                devices.len() - 1
+            });
+        }
+        let s = &mut self.devices[self.last].1[kind];
+        s.0 += n;
+        s.1 += dur;
+    }
+}
 
 /// One chunk of OVERLAP_ANALYSIS rows, summed in the pool: the sums, the rows of an unknown
 /// type, and the rows whose span is not a time (rare; the diagnostic is added in order).
@@ -68,21 +90,8 @@ struct ChunkSums {
     bad_spans: Vec<(i64, i64)>,
 }
 
-fn add(sums: &mut DeviceSums, last: &mut usize, device: i64, kind: usize, n: u64, dur: i64) {
-    if sums.get(*last).is_none_or(|s| s.0 != device) {
-        *last = sums.iter().position(|s| s.0 == device).unwrap_or_else(|| {
-            sums.push((device, [(0, 0); 4]));
-            sums.len() - 1
-        });
-    }
-    let s = &mut sums[*last].1[kind];
-    s.0 += n;
-    s.1 += dur;
-}
-
 fn chunk_sums(rows: &[i64]) -> ChunkSums {
     let mut out = ChunkSums::default();
-    let mut last = usize::MAX;
     for r in rows.chunks_exact(4) {
         if crate::ingest::builder::implausible_span(r[1], r[2]).is_some() {
             out.bad_spans.push((r[1], r[2]));
@@ -95,7 +104,7 @@ fn chunk_sums(rows: &[i64]) -> ChunkSums {
             out.unknown += 1;
             continue;
         };
-        add(&mut out.sums, &mut last, r[0], kind, 1, r[2] - r[1]);
+        out.sums.add(r[0], kind, 1, r[2] - r[1]);
     }
     out
 }
@@ -103,8 +112,8 @@ fn chunk_sums(rows: &[i64]) -> ChunkSums {
 /// OVERLAP_ANALYSIS as per-(device, kind) sums in the vendor_overlap table: one scan, no
 /// events; chunks are summed in parallel and the sums added in order.
 fn overlap_sums(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
-    let mut sums: DeviceSums = Vec::new();
-    let (mut last, mut unknown) = (usize::MAX, 0u64);
+    let mut sums = DeviceSums::default();
+    let mut unknown = 0u64;
     for_each_rows_mapped(
         cx,
         "OVERLAP_ANALYSIS",
@@ -115,16 +124,17 @@ fn overlap_sums(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
                 cx.span_ok("OVERLAP_ANALYSIS", start, end);
             }
             unknown += part.unknown;
-            for (device, kinds) in part.sums {
+            for (device, kinds) in part.sums.devices {
                 for (kind, (n, dur)) in kinds.into_iter().enumerate() {
-                    add(&mut sums, &mut last, device, kind, n, dur);
+                    sums.add(device, kind, n, dur);
                 }
             }
         },
     )?;
-    sums.sort_unstable_by_key(|s| s.0);
+    let mut devices = sums.devices;
+    devices.sort_unstable_by_key(|s| s.0);
     let mut rows = 0u64;
-    for (device, kinds) in sums {
+    for (device, kinds) in devices {
         let device = device.clamp(-1, i32::MAX as i64) as i32;
         for (kind, (n, dur)) in kinds.into_iter().enumerate().filter(|k| k.1.0 > 0) {
             rows += n;
