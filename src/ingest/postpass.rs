@@ -191,6 +191,10 @@ fn fill_streams(t: &mut Tables) {
     t.events.stream = streams;
 }
 
+/// What decides an event's category: its thread's role, cat, task type, name, and whether it is
+/// an instant.
+type ClassKey = (u8, u32, u32, u32, bool);
+
 fn classify_all(t: &mut Tables) {
     let roles: Vec<ProcessRole> = t
         .threads
@@ -206,11 +210,12 @@ fn classify_all(t: &mut Tables) {
         .map_init(
             || {
                 (
-                    FxHashMap::<(u8, u32, u32, u32, bool), Category>::default(),
+                    FxHashMap::<ClassKey, Category>::default(),
                     String::new(),
+                    None::<(ClassKey, Category)>,
                 )
             },
-            |(cache, buf), i| {
+            |(cache, buf, previous), i| {
                 let role = roles[e.thread[i].idx()];
                 let instant = e.kind[i] == EventKind::Instant;
                 let key = (
@@ -220,7 +225,14 @@ fn classify_all(t: &mut Tables) {
                     e.name[i].0,
                     instant,
                 );
-                *cache.entry(key).or_insert_with(|| {
+                // Neighbouring events mostly share their key (a stream's kernels, a vendor row
+                // type): the last answer first, the map only when it changed.
+                if let Some((k, c)) = *previous
+                    && k == key
+                {
+                    return c;
+                }
+                let c = *cache.entry(key).or_insert_with(|| {
                     classify(
                         ClassifyInput {
                             role,
@@ -231,7 +243,9 @@ fn classify_all(t: &mut Tables) {
                         },
                         buf,
                     )
-                })
+                });
+                *previous = Some((key, c));
+                c
             },
         )
         .collect();
@@ -240,22 +254,12 @@ fn classify_all(t: &mut Tables) {
 
 /// Counts overlaps per thread: partial overlaps anywhere (improper nesting, which Perfetto's
 /// JSON importer drops) and any overlap on device streams. Nothing is removed.
+///
+/// Each thread is walked in (start, longest first) order. One pass in event order walks every
+/// thread whose events already come in that order (the threads of every trace and db seen so
+/// far); a thread found out of order is then gathered, sorted and walked on its own.
 fn count_overlaps(t: &mut Tables) {
     let n_threads = t.threads.len();
-    let mut start = vec![0u32; n_threads + 1];
-    for th in &t.events.thread {
-        start[th.idx() + 1] += 1;
-    }
-    for i in 0..n_threads {
-        start[i + 1] += start[i];
-    }
-    let mut fill = start.clone();
-    let mut order = vec![0u32; t.events.len()];
-    for (i, th) in t.events.thread.iter().enumerate() {
-        let slot = &mut fill[th.idx()];
-        order[*slot as usize] = i as u32;
-        *slot += 1;
-    }
     let e = &t.events;
     // Per thread: 0 not a device stream, 1 Ascend (every device task occupies its stream),
     // 2 Kineto (kernels and copies occupy it; cuda_sync records are drawn over them).
@@ -269,66 +273,54 @@ fn count_overlaps(t: &mut Tables) {
             _ => 0,
         })
         .collect();
-    let mut slices: Vec<&mut [u32]> = Vec::with_capacity(n_threads);
-    let mut rest: &mut [u32] = &mut order;
-    for th in 0..n_threads {
-        let len = (start[th + 1] - start[th]) as usize;
-        let (a, b) = rest.split_at_mut(len);
-        slices.push(a);
-        rest = b;
+    let key = |i: usize| (e.ts_ns[i], std::cmp::Reverse(e.dur_ns.at(i)));
+    let mut walks: Vec<NestingWalk> = device.iter().map(|&d| NestingWalk::new(d)).collect();
+    let mut last = vec![(i64::MIN, std::cmp::Reverse(i64::MAX)); n_threads];
+    let mut in_order = vec![true; n_threads];
+    for i in 0..e.len() {
+        let th = e.thread[i].idx();
+        if !in_order[th] {
+            continue;
+        }
+        let k = key(i);
+        if k < last[th] {
+            in_order[th] = false;
+            continue;
+        }
+        last[th] = k;
+        walks[th].step(e, i);
     }
-    let per_thread: Vec<(u64, u64, Option<usize>, Option<usize>)> = slices
-        .into_par_iter()
-        .enumerate()
-        .map(|(th, idx)| {
-            let key = |&i: &u32| {
-                (
-                    e.ts_ns[i as usize],
-                    std::cmp::Reverse(e.dur_ns.at(i as usize)),
-                )
-            };
-            if !idx.is_sorted_by_key(key) {
-                idx.sort_by_key(key);
+    let late: Vec<usize> = (0..n_threads).filter(|&th| !in_order[th]).collect();
+    if !late.is_empty() {
+        let mut slot = vec![usize::MAX; n_threads];
+        for (k, &th) in late.iter().enumerate() {
+            slot[th] = k;
+        }
+        let mut lists: Vec<Vec<u32>> = vec![Vec::new(); late.len()];
+        for (i, th) in e.thread.iter().enumerate() {
+            if let Some(l) = lists.get_mut(slot[th.idx()]) {
+                l.push(i as u32);
             }
-            let (mut partial, mut overlap) = (0u64, 0u64);
-            let (mut first_partial, mut first_overlap) = (None, None);
-            let mut stack: Vec<i64> = Vec::new();
-            let mut max_end = i64::MIN;
-            for &i in idx.iter() {
-                let i = i as usize;
-                if e.kind[i] != EventKind::Complete {
-                    continue;
+        }
+        let redone: Vec<NestingWalk> = lists
+            .into_par_iter()
+            .zip(late.par_iter())
+            .map(|(mut idx, &th)| {
+                // Stable: events with equal keys keep their file order, as in the pass above.
+                idx.sort_by_key(|&i| key(i as usize));
+                let mut w = NestingWalk::new(device[th]);
+                for &i in &idx {
+                    w.step(e, i as usize);
                 }
-                let (ts, end) = (e.ts_ns[i], e.ts_ns[i] + e.dur_ns.at(i));
-                while stack.last().is_some_and(|&top| top <= ts) {
-                    stack.pop();
-                }
-                if stack.last().is_some_and(|&top| end > top) {
-                    partial += 1;
-                    first_partial.get_or_insert(i);
-                } else {
-                    stack.push(end);
-                }
-                // Annotations copied onto a device timeline (Kineto gpu_user_annotation, CANN
-                // Step Trace markers) are not device work.
-                let c = e.category[i];
-                let work = match device[th] {
-                    1 => c.is_device(),
-                    2 => c.is_device() && c != Category::WaitSync,
-                    _ => false,
-                };
-                if work {
-                    if ts < max_end {
-                        overlap += 1;
-                        first_overlap.get_or_insert(i);
-                    }
-                    max_end = max_end.max(end);
-                }
-            }
-            (partial, overlap, first_partial, first_overlap)
-        })
-        .collect();
-    for (th, &(partial, overlap, fp, fo)) in per_thread.iter().enumerate() {
+                w
+            })
+            .collect();
+        for (w, &th) in redone.into_iter().zip(&late) {
+            walks[th] = w;
+        }
+    }
+    for (th, w) in walks.iter().enumerate() {
+        let (partial, overlap, fp, fo) = (w.partial, w.overlap, w.first_partial, w.first_overlap);
         if partial == 0 && overlap == 0 {
             continue;
         }
@@ -357,6 +349,66 @@ fn count_overlaps(t: &mut Tables) {
             );
             t.diagnostics
                 .add_n("overlapping_device_events", Severity::Info, overlap, || ex);
+        }
+    }
+}
+
+/// One thread's events walked in (start, longest first) order: improperly nested events (one
+/// that starts inside an open event and ends after it) and, on device streams, events that start
+/// before an earlier one ended.
+struct NestingWalk {
+    /// See [`count_overlaps`]: 0 not a device stream, 1 Ascend, 2 Kineto.
+    device: u8,
+    /// Ends of the open, properly nested events, innermost last.
+    stack: Vec<i64>,
+    max_end: i64,
+    partial: u64,
+    overlap: u64,
+    first_partial: Option<usize>,
+    first_overlap: Option<usize>,
+}
+
+impl NestingWalk {
+    fn new(device: u8) -> NestingWalk {
+        NestingWalk {
+            device,
+            stack: Vec::new(),
+            max_end: i64::MIN,
+            partial: 0,
+            overlap: 0,
+            first_partial: None,
+            first_overlap: None,
+        }
+    }
+
+    fn step(&mut self, e: &crate::model::events::EventTable, i: usize) {
+        if e.kind[i] != EventKind::Complete {
+            return;
+        }
+        let (ts, end) = (e.ts_ns[i], e.ts_ns[i] + e.dur_ns.at(i));
+        while self.stack.last().is_some_and(|&top| top <= ts) {
+            self.stack.pop();
+        }
+        if self.stack.last().is_some_and(|&top| end > top) {
+            self.partial += 1;
+            self.first_partial.get_or_insert(i);
+        } else {
+            self.stack.push(end);
+        }
+        // Annotations copied onto a device timeline (Kineto gpu_user_annotation, CANN Step
+        // Trace markers) are not device work.
+        let c = e.category[i];
+        let work = match self.device {
+            1 => c.is_device(),
+            2 => c.is_device() && c != Category::WaitSync,
+            _ => false,
+        };
+        if work {
+            if ts < self.max_end {
+                self.overlap += 1;
+                self.first_overlap.get_or_insert(i);
+            }
+            self.max_end = self.max_end.max(end);
         }
     }
 }

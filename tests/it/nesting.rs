@@ -32,3 +32,36 @@ fn improperly_nested_events_equal_the_exact_count_on_real_traces() {
         assert_eq!(got, exact, "{level} rank {rank}");
     }
 }
+
+/// The same real trace with its event array reversed: every thread is now out of order, so each
+/// is gathered, sorted and walked on its own instead of in the one pass in file order. The
+/// counts are those of the file as written: the exact count above for improper nesting, and the
+/// in-order file's own count of overlapping device events (nonzero on this trace, so the device
+/// rule is exercised too).
+#[test]
+fn overlap_counts_do_not_depend_on_event_order() {
+    let path = common::samples_dir()
+        .join("ascend-pt/text/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json");
+    let count =
+        |t: &profscope::model::Tables, code: &str| t.diagnostics.get(code).map_or(0, |d| d.count);
+    let in_order = common::ingest(&path);
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let events = match &mut doc {
+        serde_json::Value::Array(a) => a,
+        other => other["traceEvents"].as_array_mut().unwrap(),
+    };
+    events.reverse();
+    let reversed = profscope::ingest::chrome_json::ingest_slice(
+        "reversed/trace_view.json",
+        &serde_json::to_vec(&doc).unwrap(),
+        1 << 20,
+    )
+    .unwrap();
+    assert_eq!(count(&in_order, "improperly_nested_events"), 113);
+    assert_eq!(count(&reversed, "improperly_nested_events"), 113);
+    let device = count(&in_order, "overlapping_device_events");
+    assert!(device > 0, "the device rule is not exercised on this file");
+    assert_eq!(count(&reversed, "overlapping_device_events"), device);
+    assert_eq!(in_order.events.len(), reversed.events.len());
+}
