@@ -263,18 +263,19 @@ fn count_overlaps(t: &mut Tables) {
     let e = &t.events;
     // Per thread: 0 not a device stream, 1 Ascend (every device task occupies its stream),
     // 2 Kineto (kernels and copies occupy it; cuda_sync records are drawn over them).
-    let device: Vec<u8> = t
+    let mut walks: Vec<NestingWalk> = t
         .threads
         .process
         .iter()
-        .map(|p| match t.processes.role[p.idx()] {
-            ProcessRole::AscendHardware => 1,
-            ProcessRole::KinetoDevice => 2,
-            _ => 0,
+        .map(|p| {
+            NestingWalk::new(match t.processes.role[p.idx()] {
+                ProcessRole::AscendHardware => 1,
+                ProcessRole::KinetoDevice => 2,
+                _ => 0,
+            })
         })
         .collect();
     let key = |i: usize| (e.ts_ns[i], std::cmp::Reverse(e.dur_ns.at(i)));
-    let mut walks: Vec<NestingWalk> = device.iter().map(|&d| NestingWalk::new(d)).collect();
     let mut last = vec![(i64::MIN, std::cmp::Reverse(i64::MAX)); n_threads];
     let mut in_order = vec![true; n_threads];
     for i in 0..e.len() {
@@ -290,37 +291,28 @@ fn count_overlaps(t: &mut Tables) {
         last[th] = k;
         walks[th].step(e, i);
     }
-    let late: Vec<usize> = (0..n_threads).filter(|&th| !in_order[th]).collect();
-    if !late.is_empty() {
-        let mut slot = vec![usize::MAX; n_threads];
-        for (k, &th) in late.iter().enumerate() {
-            slot[th] = k;
-        }
-        let mut lists: Vec<Vec<u32>> = vec![Vec::new(); late.len()];
+    if in_order.contains(&false) {
+        let mut lists: Vec<Vec<u32>> = vec![Vec::new(); n_threads];
         for (i, th) in e.thread.iter().enumerate() {
-            if let Some(l) = lists.get_mut(slot[th.idx()]) {
-                l.push(i as u32);
+            if !in_order[th.idx()] {
+                lists[th.idx()].push(i as u32);
             }
         }
-        let redone: Vec<NestingWalk> = lists
-            .into_par_iter()
-            .zip(late.par_iter())
-            .map(|(mut idx, &th)| {
+        walks
+            .par_iter_mut()
+            .zip(lists)
+            .filter(|(_, idx)| !idx.is_empty())
+            .for_each(|(w, mut idx)| {
                 // Stable: events with equal keys keep their file order, as in the pass above.
                 idx.sort_by_key(|&i| key(i as usize));
-                let mut w = NestingWalk::new(device[th]);
+                *w = NestingWalk::new(w.device);
                 for &i in &idx {
                     w.step(e, i as usize);
                 }
-                w
-            })
-            .collect();
-        for (w, &th) in redone.into_iter().zip(&late) {
-            walks[th] = w;
-        }
+            });
     }
     for (th, w) in walks.iter().enumerate() {
-        let (partial, overlap, fp, fo) = (w.partial, w.overlap, w.first_partial, w.first_overlap);
+        let (partial, overlap) = (w.partial, w.overlap);
         if partial == 0 && overlap == 0 {
             continue;
         }
@@ -336,7 +328,7 @@ fn count_overlaps(t: &mut Tables) {
             let ex = format!(
                 "{} ({partial}; first at ts_ns {})",
                 label(),
-                fp.map_or(0, |i| t.events.ts_ns[i])
+                w.first_partial.map_or(0, |i| t.events.ts_ns[i])
             );
             t.diagnostics
                 .add_n("improperly_nested_events", Severity::Info, partial, || ex);
@@ -345,7 +337,7 @@ fn count_overlaps(t: &mut Tables) {
             let ex = format!(
                 "{} ({overlap}; first at ts_ns {})",
                 label(),
-                fo.map_or(0, |i| t.events.ts_ns[i])
+                w.first_overlap.map_or(0, |i| t.events.ts_ns[i])
             );
             t.diagnostics
                 .add_n("overlapping_device_events", Severity::Info, overlap, || ex);
