@@ -51,9 +51,18 @@ impl NarrowI64 {
     }
 
     pub fn extend_from_slice(&mut self, v: &[i64]) {
+        // Blocks whose values all fit are copied narrowed in one pass (no branch per row).
+        const BLOCK: usize = 256;
+        let fits = |x: i64| x > WIDE as i64 && x <= i32::MAX as i64;
         self.small.reserve(v.len());
-        for &x in v {
-            self.push(x);
+        for block in v.chunks(BLOCK) {
+            if block.iter().fold(true, |ok, &x| ok & fits(x)) {
+                self.small.extend(block.iter().map(|&x| x as i32));
+            } else {
+                for &x in block {
+                    self.push(x);
+                }
+            }
         }
     }
 
@@ -119,5 +128,23 @@ mod tests {
         let want: Vec<i64> = got.iter().step_by(2).copied().collect();
         assert_eq!(picked.iter().collect::<Vec<_>>(), want);
         assert_eq!(picked, want.into_iter().collect());
+    }
+
+    #[test]
+    fn bulk_extend_equals_pushing_row_by_row() {
+        // 1,000 rows in blocks of 256 from row 10: narrow blocks, and wide values (i64::MAX,
+        // the marker i32::MIN itself, i32::MAX + 1) in the third and fourth blocks.
+        let mut vals: Vec<i64> = (0..1000).map(|i| i * 1_000_003 - 500_000_000).collect();
+        vals[600] = i64::MAX;
+        vals[700] = i32::MIN as i64;
+        vals[999] = i32::MAX as i64 + 1;
+        let mut bulk = NarrowI64::default();
+        bulk.extend_from_slice(&vals[..10]);
+        bulk.extend_from_slice(&vals[10..]);
+        let mut one = NarrowI64::default();
+        vals.iter().for_each(|&v| one.push(v));
+        assert_eq!(bulk, one);
+        assert_eq!(bulk.iter().collect::<Vec<_>>(), vals);
+        assert_eq!(bulk.wide.len(), 3);
     }
 }

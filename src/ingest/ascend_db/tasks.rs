@@ -11,8 +11,8 @@
 use super::Ctx;
 use super::open::err;
 use super::rows;
-use super::scan::{Spec, for_each_rows};
-use super::strings::load_enum;
+use super::scan::{Spec, for_each_rows, for_each_rows_mapped};
+use super::strings::{StringIds, load_enum};
 use crate::diag::Severity;
 use crate::ingest::builder::NewEvent;
 use crate::ingest::error::IngestError;
@@ -199,35 +199,24 @@ impl Converter {
 pub(super) fn load_infos(cx: &mut Ctx<'_>) -> Result<Infos, IngestError> {
     let mut inf = Infos::default();
     if cx.schema.has("COMPUTE_TASK_INFO") {
-        const COLS: [Spec; 12] = [
-            &["globalTaskId"],
-            &["name"],
-            &["blockNum", "blockDim"],
-            &["mixBlockNum", "mixBlockDim"],
-            &["opType"],
-            &["inputShapes"],
-            &["inputDataTypes"],
-            &["inputFormats"],
-            &["outputShapes"],
-            &["outputDataTypes"],
-            &["outputFormats"],
-            &["taskType"],
-        ];
         let mut ids = Vec::new();
-        for_each_rows(cx, "COMPUTE_TASK_INFO", &COLS, |cx, rows| {
-            let s = cx.strings;
-            for r in rows.chunks_exact(COLS.len()) {
-                ids.push(r[0]);
-                let row = cx.b.kernel_row(KernelRow {
-                    op_type: s.get(r[4]),
-                    task_type: s.get(r[11]),
-                    block_num: r[2],
-                    mix_block_num: r[3],
-                    shapes: [5, 6, 7, 8, 9, 10].map(|c| s.get(r[c])),
-                });
-                inf.compute_rows.push((s.get(r[1]), row));
-            }
-        })?;
+        let strings = cx.strings;
+        for_each_rows_mapped(
+            cx,
+            "COMPUTE_TASK_INFO",
+            &COMPUTE_COLS,
+            |rows| kernel_chunk(strings, rows),
+            |cx, _, c| {
+                let global: Vec<u32> = c.rows.iter().map(|&r| cx.b.kernel_row(r)).collect();
+                ids.extend_from_slice(&c.ids);
+                inf.compute_rows.extend(
+                    c.names
+                        .iter()
+                        .zip(&c.local)
+                        .map(|(&name, &l)| (name, global[l as usize])),
+                );
+            },
+        )?;
         inf.compute = gid_index(&ids);
     } else {
         cx.missing("COMPUTE_TASK_INFO", "kernel names fall back to task types");
@@ -249,6 +238,60 @@ pub(super) fn load_infos(cx: &mut Ctx<'_>) -> Result<Infos, IngestError> {
         load_comm_tasks(cx, &mut inf)?;
     }
     Ok(inf)
+}
+
+/// COMPUTE_TASK_INFO columns: globalTaskId, name, block dims, op type, shapes, task type.
+const COMPUTE_COLS: [Spec; 12] = [
+    &["globalTaskId"],
+    &["name"],
+    &["blockNum", "blockDim"],
+    &["mixBlockNum", "mixBlockDim"],
+    &["opType"],
+    &["inputShapes"],
+    &["inputDataTypes"],
+    &["inputFormats"],
+    &["outputShapes"],
+    &["outputDataTypes"],
+    &["outputFormats"],
+    &["taskType"],
+];
+
+/// One chunk of COMPUTE_TASK_INFO rows, read in the pool: the chunk's distinct kernel rows
+/// (first-seen order, so the kernels table fills in row order as before) and each row's index
+/// among them; the builder then deduplicates a few rows per chunk instead of every row.
+struct KernelChunk {
+    ids: Vec<i64>,
+    names: Vec<StrId>,
+    local: Vec<u32>,
+    rows: Vec<KernelRow>,
+}
+
+fn kernel_chunk(s: &StringIds, rows: &[i64]) -> KernelChunk {
+    let n = rows.len() / COMPUTE_COLS.len();
+    let mut c = KernelChunk {
+        ids: Vec::with_capacity(n),
+        names: Vec::with_capacity(n),
+        local: Vec::with_capacity(n),
+        rows: Vec::new(),
+    };
+    let mut seen: FxHashMap<KernelRow, u32> = FxHashMap::default();
+    for r in rows.chunks_exact(COMPUTE_COLS.len()) {
+        let row = KernelRow {
+            op_type: s.get(r[4]),
+            task_type: s.get(r[11]),
+            block_num: r[2],
+            mix_block_num: r[3],
+            shapes: [5, 6, 7, 8, 9, 10].map(|c| s.get(r[c])),
+        };
+        let l = *seen.entry(row).or_insert_with(|| {
+            c.rows.push(row);
+            c.rows.len() as u32 - 1
+        });
+        c.ids.push(r[0]);
+        c.names.push(s.get(r[1]));
+        c.local.push(l);
+    }
+    c
 }
 
 fn load_comm_tasks(cx: &mut Ctx<'_>, inf: &mut Infos) -> Result<(), IngestError> {
