@@ -9,6 +9,7 @@ use crate::model::events::NO_ROW;
 use crate::model::files::SourceFormat;
 use crate::model::hash::{FxHashMap, FxHasher};
 use crate::model::kernels::KernelRow;
+use crate::model::vendor_overlap::OVERLAP_KINDS;
 use crate::model::{FileId, ProcessId, StrId, Tables, ThreadId};
 use std::hash::{Hash, Hasher};
 
@@ -46,6 +47,9 @@ pub struct TablesBuilder {
     parts: Option<Parts>,
     /// The kernels table's rows by the hash of their values (rows are compared in the table).
     kernel_rows: hashbrown::HashTable<u32>,
+    /// Vendor `Overlap Analysis` events become per-device sums in vendor_overlap (what
+    /// `analyze` asks for: they only feed device_time's vendor comparison).
+    vendor_overlap_sums: bool,
 }
 
 /// The pieces of one capture being read as one files row.
@@ -89,6 +93,55 @@ impl TablesBuilder {
         match entry {
             hashbrown::hash_table::Entry::Occupied(e) => *e.get(),
             hashbrown::hash_table::Entry::Vacant(e) => *e.insert(self.t.kernels.push(&r)).get(),
+        }
+    }
+
+    /// Whether readers turn vendor `Overlap Analysis` events into per-device sums
+    /// ([`Self::add_vendor_overlap`]) instead of events.
+    pub fn set_vendor_overlap_sums(&mut self, on: bool) {
+        self.vendor_overlap_sums = on;
+    }
+
+    pub fn vendor_overlap_sums(&self) -> bool {
+        self.vendor_overlap_sums
+    }
+
+    /// The vendor overlap kind (index into `OVERLAP_KINDS`) of `thread` when its process is
+    /// named `Overlap Analysis` and it is named after a kind, as far as metadata has said so far.
+    pub fn vendor_overlap_kind(&self, thread: ThreadId) -> Option<u8> {
+        let t = &self.t;
+        let p = t.threads.process[thread.idx()].idx();
+        if t.str(t.processes.name[p]) != "Overlap Analysis" {
+            return None;
+        }
+        let name = t.str(t.threads.name[thread.idx()]);
+        OVERLAP_KINDS
+            .iter()
+            .position(|k| *k == name)
+            .map(|k| k as u8)
+    }
+
+    /// Adds `rows` vendor overlap rows of `kind` lasting `dur_ns` in all to `thread`'s process's
+    /// sums in the vendor_overlap table.
+    pub fn add_vendor_overlap(
+        &mut self,
+        file: FileId,
+        thread: ThreadId,
+        kind: u8,
+        rows: u64,
+        dur_ns: i64,
+    ) {
+        let p = self.t.threads.process[thread.idx()].idx();
+        let device = self.t.processes.device_id[p];
+        let v = &mut self.t.vendor_overlap;
+        match (0..v.len())
+            .find(|&r| v.file[r] == file && v.device_id[r] == device && v.kind[r] == kind)
+        {
+            Some(r) => {
+                v.rows[r] += rows;
+                v.dur_ns[r] += dur_ns;
+            }
+            None => v.push(file, device, kind, rows, dur_ns),
         }
     }
 

@@ -101,7 +101,8 @@ pub fn discover(paths: &[std::path::PathBuf]) -> Result<Discovered, IngestError>
 /// What a consumer reads of an input. The default is everything; the analyses need less.
 #[derive(Debug, Clone, Copy)]
 pub struct IngestOpts {
-    /// A db's OVERLAP_ANALYSIS rows as events (else as per-device sums in vendor_overlap).
+    /// The vendor's overlap rows (a db's OVERLAP_ANALYSIS, a trace's `Overlap Analysis` events)
+    /// as events, else as per-device sums in vendor_overlap.
     pub vendor_overlap_events: bool,
 }
 
@@ -167,6 +168,7 @@ fn ingest_input_with(
     b: &mut TablesBuilder,
     progress: &Progress,
 ) -> Result<(), IngestError> {
+    b.set_vendor_overlap_sums(!opts.vendor_overlap_events);
     match input.format {
         detect::InputFormat::ChromeJson if input.parts.is_empty() => {
             chrome_json::ingest_file(&input.path, b, progress)?

@@ -324,10 +324,14 @@ pub const TABLES: &[TableSchema] = &[
     },
     TableSchema {
         name: "vendor_overlap",
-        doc: "The db's OVERLAP_ANALYSIS rows as per-device sums, when the reader was asked for sums (analyze: device_time's vendor comparison needs nothing else); empty when the rows became `Overlap Analysis` events (exports, SQL, trace_view.json).",
+        doc: "The vendor's overlap rows (a db's OVERLAP_ANALYSIS rows, a trace's `Overlap Analysis` events) as per-device sums, when the reader was asked for sums (analyze: device_time's vendor comparison needs nothing else); empty when the rows became `Overlap Analysis` events (exports, SQL). A trace's events are summed when metadata earlier in the file (or in the same chunk) named their process `Overlap Analysis` and their thread after a kind; later-named ones stay events (device_time and ranks read both).",
         columns: cols![
             ("file", "FileId", "Row of files."),
-            ("device_id", "i32", "OVERLAP_ANALYSIS.deviceId."),
+            (
+                "device_id",
+                "i32",
+                "OVERLAP_ANALYSIS.deviceId; a trace's: its process's device id when known, else -1."
+            ),
             (
                 "kind",
                 "u8",

@@ -53,6 +53,44 @@ fn two_rank_db_root_with_expected_four() {
     assert_eq!((none.expected, none.missing.len()), (None, 0));
 }
 
+/// The text form of a capture (trace_view.json): read as events (exports, SQL) or as `analyze`
+/// reads it (the vendor's `Overlap Analysis` events summed per device, as a db's OVERLAP_ANALYSIS
+/// rows are), the rank rows and device_time (its vendor comparison included) are the same.
+/// 382 `Overlap Analysis` events per rank: counted in each rank's trace_view.json with Python
+/// (the events whose pid a `process_name` metadata event names "Overlap Analysis").
+#[test]
+fn overlap_events_summed_or_kept_give_the_same_answers() {
+    let root = samples("ascend-pt/text/level1");
+    let t = common::ingest(&root);
+    let rows = |r: &ranks::Ranks| -> Vec<(u64, u64)> {
+        r.rows
+            .iter()
+            .map(|x| (x.device_events, x.vendor_overlap_rows))
+            .collect()
+    };
+    let events = rows(&ranks::compute(&t, None));
+    assert_eq!(events.iter().map(|x| x.1).collect::<Vec<_>>(), [382, 382]);
+    let o = profscope::pipeline::RunOpts {
+        jobs: 1,
+        cache: None,
+        ..profscope::pipeline::RunOpts::new(Default::default(), None)
+    };
+    let a = profscope::pipeline::run(std::slice::from_ref(&root), &o, &Default::default()).unwrap();
+    assert_eq!(rows(&a.analyses.ranks), events);
+    // device_time per file, from the events (one table per rank file, as analyze reads them).
+    let mut from_events = Vec::new();
+    for r in ["rank0_ascend_pt", "rank1_ascend_pt"] {
+        let t = common::ingest(&root.join(r));
+        let devs = profscope::analysis::devices::devices(&t);
+        from_events.extend(profscope::analysis::device_time::compute(&t, &devs));
+    }
+    assert!(from_events.iter().all(|d| d.vendor.is_some()));
+    assert_eq!(
+        serde_json::to_value(&a.analyses.device_time).unwrap(),
+        serde_json::to_value(&from_events).unwrap()
+    );
+}
+
 #[test]
 fn captures_from_different_times_are_disjoint() {
     let paths = [

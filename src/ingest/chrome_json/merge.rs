@@ -47,9 +47,15 @@ pub fn merge_chunk(b: &mut TablesBuilder, file: FileId, out: ChunkOut<'_>) {
         .iter()
         .map(|&(p, t)| b.thread(file, ids.key(p), ids.key(t)))
         .collect();
+    // Names first: they decide which threads are the vendor's overlap rows.
+    apply_metadata(b, file, &out, &ids);
+    let keep = vendor_overlap_sums(b, file, &out, &ids, &path);
     let base = b.t.events.len();
-    append_events(b, &out, &ids);
-    append_comm_tasks(b, &out, &ids, base);
+    match &keep {
+        None => append_events(b, &out, &ids),
+        Some(keep) => append_kept_events(b, &out, &ids, keep),
+    }
+    append_comm_tasks(b, &out, &ids, base, keep.as_deref());
     b.pending_be
         .extend(out.begin_end.iter().map(|be| PendingBe {
             thread: ids.thread(be.thread),
@@ -59,7 +65,6 @@ pub fn merge_chunk(b: &mut TablesBuilder, file: FileId, out: ChunkOut<'_>) {
             cat: ids.str(be.cat),
             offset: be.offset,
         }));
-    apply_metadata(b, file, &out, &ids);
     append_counters(b, file, &out, &ids);
     append_flows(b, &out, &ids);
     for &(t, dev) in &out.device_hints {
@@ -120,9 +125,104 @@ fn append_events(b: &mut TablesBuilder, out: &ChunkOut<'_>, ids: &Ids) {
     e.pad_links();
 }
 
-/// HCCL plane task details, linked from their events (the chunk's events start at row `base`).
-fn append_comm_tasks(b: &mut TablesBuilder, out: &ChunkOut<'_>, ids: &Ids, base: usize) {
+/// When the builder asks for sums ([`TablesBuilder::vendor_overlap_sums`]), the events of the
+/// chunk's vendor `Overlap Analysis` threads (named so by metadata in this or an earlier chunk)
+/// are added to the vendor_overlap sums, and which events to keep is returned; None keeps all.
+/// Threads named only later in the file stay events (device_time and ranks read both).
+fn vendor_overlap_sums(
+    b: &mut TablesBuilder,
+    file: FileId,
+    out: &ChunkOut<'_>,
+    ids: &Ids,
+    path: &str,
+) -> Option<Vec<bool>> {
+    if !b.vendor_overlap_sums() {
+        return None;
+    }
+    let kinds: Vec<Option<u8>> = ids
+        .threads
+        .iter()
+        .map(|&t| b.vendor_overlap_kind(t))
+        .collect();
+    if kinds.iter().all(Option::is_none) {
+        return None;
+    }
+    let mut sums = vec![(0u64, 0i64); kinds.len()];
+    let keep: Vec<bool> = out
+        .ev_thread
+        .iter()
+        .zip(&out.ev_dur)
+        .map(|(&t, &dur)| {
+            let vendor = kinds[t as usize].is_some();
+            if vendor {
+                let s = &mut sums[t as usize];
+                *s = (s.0 + 1, s.1 + dur);
+            }
+            !vendor
+        })
+        .collect();
+    let mut rows = 0;
+    for (local, (n, dur)) in sums.into_iter().enumerate().filter(|x| x.1.0 > 0) {
+        let kind = kinds[local].expect("summed threads have a kind");
+        b.add_vendor_overlap(file, ids.thread(local as u32), kind, n, dur);
+        rows += n;
+    }
+    b.diag().add_n("vendor_overlap_as_sums", Severity::Info, rows, || {
+        format!("{path}: `Overlap Analysis` events read as per-device sums (device_time's vendor comparison), not as events; `export` and `query` read them as events")
+    });
+    Some(keep)
+}
+
+/// [`append_events`] of the events `keep` says.
+fn append_kept_events(b: &mut TablesBuilder, out: &ChunkOut<'_>, ids: &Ids, keep: &[bool]) {
+    fn kept<'a, T: Copy>(v: &'a [T], keep: &'a [bool]) -> impl Iterator<Item = T> + 'a {
+        v.iter().zip(keep).filter(|x| *x.1).map(|x| *x.0)
+    }
+    let e = &mut b.t.events;
+    let n = keep.iter().filter(|k| **k).count();
+    e.reserve(n);
+    e.thread
+        .extend(kept(&out.ev_thread, keep).map(|t| ids.thread(t)));
+    e.ts_ns.extend(kept(&out.ev_ts, keep));
+    kept(&out.ev_dur, keep).for_each(|d| e.dur_ns.push(d));
+    e.name.extend(kept(&out.ev_name, keep).map(|s| ids.str(s)));
+    e.cat.extend(kept(&out.ev_cat, keep).map(|s| ids.str(s)));
+    e.task_type
+        .extend(kept(&out.ev_task_type, keep).map(|s| ids.str(s)));
+    e.stream
+        .extend(kept(&out.ev_stream, keep).map(|s| s.clamp(-1, i32::MAX as i64) as i32));
+    e.category.extend(std::iter::repeat_n(Category::Other, n));
+    e.kind.extend(kept(&out.ev_kind, keep));
+    kept(&out.ev_conn, keep).for_each(|c| e.connection_id.push(c));
+    kept(&out.ev_corr, keep).for_each(|c| e.correlation_id.push(c));
+    e.pad_links();
+}
+
+/// HCCL plane task details, linked from their events (the chunk's events start at row `base`;
+/// `keep`, when some events were not appended, says which were).
+fn append_comm_tasks(
+    b: &mut TablesBuilder,
+    out: &ChunkOut<'_>,
+    ids: &Ids,
+    base: usize,
+    keep: Option<&[bool]>,
+) {
+    // Chunk event → appended row, when some were left out.
+    let rows: Option<Vec<u32>> = keep.filter(|_| !out.comm.is_empty()).map(|k| {
+        k.iter()
+            .scan(0u32, |n, &kept| {
+                let row = *n;
+                *n += kept as u32;
+                Some(row)
+            })
+            .collect()
+    });
     for c in &out.comm {
+        let event = match (&rows, keep) {
+            (Some(r), Some(k)) if k[c.event as usize] => r[c.event as usize] as usize,
+            (Some(_), _) => continue,
+            _ => c.event as usize,
+        };
         let ct = &mut b.t.comm_tasks;
         let row = ct.len() as u32;
         ct.op_name.push(StrId::EMPTY);
@@ -136,7 +236,7 @@ fn append_comm_tasks(b: &mut TablesBuilder, out: &ChunkOut<'_>, ids: &Ids, base:
         ct.size_bytes.push(c.size_bytes);
         ct.bandwidth_bytes_per_s.push(c.bandwidth_bytes_per_s);
         ct.notify_id.push(c.notify_id);
-        b.t.events.comm_task[base + c.event as usize] = row;
+        b.t.events.comm_task[base + event] = row;
     }
 }
 
