@@ -283,6 +283,8 @@ fn time_value(lx: &mut Lexer<'_>) -> Result<Option<i64>, LexError> {
     let t = if lx.peek()? == b'"' {
         let s = lx.string()?;
         lx.bytes(s)
+    } else if let Some(ns) = lx.plain_us_to_ns() {
+        return Ok(Some(ns));
     } else {
         lx.scalar_token()?
     };

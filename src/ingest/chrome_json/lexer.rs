@@ -191,6 +191,19 @@ impl<'a> Lexer<'a> {
         Ok(&b[start..p])
     }
 
+    /// An unquoted `digits[.digits]` µs value at the cursor as exact ns, read in the pass that
+    /// finds its end ([`super::number::scan_us_to_ns`]); None, nothing consumed, for any other
+    /// shape, and always in the indexed mode (its index walks tokens itself).
+    #[inline]
+    pub fn plain_us_to_ns(&mut self) -> Option<i64> {
+        if self.index.is_some() {
+            return None;
+        }
+        let (ns, end) = super::number::scan_us_to_ns(self.b, self.pos)?;
+        self.pos = end;
+        Some(ns)
+    }
+
     /// Skips one value of any type.
     pub fn skip_value(&mut self) -> LexResult<()> {
         match self.peek()? {

@@ -8,6 +8,56 @@ pub fn us_to_ns(s: &[u8]) -> Option<i64> {
     fast_us_to_ns(s).or_else(|| us_to_ns_general(s))
 }
 
+/// An unquoted `digits[.digits]` µs value starting at `b[start]`, converted as [`us_to_ns`] does
+/// in the same pass that finds where it ends (at `,` `}` `]` or a blank, where the lexer's scalar
+/// token ends): (ns, end). None for any other shape, a value [`us_to_ns`]'s fast path refuses, or
+/// bytes ending inside the value; the caller then takes the general path.
+#[inline(always)]
+pub fn scan_us_to_ns(b: &[u8], start: usize) -> Option<(i64, usize)> {
+    let mut v: u64 = 0;
+    let mut frac: i32 = -1;
+    let mut p = start;
+    loop {
+        let c = *b.get(p)?;
+        match c {
+            b'0'..=b'9' => {
+                v = v.wrapping_mul(10).wrapping_add((c - b'0') as u64);
+                frac += (frac >= 0) as i32;
+            }
+            b'.' if frac < 0 => frac = 0,
+            b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t' => break,
+            _ => return None,
+        }
+        p += 1;
+        // Longer than the fast path takes (the u64 could also have wrapped): the general path.
+        if p - start > 20 {
+            return None;
+        }
+    }
+    let len = p - start;
+    if len == 0 || (len == 20 && frac < 0) || frac == 0 {
+        return None;
+    }
+    Some((scale_us(v, frac.max(0))?, p))
+}
+
+/// `v` µs with `frac` of its digits after the point, as ns (rounded half up past three).
+#[inline(always)]
+fn scale_us(v: u64, frac: i32) -> Option<i64> {
+    let ns = match frac {
+        0 => v.checked_mul(1000)?,
+        1 => v.checked_mul(100)?,
+        2 => v.checked_mul(10)?,
+        3 => v,
+        f => {
+            let d = 10u64.pow((f - 3) as u32);
+            let (q, r) = (v / d, v % d);
+            if r * 2 >= d { q + 1 } else { q }
+        }
+    };
+    i64::try_from(ns).ok()
+}
+
 /// The shape of nearly every real value: `digits[.digits]`, at most 18 digits, no sign or exponent.
 #[inline(always)]
 fn fast_us_to_ns(s: &[u8]) -> Option<i64> {
@@ -35,18 +85,7 @@ fn fast_us_to_ns(s: &[u8]) -> Option<i64> {
     if frac == 0 && s[s.len() - 1] == b'.' {
         return None;
     }
-    let ns = match frac {
-        0 => v.checked_mul(1000)?,
-        1 => v.checked_mul(100)?,
-        2 => v.checked_mul(10)?,
-        3 => v,
-        f => {
-            let d = 10u64.pow((f - 3) as u32);
-            let (q, r) = (v / d, v % d);
-            if r * 2 >= d { q + 1 } else { q }
-        }
-    };
-    i64::try_from(ns).ok()
+    scale_us(v, frac)
 }
 
 fn us_to_ns_general(s: &[u8]) -> Option<i64> {
@@ -288,6 +327,70 @@ mod tests {
         );
         for bad in [&b""[..], b".", b"1.2.3", b"abc", b"1e", b"-"] {
             assert_eq!(us_to_ns(bad), None, "{:?}", std::str::from_utf8(bad));
+        }
+    }
+
+    /// The one-pass scan gives what the lexer's token plus [`us_to_ns`] give, and ends where the
+    /// token ends, on every shape it takes; on others it declines (the caller takes that path).
+    #[test]
+    fn scanned_timestamps_equal_token_then_convert() {
+        let mut cases: Vec<String> = [
+            "1736408883688177.930",
+            "1736408883973810",
+            "0",
+            "0.5",
+            "7.",
+            ".5",
+            "1.2.3",
+            "12a",
+            "99999999999999999999",
+            "9999999999999999.999",
+            "18446744073709551615",
+            "9223372036854775.808",
+            "9223372036854775.807",
+            "-1",
+            "1e3",
+            "",
+            "12345678901234567890.",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        for _ in 0..50_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let len = 1 + (x % 22) as usize;
+            let mut s: String = (0..len)
+                .map(|k| (b'0' + ((x >> (k % 61)) % 10) as u8) as char)
+                .collect();
+            if x & 3 != 0 {
+                let at = ((x >> 8) as usize) % (len + 1);
+                s.insert(at, '.');
+            }
+            cases.push(s);
+        }
+        for c in &cases {
+            for end in [",", "}", "]", " ", "\n", "x", ""] {
+                let text = format!("{c}{end}");
+                let b = text.as_bytes();
+                let token_end = b
+                    .iter()
+                    .position(|&c| matches!(c, b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t'))
+                    .unwrap_or(b.len());
+                match scan_us_to_ns(b, 0) {
+                    Some((ns, e)) => {
+                        assert_eq!(e, token_end, "{text:?}");
+                        assert_eq!(Some(ns), us_to_ns(&b[..e]), "{text:?}");
+                    }
+                    // Declined: not the fast shape, or no delimiter before the end of the bytes.
+                    None => assert!(
+                        fast_us_to_ns(&b[..token_end]).is_none() || token_end == b.len(),
+                        "{text:?}"
+                    ),
+                }
+            }
         }
     }
 
