@@ -10,7 +10,7 @@ use crate::model::files::SourceFormat;
 use crate::model::hash::{FxHashMap, FxHasher};
 use crate::model::kernels::KernelRow;
 use crate::model::vendor_overlap::OVERLAP_KINDS;
-use crate::model::{FileId, ProcessId, StrId, Tables, ThreadId};
+use crate::model::{FileId, ProcessId, ProcessRole, StrId, Tables, ThreadId};
 use std::hash::{Hash, Hasher};
 
 /// A pid or tid as written (a number or a string), with global string ids.
@@ -106,12 +106,13 @@ impl TablesBuilder {
         self.vendor_overlap_sums
     }
 
-    /// The vendor overlap kind (index into `OVERLAP_KINDS`) of `thread` when its process is
-    /// named `Overlap Analysis` and it is named after a kind, as far as metadata has said so far.
+    /// The vendor overlap kind (index into `OVERLAP_KINDS`) of `thread` when its process's
+    /// metadata gives it the `Overlap Analysis` role and it is named after a kind, as far as metadata has said so far.
     pub fn vendor_overlap_kind(&self, thread: ThreadId) -> Option<u8> {
         let t = &self.t;
         let p = t.threads.process[thread.idx()].idx();
-        if t.str(t.processes.name[p]) != "Overlap Analysis" {
+        let (name, labels) = (t.processes.name[p], t.processes.labels[p]);
+        if ProcessRole::from_metadata(t.str(name), t.str(labels)) != ProcessRole::OverlapAnalysis {
             return None;
         }
         let name = t.str(t.threads.name[thread.idx()]);

@@ -34,7 +34,7 @@ impl Ids {
 }
 
 /// Appends one parsed chunk of `file` (chunks must come in file order).
-pub fn merge_chunk(b: &mut TablesBuilder, file: FileId, out: ChunkOut<'_>) {
+pub fn merge_chunk(b: &mut TablesBuilder, file: FileId, mut out: ChunkOut<'_>) {
     let path = b.current_path(file);
     let strings = intern_arena(b, &out, &path);
     let mut ids = Ids {
@@ -49,13 +49,10 @@ pub fn merge_chunk(b: &mut TablesBuilder, file: FileId, out: ChunkOut<'_>) {
         .collect();
     // Names first: they decide which threads are the vendor's overlap rows.
     apply_metadata(b, file, &out, &ids);
-    let keep = vendor_overlap_sums(b, file, &out, &ids, &path);
+    sum_vendor_overlap(b, file, &mut out, &ids, &path);
     let base = b.t.events.len();
-    match &keep {
-        None => append_events(b, &out, &ids),
-        Some(keep) => append_kept_events(b, &out, &ids, keep),
-    }
-    append_comm_tasks(b, &out, &ids, base, keep.as_deref());
+    append_events(b, &out, &ids);
+    append_comm_tasks(b, &out, &ids, base);
     b.pending_be
         .extend(out.begin_end.iter().map(|be| PendingBe {
             thread: ids.thread(be.thread),
@@ -127,17 +124,17 @@ fn append_events(b: &mut TablesBuilder, out: &ChunkOut<'_>, ids: &Ids) {
 
 /// When the builder asks for sums ([`TablesBuilder::vendor_overlap_sums`]), the events of the
 /// chunk's vendor `Overlap Analysis` threads (named so by metadata in this or an earlier chunk)
-/// are added to the vendor_overlap sums, and which events to keep is returned; None keeps all.
-/// Threads named only later in the file stay events (device_time and ranks read both).
-fn vendor_overlap_sums(
+/// are added to the vendor_overlap sums and removed from the chunk. Threads named only later in
+/// the file stay events (device_time and ranks read both).
+fn sum_vendor_overlap(
     b: &mut TablesBuilder,
     file: FileId,
-    out: &ChunkOut<'_>,
+    out: &mut ChunkOut<'_>,
     ids: &Ids,
     path: &str,
-) -> Option<Vec<bool>> {
+) {
     if !b.vendor_overlap_sums() {
-        return None;
+        return;
     }
     let kinds: Vec<Option<u8>> = ids
         .threads
@@ -145,7 +142,7 @@ fn vendor_overlap_sums(
         .map(|&t| b.vendor_overlap_kind(t))
         .collect();
     if kinds.iter().all(Option::is_none) {
-        return None;
+        return;
     }
     let mut sums = vec![(0u64, 0i64); kinds.len()];
     let keep: Vec<bool> = out
@@ -170,59 +167,50 @@ fn vendor_overlap_sums(
     b.diag().add_n("vendor_overlap_as_sums", Severity::Info, rows, || {
         format!("{path}: `Overlap Analysis` events read as per-device sums (device_time's vendor comparison), not as events; `export` and `query` read them as events")
     });
-    Some(keep)
+    keep_events(out, &keep);
 }
 
-/// [`append_events`] of the events `keep` says.
-fn append_kept_events(b: &mut TablesBuilder, out: &ChunkOut<'_>, ids: &Ids, keep: &[bool]) {
-    fn kept<'a, T: Copy>(v: &'a [T], keep: &'a [bool]) -> impl Iterator<Item = T> + 'a {
-        v.iter().zip(keep).filter(|x| *x.1).map(|x| *x.0)
+/// Keeps the chunk's events that `keep` says, in order; its HCCL task records follow their
+/// events (renumbered; a record whose event goes, goes too).
+fn keep_events(out: &mut ChunkOut<'_>, keep: &[bool]) {
+    fn retain<T>(v: &mut Vec<T>, keep: &[bool]) {
+        let mut k = keep.iter();
+        v.retain(|_| k.next().copied().unwrap_or(true));
     }
-    let e = &mut b.t.events;
-    let n = keep.iter().filter(|k| **k).count();
-    e.reserve(n);
-    e.thread
-        .extend(kept(&out.ev_thread, keep).map(|t| ids.thread(t)));
-    e.ts_ns.extend(kept(&out.ev_ts, keep));
-    kept(&out.ev_dur, keep).for_each(|d| e.dur_ns.push(d));
-    e.name.extend(kept(&out.ev_name, keep).map(|s| ids.str(s)));
-    e.cat.extend(kept(&out.ev_cat, keep).map(|s| ids.str(s)));
-    e.task_type
-        .extend(kept(&out.ev_task_type, keep).map(|s| ids.str(s)));
-    e.stream
-        .extend(kept(&out.ev_stream, keep).map(|s| s.clamp(-1, i32::MAX as i64) as i32));
-    e.category.extend(std::iter::repeat_n(Category::Other, n));
-    e.kind.extend(kept(&out.ev_kind, keep));
-    kept(&out.ev_conn, keep).for_each(|c| e.connection_id.push(c));
-    kept(&out.ev_corr, keep).for_each(|c| e.correlation_id.push(c));
-    e.pad_links();
+    if !out.comm.is_empty() {
+        // Chunk event → its row among the kept ones.
+        let row: Vec<u32> = keep
+            .iter()
+            .scan(0u32, |n, &kept| {
+                let r = *n;
+                *n += kept as u32;
+                Some(r)
+            })
+            .collect();
+        out.comm.retain_mut(|c| {
+            let i = c.event as usize;
+            let kept = keep.get(i) == Some(&true);
+            if kept {
+                c.event = row[i];
+            }
+            kept
+        });
+    }
+    retain(&mut out.ev_thread, keep);
+    retain(&mut out.ev_ts, keep);
+    retain(&mut out.ev_dur, keep);
+    retain(&mut out.ev_name, keep);
+    retain(&mut out.ev_cat, keep);
+    retain(&mut out.ev_task_type, keep);
+    retain(&mut out.ev_stream, keep);
+    retain(&mut out.ev_kind, keep);
+    retain(&mut out.ev_conn, keep);
+    retain(&mut out.ev_corr, keep);
 }
 
-/// HCCL plane task details, linked from their events (the chunk's events start at row `base`;
-/// `keep`, when some events were not appended, says which were).
-fn append_comm_tasks(
-    b: &mut TablesBuilder,
-    out: &ChunkOut<'_>,
-    ids: &Ids,
-    base: usize,
-    keep: Option<&[bool]>,
-) {
-    // Chunk event → appended row, when some were left out.
-    let rows: Option<Vec<u32>> = keep.filter(|_| !out.comm.is_empty()).map(|k| {
-        k.iter()
-            .scan(0u32, |n, &kept| {
-                let row = *n;
-                *n += kept as u32;
-                Some(row)
-            })
-            .collect()
-    });
+/// HCCL plane task details, linked from their events (the chunk's events start at row `base`).
+fn append_comm_tasks(b: &mut TablesBuilder, out: &ChunkOut<'_>, ids: &Ids, base: usize) {
     for c in &out.comm {
-        let event = match (&rows, keep) {
-            (Some(r), Some(k)) if k[c.event as usize] => r[c.event as usize] as usize,
-            (Some(_), _) => continue,
-            _ => c.event as usize,
-        };
         let ct = &mut b.t.comm_tasks;
         let row = ct.len() as u32;
         ct.op_name.push(StrId::EMPTY);
@@ -236,7 +224,7 @@ fn append_comm_tasks(
         ct.size_bytes.push(c.size_bytes);
         ct.bandwidth_bytes_per_s.push(c.bandwidth_bytes_per_s);
         ct.notify_id.push(c.notify_id);
-        b.t.events.comm_task[base + event] = row;
+        b.t.events.comm_task[base + c.event as usize] = row;
     }
 }
 

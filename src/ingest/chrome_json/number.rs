@@ -9,16 +9,27 @@ pub fn us_to_ns(s: &[u8]) -> Option<i64> {
 }
 
 /// An unquoted `digits[.digits]` µs value starting at `b[start]`, converted as [`us_to_ns`] does
-/// in the same pass that finds where it ends (at `,` `}` `]` or a blank, where the lexer's scalar
-/// token ends): (ns, end). None for any other shape, a value [`us_to_ns`]'s fast path refuses, or
-/// bytes ending inside the value; the caller then takes the general path.
+/// in the same pass that finds where it ends (where the lexer's scalar token ends): (ns, end).
+/// None for any other shape, a value [`us_to_ns`]'s fast path refuses, or bytes ending inside
+/// the value; the caller then takes the general path.
 #[inline(always)]
 pub fn scan_us_to_ns(b: &[u8], start: usize) -> Option<(i64, usize)> {
+    let (v, frac, end) = plain_digits(b, start)?;
+    if end == b.len() {
+        return None;
+    }
+    Some((scale_us(v, frac)?, end))
+}
+
+/// `digits[.digits]` from `b[start]` to the end of `b` or the first `,` `}` `]` or blank: (the
+/// digits as one integer, how many follow the point, end). None for any other byte, a value
+/// longer than 20 bytes, 20 digits without a point (they could overflow) or a trailing point.
+#[inline(always)]
+fn plain_digits(b: &[u8], start: usize) -> Option<(u64, i32, usize)> {
     let mut v: u64 = 0;
     let mut frac: i32 = -1;
     let mut p = start;
-    loop {
-        let c = *b.get(p)?;
+    while let Some(&c) = b.get(p) {
         match c {
             b'0'..=b'9' => {
                 v = v.wrapping_mul(10).wrapping_add((c - b'0') as u64);
@@ -29,7 +40,6 @@ pub fn scan_us_to_ns(b: &[u8], start: usize) -> Option<(i64, usize)> {
             _ => return None,
         }
         p += 1;
-        // Longer than the fast path takes (the u64 could also have wrapped): the general path.
         if p - start > 20 {
             return None;
         }
@@ -38,7 +48,7 @@ pub fn scan_us_to_ns(b: &[u8], start: usize) -> Option<(i64, usize)> {
     if len == 0 || (len == 20 && frac < 0) || frac == 0 {
         return None;
     }
-    Some((scale_us(v, frac.max(0))?, p))
+    Some((v, frac.max(0), p))
 }
 
 /// `v` µs with `frac` of its digits after the point, as ns (rounded half up past three).
@@ -61,28 +71,8 @@ fn scale_us(v: u64, frac: i32) -> Option<i64> {
 /// The shape of nearly every real value: `digits[.digits]`, at most 18 digits, no sign or exponent.
 #[inline(always)]
 fn fast_us_to_ns(s: &[u8]) -> Option<i64> {
-    if s.is_empty() || s.len() > 20 {
-        return None;
-    }
-    let mut v: u64 = 0;
-    let mut frac: i32 = -1;
-    if s.len() == 20 && !s.contains(&b'.') {
-        return None;
-    }
-    for &c in s {
-        match c {
-            b'0'..=b'9' => {
-                v = v * 10 + (c - b'0') as u64;
-                if frac >= 0 {
-                    frac += 1;
-                }
-            }
-            b'.' if frac < 0 => frac = 0,
-            _ => return None,
-        }
-    }
-    let frac = frac.max(0);
-    if frac == 0 && s[s.len() - 1] == b'.' {
+    let (v, frac, end) = plain_digits(s, 0)?;
+    if end != s.len() {
         return None;
     }
     scale_us(v, frac)
