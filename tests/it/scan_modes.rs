@@ -126,3 +126,63 @@ fn strings_across_blocks_and_windows_with_every_escape_run() {
         outcome("cut.json", cut, 4096, ScanMode::Indexed)
     );
 }
+
+/// The scalar scanner recognises an event's members from a memo of the previous events' member
+/// prefixes (src/ingest/chrome_json/key_memo.rs); the indexed one never uses the memo, so the two
+/// must agree on traces built to mislead it. Generated events cycle through five member layouts
+/// (more than the memo's two per position), with names that differ from a memorised one in one
+/// byte (`Task Typo`, `tsx`), blanks around the colon, an escaped name (`"n\u0061me"`), names
+/// longer than the memo's 32 bytes, and timestamps and integers in the shapes the one-pass
+/// scans decline (`"1.5e3"`, `"-7"`, `3.0`, 19 digits, a sign alone). Cut at every one of the
+/// last 40 bytes too (a memorised prefix reaching past the end must not be read).
+#[test]
+fn member_memo_agrees_with_the_lexer_on_misleading_layouts() {
+    let layouts = [
+        r#"{"name": "K{i}", "pid": 1, "tid": {t}, "ts": "{ts}.250", "dur": 1.5, "args": {"Task Type": "AI_CORE", "Physic Stream Id": {t}, "connection_id": {i}}, "ph": "X"}"#,
+        r#"{"name": "K{i}", "pid": 1, "tid": {t}, "ts": "{ts}.250", "dur": 1.5, "args": {"Task Typo": "AI_CPU", "Physic Stream Id": 3.0, "connection_id": -{i}}, "ph": "X"}"#,
+        r#"{"name" : "M{i}","pid":"1","tid" :{t},"tsx": 5, "ts":{ts}.5,"dur":"2","ph":"X", "args":{"a_member_name_longer_than_thirty_two_bytes": 1}}"#,
+        r#"{"n\u0061me": "E{i}", "pid": 1, "tid": {t}, "ts": "1.5e3", "dur": 1, "ph": "X", "args": {"Task Type": "HCCL", "connection_id": 1234567890123456789}}"#,
+        r#"{"name": "C{i}", "pid": 1, "tid": {t}, "ts": "{ts}", "ph": "C", "args": {"Task Id": 7, "Model Id": -, "size": "-7"}}"#,
+    ];
+    let mut s = String::from("[");
+    for i in 0..600usize {
+        let l = layouts[(i * 7 + i / 5) % layouts.len()];
+        if i > 0 {
+            s.push_str(", ");
+        }
+        s.push_str(
+            &l.replace("{i}", &i.to_string())
+                .replace("{t}", &(i % 3).to_string())
+                .replace(
+                    "{ts}",
+                    &(1_736_408_905_000_000u64 + i as u64 * 10).to_string(),
+                ),
+        );
+    }
+    s.push(']');
+    let b = s.as_bytes();
+    for chunk in [8 << 20, 4096, 97] {
+        let scalar = outcome("memo.json", b, chunk, ScanMode::Scalar);
+        assert_eq!(
+            scalar,
+            outcome("memo.json", b, chunk, ScanMode::Indexed),
+            "{chunk}"
+        );
+    }
+    let t = ingest_slice_scan("memo.json", b, 8 << 20, ScanMode::Scalar).unwrap();
+    // Counted from the generator: layouts 0-2 are X events with a ts that parses (0, 1, 2 give
+    // an exact ts; 3 gives 1.5 µs = 1500 ns); layout 4 is a counter event.
+    let per_layout = |k: usize| (0..600usize).filter(|i| (i * 7 + i / 5) % 5 == k).count();
+    assert_eq!(
+        t.events.len(),
+        per_layout(0) + per_layout(1) + per_layout(2) + per_layout(3)
+    );
+    for cut in 1..=40 {
+        let c = &b[..b.len() - cut];
+        assert_eq!(
+            outcome("memo.json", c, 4096, ScanMode::Scalar),
+            outcome("memo.json", c, 4096, ScanMode::Indexed),
+            "cut {cut}"
+        );
+    }
+}

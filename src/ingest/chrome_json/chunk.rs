@@ -2,7 +2,8 @@
 //! thread; knows nothing of other chunks. Stops before the first event that starts at or after
 //! `limit`, at the closing `]`, at the end of the bytes (truncation), or at a syntax error.
 
-use super::keys;
+use super::key_memo::KeyMemo;
+use super::keys::{self, Arg, Member};
 use super::lexer::{LexError, Lexer, RawStr};
 use super::local::{IdKey, LocalStrings, LocalThreads, StringArena};
 use super::number::{parse_f64, parse_i64, us_to_ns};
@@ -212,6 +213,7 @@ pub fn parse_chunk(b: &[u8], start: usize, limit: usize, scan: ScanMode) -> Chun
     };
     let mut lx = Lexer::with_mode(b, start, scan);
     let mut raw = Raw::default();
+    let mut memos = Memos::default();
     let end = loop {
         let c = match lx.peek() {
             Ok(c) => c,
@@ -236,7 +238,7 @@ pub fn parse_chunk(b: &[u8], start: usize, limit: usize, scan: ScanMode) -> Chun
             break ChunkEnd::NextEvent(ev_start);
         }
         raw.reset();
-        match parse_event(&mut lx, &mut raw) {
+        match parse_event(&mut lx, &mut raw, &mut memos) {
             Ok(()) => emit(&mut out, b, &raw, ev_start),
             Err(LexError::Eof) => break ChunkEnd::Truncated(ev_start),
             Err(LexError::Unexpected { pos, what }) => break ChunkEnd::Error { offset: pos, what },
@@ -257,6 +259,8 @@ fn id_key(lx: &mut Lexer<'_>, strings_hint: &mut Option<RawStr>) -> Result<IdKey
         }
         *strings_hint = Some(s);
         Ok(IdKey::Text(u32::MAX))
+    } else if let Some(v) = lx.plain_i64() {
+        Ok(IdKey::Num(v))
     } else {
         let t = lx.scalar_token()?;
         Ok(IdKey::Num(parse_i64(t).unwrap_or(0)))
@@ -274,13 +278,19 @@ fn int_value(lx: &mut Lexer<'_>) -> Result<i64, LexError> {
             lx.skip_value()?;
             Ok(-1)
         }
-        _ => Ok(parse_i64(lx.scalar_token()?).unwrap_or(-1)),
+        _ => match lx.plain_i64() {
+            Some(v) => Ok(v),
+            None => Ok(parse_i64(lx.scalar_token()?).unwrap_or(-1)),
+        },
     }
 }
 
 #[inline]
 fn time_value(lx: &mut Lexer<'_>) -> Result<Option<i64>, LexError> {
     let t = if lx.peek()? == b'"' {
+        if let Some(ns) = lx.quoted_us_to_ns() {
+            return Ok(Some(ns));
+        }
         let s = lx.string()?;
         lx.bytes(s)
     } else if let Some(ns) = lx.plain_us_to_ns() {
@@ -329,39 +339,71 @@ fn string_value(lx: &mut Lexer<'_>) -> Result<RawStr, LexError> {
     }
 }
 
-fn parse_event(lx: &mut Lexer<'_>, raw: &mut Raw) -> Result<(), LexError> {
+/// The member names of the objects read so far, per kind of object.
+#[derive(Default)]
+struct Memos {
+    event: KeyMemo<Member>,
+    args: KeyMemo<Arg>,
+}
+
+/// The next member's name and class, the cursor left at its value: from the memo when the bytes
+/// match a memorised prefix (scalar mode only), else by the lexer, teaching the memo.
+#[inline(always)]
+fn next_member<C: Copy + Default>(
+    lx: &mut Lexer<'_>,
+    memo: &mut KeyMemo<C>,
+    ordinal: usize,
+    classify: fn(&[u8]) -> C,
+) -> Result<(RawStr, C), LexError> {
+    let start = lx.pos;
+    if !lx.indexed()
+        && let Some(hit) = memo.lookup(lx.b, start, ordinal)
+    {
+        lx.pos = hit.value_at;
+        return Ok((hit.key, hit.class));
+    }
+    let key = lx.string()?;
+    lx.expect(b':', "expected ':'")?;
+    lx.ws();
+    let class = classify(lx.bytes(key));
+    memo.learn(lx.b, start, lx.pos, key, class, ordinal);
+    Ok((key, class))
+}
+
+fn parse_event(lx: &mut Lexer<'_>, raw: &mut Raw, memos: &mut Memos) -> Result<(), LexError> {
     lx.expect(b'{', "expected '{'")?;
     if lx.peek()? == b'}' {
         lx.pos += 1;
         return Ok(());
     }
+    let mut ordinal = 0;
     loop {
-        let key = lx.string()?;
-        lx.expect(b':', "expected ':'")?;
-        match keys::tag(lx.bytes(key)) {
-            keys::PH => {
+        let (_, member) = next_member(lx, &mut memos.event, ordinal, keys::member)?;
+        ordinal += 1;
+        match member {
+            Member::Ph => {
                 let s = string_value(lx)?;
                 raw.ph = if s.len > 0 { lx.b[s.start] } else { 0 };
             }
-            keys::NAME => {
+            Member::Name => {
                 raw.name = string_value(lx)?;
                 raw.has_name = true;
             }
-            keys::CAT => raw.cat = string_value(lx)?,
-            keys::PID => raw.pid = id_key(lx, &mut raw.pid_text)?,
-            keys::TID => raw.tid = id_key(lx, &mut raw.tid_text)?,
-            keys::TS => {
+            Member::Cat => raw.cat = string_value(lx)?,
+            Member::Pid => raw.pid = id_key(lx, &mut raw.pid_text)?,
+            Member::Tid => raw.tid = id_key(lx, &mut raw.tid_text)?,
+            Member::Ts => {
                 raw.ts = time_value(lx)?;
                 raw.ts_bad = raw.ts.is_none();
             }
-            keys::DUR => raw.dur = time_value(lx)?,
-            keys::ID => raw.id = Some(flow_id(lx)?),
-            keys::BP => {
+            Member::Dur => raw.dur = time_value(lx)?,
+            Member::Id => raw.id = Some(flow_id(lx)?),
+            Member::Bp => {
                 let s = string_value(lx)?;
                 raw.bp_e = lx.bytes(s) == b"e";
             }
-            keys::ARGS => parse_args(lx, raw)?,
-            _ => lx.skip_value()?,
+            Member::Args => parse_args(lx, raw, &mut memos.args)?,
+            Member::Other => lx.skip_value()?,
         }
         if !lx.comma_or_close(b'}')? {
             break;
@@ -394,7 +436,7 @@ fn flow_id(lx: &mut Lexer<'_>) -> Result<u64, LexError> {
     Ok(h)
 }
 
-fn parse_args(lx: &mut Lexer<'_>, raw: &mut Raw) -> Result<(), LexError> {
+fn parse_args(lx: &mut Lexer<'_>, raw: &mut Raw, memo: &mut KeyMemo<Arg>) -> Result<(), LexError> {
     if lx.peek()? != b'{' {
         return lx.skip_value();
     }
@@ -403,41 +445,31 @@ fn parse_args(lx: &mut Lexer<'_>, raw: &mut Raw) -> Result<(), LexError> {
         lx.pos += 1;
         return Ok(());
     }
+    let mut ordinal = 0;
     loop {
-        let key = lx.string()?;
-        lx.expect(b':', "expected ':'")?;
-        let kb = lx.bytes(key);
-        match keys::tag(kb) {
-            keys::TASK_TYPE if keys::is(kb, b"Task Type") => raw.task_type = string_value(lx)?,
-            keys::TASK_TYPE_LC if keys::is(kb, b"task type") => raw.task_type = string_value(lx)?,
-            keys::PHYSIC_STREAM_ID if keys::is(kb, b"Physic Stream Id") => {
-                raw.phys_stream = int_value(lx)?
-            }
-            keys::STREAM_ID if keys::is(kb, b"Stream Id") => raw.stream_id = int_value(lx)?,
-            keys::STREAM => raw.kineto_stream = int_value(lx)?,
-            keys::STREAM_ID_LC if keys::is(kb, b"stream id") => raw.hccl_stream = int_value(lx)?,
-            keys::CONNECTION_ID if keys::is(kb, b"connection_id") => raw.conn = int_value(lx)?,
-            keys::CORRELATION_ID if keys::is(kb, b"correlation_id") => raw.corr = int_value(lx)?,
-            keys::CORRELATION if keys::is(kb, b"correlation") => raw.corr = int_value(lx)?,
-            keys::DEVICE => raw.device = int_value(lx)?,
-            keys::NAME => raw.meta_name = string_value(lx)?,
-            keys::LABELS => raw.meta_labels = string_value(lx)?,
-            keys::SORT_INDEX if keys::is(kb, b"sort_index") => {
-                raw.sort_index = Some(int_value(lx)?)
-            }
-            keys::TRANSPORT_TYPE if keys::is(kb, b"transport type") => {
-                raw.transport = string_value(lx)?
-            }
-            keys::LINK_TYPE if keys::is(kb, b"link type") => raw.link = string_value(lx)?,
-            keys::DATA_TYPE if keys::is(kb, b"data type") => raw.data_type = string_value(lx)?,
-            keys::SRC_RANK if keys::is(kb, b"src rank") => raw.src_rank = int_value(lx)?,
-            keys::DST_RANK if keys::is(kb, b"dst rank") => raw.dst_rank = int_value(lx)?,
-            keys::SIZE_BYTE if keys::is(kb, b"size(Byte)") => raw.size_bytes = int_value(lx)?,
-            keys::BANDWIDTH_GB_S if keys::is(kb, b"bandwidth(GB/s)") => {
-                raw.bandwidth_gb_s = float_value(lx)?
-            }
-            keys::NOTIFY_ID if keys::is(kb, b"notify_id") => raw.notify_id = notify_value(lx)?,
-            _ => match lx.peek()? {
+        let (key, arg) = next_member(lx, memo, ordinal, keys::arg)?;
+        ordinal += 1;
+        match arg {
+            Arg::TaskType => raw.task_type = string_value(lx)?,
+            Arg::PhysicStreamId => raw.phys_stream = int_value(lx)?,
+            Arg::StreamId => raw.stream_id = int_value(lx)?,
+            Arg::Stream => raw.kineto_stream = int_value(lx)?,
+            Arg::StreamIdLc => raw.hccl_stream = int_value(lx)?,
+            Arg::ConnectionId => raw.conn = int_value(lx)?,
+            Arg::Correlation => raw.corr = int_value(lx)?,
+            Arg::Device => raw.device = int_value(lx)?,
+            Arg::Name => raw.meta_name = string_value(lx)?,
+            Arg::Labels => raw.meta_labels = string_value(lx)?,
+            Arg::SortIndex => raw.sort_index = Some(int_value(lx)?),
+            Arg::Transport => raw.transport = string_value(lx)?,
+            Arg::Link => raw.link = string_value(lx)?,
+            Arg::DataType => raw.data_type = string_value(lx)?,
+            Arg::SrcRank => raw.src_rank = int_value(lx)?,
+            Arg::DstRank => raw.dst_rank = int_value(lx)?,
+            Arg::SizeBytes => raw.size_bytes = int_value(lx)?,
+            Arg::BandwidthGbS => raw.bandwidth_gb_s = float_value(lx)?,
+            Arg::NotifyId => raw.notify_id = notify_value(lx)?,
+            Arg::Other => match lx.peek()? {
                 b'"' | b'{' | b'[' | b't' | b'f' | b'n' => lx.skip_value()?,
                 _ => {
                     let start = lx.pos;

@@ -69,6 +69,98 @@ pub const SIZE_BYTE: u64 = tag(b"size(Byte)");
 pub const BANDWIDTH_GB_S: u64 = tag(b"bandwidth(GB/s)");
 pub const NOTIFY_ID: u64 = tag(b"notify_id");
 
+/// What a member of an event object is to the scanner.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Member {
+    #[default]
+    Other,
+    Ph,
+    Name,
+    Cat,
+    Pid,
+    Tid,
+    Ts,
+    Dur,
+    Id,
+    Bp,
+    Args,
+}
+
+/// The member an event key names (every one is at most 7 bytes, so its tag is exact).
+#[inline]
+pub fn member(k: &[u8]) -> Member {
+    match tag(k) {
+        PH => Member::Ph,
+        NAME => Member::Name,
+        CAT => Member::Cat,
+        PID => Member::Pid,
+        TID => Member::Tid,
+        TS => Member::Ts,
+        DUR => Member::Dur,
+        ID => Member::Id,
+        BP => Member::Bp,
+        ARGS => Member::Args,
+        _ => Member::Other,
+    }
+}
+
+/// What a member of an event's `args` is to the scanner.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Arg {
+    #[default]
+    Other,
+    TaskType,
+    PhysicStreamId,
+    StreamId,
+    /// Kineto's `stream`.
+    Stream,
+    /// HCCL's `stream id`.
+    StreamIdLc,
+    ConnectionId,
+    Correlation,
+    Device,
+    Name,
+    Labels,
+    SortIndex,
+    Transport,
+    Link,
+    DataType,
+    SrcRank,
+    DstRank,
+    SizeBytes,
+    BandwidthGbS,
+    NotifyId,
+}
+
+/// The `args` member a key names.
+#[inline]
+pub fn arg(k: &[u8]) -> Arg {
+    match tag(k) {
+        TASK_TYPE if is(k, b"Task Type") => Arg::TaskType,
+        TASK_TYPE_LC if is(k, b"task type") => Arg::TaskType,
+        PHYSIC_STREAM_ID if is(k, b"Physic Stream Id") => Arg::PhysicStreamId,
+        STREAM_ID if is(k, b"Stream Id") => Arg::StreamId,
+        STREAM => Arg::Stream,
+        STREAM_ID_LC if is(k, b"stream id") => Arg::StreamIdLc,
+        CONNECTION_ID if is(k, b"connection_id") => Arg::ConnectionId,
+        CORRELATION_ID if is(k, b"correlation_id") => Arg::Correlation,
+        CORRELATION if is(k, b"correlation") => Arg::Correlation,
+        DEVICE => Arg::Device,
+        NAME => Arg::Name,
+        LABELS => Arg::Labels,
+        SORT_INDEX if is(k, b"sort_index") => Arg::SortIndex,
+        TRANSPORT_TYPE if is(k, b"transport type") => Arg::Transport,
+        LINK_TYPE if is(k, b"link type") => Arg::Link,
+        DATA_TYPE if is(k, b"data type") => Arg::DataType,
+        SRC_RANK if is(k, b"src rank") => Arg::SrcRank,
+        DST_RANK if is(k, b"dst rank") => Arg::DstRank,
+        SIZE_BYTE if is(k, b"size(Byte)") => Arg::SizeBytes,
+        BANDWIDTH_GB_S if is(k, b"bandwidth(GB/s)") => Arg::BandwidthGbS,
+        NOTIFY_ID if is(k, b"notify_id") => Arg::NotifyId,
+        _ => Arg::Other,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -64,6 +64,12 @@ impl<'a> Lexer<'a> {
         Lexer { b, pos, index }
     }
 
+    /// True in the indexed mode (the structural index must see every token the lexer reads).
+    #[inline(always)]
+    pub fn indexed(&self) -> bool {
+        self.index.is_some()
+    }
+
     #[inline]
     pub fn ws(&mut self) {
         while self.pos < self.b.len() && is_ws(self.b[self.pos]) {
@@ -202,6 +208,32 @@ impl<'a> Lexer<'a> {
         let (ns, end) = super::number::scan_us_to_ns(self.b, self.pos)?;
         self.pos = end;
         Some(ns)
+    }
+
+    /// A quoted `"digits[.digits]"` µs value at the cursor (the cursor on its opening quote) as
+    /// exact ns, read in one pass ([`super::number::scan_quoted_us_to_ns`]); None, nothing
+    /// consumed, for any other string, and always in the indexed mode.
+    #[inline]
+    pub fn quoted_us_to_ns(&mut self) -> Option<i64> {
+        if self.index.is_some() {
+            return None;
+        }
+        let (ns, end) = super::number::scan_quoted_us_to_ns(self.b, self.pos + 1)?;
+        self.pos = end + 1;
+        Some(ns)
+    }
+
+    /// An unquoted integer token at the cursor, converted in the pass that finds its end
+    /// ([`super::number::scan_i64`]); None, nothing consumed, for any other shape, and always in
+    /// the indexed mode.
+    #[inline]
+    pub fn plain_i64(&mut self) -> Option<i64> {
+        if self.index.is_some() {
+            return None;
+        }
+        let (v, end) = super::number::scan_i64(self.b, self.pos)?;
+        self.pos = end;
+        Some(v)
     }
 
     /// Skips one value of any type.
