@@ -98,6 +98,44 @@ pub struct ChunkOut<'a> {
     pub ignored_meta: u64,
 }
 
+/// The event columns of a merged chunk, emptied, for a later chunk to fill: a chunk's columns are
+/// megabytes, and fresh pages cost a fault and a zeroing each, so the waves reuse them.
+#[derive(Default)]
+pub struct Spare {
+    ev_thread: Vec<u32>,
+    ev_ts: Vec<i64>,
+    ev_dur: Vec<i64>,
+    ev_name: Vec<u32>,
+    ev_cat: Vec<u32>,
+    ev_task_type: Vec<u32>,
+    ev_stream: Vec<i64>,
+    ev_kind: Vec<EventKind>,
+    ev_conn: Vec<i64>,
+    ev_corr: Vec<i64>,
+}
+
+impl ChunkOut<'_> {
+    /// This chunk's event columns, emptied (capacity kept), once it has been merged.
+    pub fn into_spare(self) -> Spare {
+        fn emptied<T>(mut v: Vec<T>) -> Vec<T> {
+            v.clear();
+            v
+        }
+        Spare {
+            ev_thread: emptied(self.ev_thread),
+            ev_ts: emptied(self.ev_ts),
+            ev_dur: emptied(self.ev_dur),
+            ev_name: emptied(self.ev_name),
+            ev_cat: emptied(self.ev_cat),
+            ev_task_type: emptied(self.ev_task_type),
+            ev_stream: emptied(self.ev_stream),
+            ev_kind: emptied(self.ev_kind),
+            ev_conn: emptied(self.ev_conn),
+            ev_corr: emptied(self.ev_corr),
+        }
+    }
+}
+
 /// The HCCL details of a plane task (trace_view.json `Plane <n>` events), chunk-local.
 #[derive(Debug, Clone, Copy)]
 pub struct CommRecord {
@@ -204,11 +242,28 @@ impl Raw {
     }
 }
 
-/// Parses events of the array from `start` (an event's `{`, or the first byte after `[`).
-pub fn parse_chunk(b: &[u8], start: usize, limit: usize, scan: ScanMode) -> ChunkOut<'_> {
+/// Parses events of the array from `start` (an event's `{`, or the first byte after `[`), into
+/// the columns of `spare`.
+pub fn parse_chunk(
+    b: &[u8],
+    start: usize,
+    limit: usize,
+    scan: ScanMode,
+    spare: Spare,
+) -> ChunkOut<'_> {
     let mut out = ChunkOut {
         start,
         phase_counts: vec![0; 128],
+        ev_thread: spare.ev_thread,
+        ev_ts: spare.ev_ts,
+        ev_dur: spare.ev_dur,
+        ev_name: spare.ev_name,
+        ev_cat: spare.ev_cat,
+        ev_task_type: spare.ev_task_type,
+        ev_stream: spare.ev_stream,
+        ev_kind: spare.ev_kind,
+        ev_conn: spare.ev_conn,
+        ev_corr: spare.ev_corr,
         ..Default::default()
     };
     let mut lx = Lexer::with_mode(b, start, scan);

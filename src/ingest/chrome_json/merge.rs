@@ -34,9 +34,9 @@ impl Ids {
 }
 
 /// Appends one parsed chunk of `file` (chunks must come in file order).
-pub fn merge_chunk(b: &mut TablesBuilder, file: FileId, mut out: ChunkOut<'_>) {
+pub fn merge_chunk(b: &mut TablesBuilder, file: FileId, out: &mut ChunkOut<'_>) {
     let path = b.current_path(file);
-    let strings = intern_arena(b, &out, &path);
+    let strings = intern_arena(b, out, &path);
     let mut ids = Ids {
         strings,
         threads: Vec::new(),
@@ -48,11 +48,11 @@ pub fn merge_chunk(b: &mut TablesBuilder, file: FileId, mut out: ChunkOut<'_>) {
         .map(|&(p, t)| b.thread(file, ids.key(p), ids.key(t)))
         .collect();
     // Names first: they decide which threads are the vendor's overlap rows.
-    apply_metadata(b, file, &out, &ids);
-    sum_vendor_overlap(b, file, &mut out, &ids, &path);
+    apply_metadata(b, file, out, &ids);
+    sum_vendor_overlap(b, file, out, &ids, &path);
     let base = b.t.events.len();
-    append_events(b, &out, &ids);
-    append_comm_tasks(b, &out, &ids, base);
+    append_events(b, out, &ids);
+    append_comm_tasks(b, out, &ids, base);
     b.pending_be
         .extend(out.begin_end.iter().map(|be| PendingBe {
             thread: ids.thread(be.thread),
@@ -62,8 +62,8 @@ pub fn merge_chunk(b: &mut TablesBuilder, file: FileId, mut out: ChunkOut<'_>) {
             cat: ids.str(be.cat),
             offset: be.offset,
         }));
-    append_counters(b, file, &out, &ids);
-    append_flows(b, &out, &ids);
+    append_counters(b, file, out, &ids);
+    append_flows(b, out, &ids);
     for &(t, dev) in &out.device_hints {
         let p = b.t.threads.process[ids.thread(t).idx()].idx();
         if b.t.processes.device_id[p] < 0 {
@@ -74,7 +74,7 @@ pub fn merge_chunk(b: &mut TablesBuilder, file: FileId, mut out: ChunkOut<'_>) {
     for (a, n) in pc.iter_mut().zip(out.phase_counts.iter()) {
         *a += n;
     }
-    report_skipped(b, &out, &path);
+    report_skipped(b, out, &path);
 }
 
 /// The chunk's strings as global ids; invalid UTF-8 is decoded lossily and counted.

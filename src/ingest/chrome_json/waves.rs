@@ -2,7 +2,7 @@
 //! in parallel waves while the previous wave is verified and merged in order, so only two waves
 //! of chunk columns are alive at once and both cores stay busy.
 
-use super::chunk::{ChunkEnd, ChunkOut, parse_chunk};
+use super::chunk::{ChunkEnd, ChunkOut, Spare, parse_chunk};
 use super::merge::merge_chunk;
 use super::structural::ScanMode;
 use crate::ingest::builder::TablesBuilder;
@@ -59,8 +59,17 @@ pub fn run(
     progress: &Progress,
 ) {
     let scan = st.scan;
+    let spares = std::sync::Mutex::new(Vec::<Spare>::new());
+    let spare = || {
+        spares
+            .lock()
+            .map(|mut s| s.pop())
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+    };
     let parse = |i: usize| {
-        let out = parse_chunk(b, starts[i], limit(starts, i), scan);
+        let out = parse_chunk(b, starts[i], limit(starts, i), scan, spare());
         let end = match out.end {
             Some(ChunkEnd::NextEvent(p)) | Some(ChunkEnd::ArrayEnd(p)) => p,
             _ => limit(starts, i).min(b.len()),
@@ -79,7 +88,12 @@ pub fn run(
         let to_merge = std::mem::take(&mut pending);
         let (parsed, ()) = rayon::join(
             || (next..hi).into_par_iter().map(parse).collect::<Vec<_>>(),
-            || merge_wave(to_merge, b, starts, file, st, builder),
+            || {
+                let used = merge_wave(to_merge, b, starts, file, st, builder, &spare);
+                if let Ok(mut s) = spares.lock() {
+                    s.extend(used);
+                }
+            },
         );
         pending = parsed;
         next = hi;
@@ -87,7 +101,7 @@ pub fn run(
 }
 
 /// Verifies and merges one wave in order; re-parses a chunk that started at a false boundary
-/// from where its predecessor really ended.
+/// from where its predecessor really ended. Returns the merged chunks' emptied columns.
 fn merge_wave<'a>(
     outs: Vec<(usize, ChunkOut<'a>)>,
     b: &'a [u8],
@@ -95,18 +109,22 @@ fn merge_wave<'a>(
     file: FileId,
     st: &mut MergeState,
     builder: &mut TablesBuilder,
-) {
+    spare: &dyn Fn() -> Spare,
+) -> Vec<Spare> {
+    let mut used = Vec::with_capacity(outs.len());
     for (i, out) in outs {
         if st.end.is_some() {
-            return;
+            return used;
         }
-        let out = if out.start == st.expected {
+        let mut out = if out.start == st.expected {
             out
         } else {
-            parse_chunk(b, st.expected, limit(starts, i), st.scan)
+            used.push(out.into_spare());
+            parse_chunk(b, st.expected, limit(starts, i), st.scan, spare())
         };
         let this_end = out.end.expect("a parsed chunk always records its end");
-        merge_chunk(builder, file, out);
+        merge_chunk(builder, file, &mut out);
+        used.push(out.into_spare());
         match this_end {
             ChunkEnd::NextEvent(p) => st.expected = p,
             other => st.end = Some(other),
@@ -119,4 +137,5 @@ fn merge_wave<'a>(
         let estimate = (n as f64 * st.total_estimate as f64 / consumed as f64 * 1.02) as usize;
         builder.reserve_events(estimate.saturating_sub(n) + 1024);
     }
+    used
 }
