@@ -2,7 +2,7 @@
 //! parsed on its own thread; the builder remaps them to global ids when chunks are merged.
 
 use super::lexer::{RawStr, unescape};
-use crate::model::hash::FxHashMap;
+use crate::model::hash::{FxHashMap, bytes_hash};
 use std::borrow::Cow;
 
 /// A pid or tid as written: a number, or a string (local string id).
@@ -18,10 +18,17 @@ impl Default for IdKey {
     }
 }
 
-/// A byte-string map key whose equality uses overlapping word loads instead of memcmp (keys here
-/// are short: names, categories, task types).
-#[derive(Clone, Copy, Hash)]
+/// A byte-string map key whose equality uses overlapping word loads instead of memcmp, and whose
+/// hash is [`bytes_hash`] (keys here are short: names, categories, task types).
+#[derive(Clone, Copy)]
 pub struct Bytes<'a>(pub &'a [u8]);
+
+impl std::hash::Hash for Bytes<'_> {
+    #[inline(always)]
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u64(bytes_hash(self.0));
+    }
+}
 
 impl PartialEq for Bytes<'_> {
     #[inline(always)]
@@ -138,6 +145,9 @@ impl LocalStrings<'_> {
     }
 }
 
+/// Threads of a chunk looked up by scanning rather than hashing.
+const SCANNED_THREADS: usize = 16;
+
 /// Local thread table of one chunk: (pid, tid) → local thread id.
 #[derive(Default)]
 pub struct LocalThreads {
@@ -147,19 +157,28 @@ pub struct LocalThreads {
 }
 
 impl LocalThreads {
+    /// The local id of (pid, tid): the last one, else a scan of the first few threads (a chunk
+    /// rarely has more, and events alternate among them), else the map.
     #[inline]
     pub fn get(&mut self, pid: IdKey, tid: IdKey) -> u32 {
+        let key = (pid, tid);
         if let Some((k, id)) = self.last
-            && k == (pid, tid)
+            && k == key
         {
             return id;
         }
-        let next = self.keys.len() as u32;
-        let id = *self.map.entry((pid, tid)).or_insert(next);
-        if id == next {
-            self.keys.push((pid, tid));
-        }
-        self.last = Some(((pid, tid), id));
+        let found = if self.keys.len() <= SCANNED_THREADS {
+            self.keys.iter().position(|&k| k == key).map(|i| i as u32)
+        } else {
+            self.map.get(&key).copied()
+        };
+        let id = found.unwrap_or_else(|| {
+            let id = self.keys.len() as u32;
+            self.keys.push(key);
+            self.map.insert(key, id);
+            id
+        });
+        self.last = Some((key, id));
         id
     }
 }
