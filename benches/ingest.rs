@@ -2,7 +2,8 @@
 //! torch_npu traces (100 MB and 1 GB by default) and on real gzipped Kineto traces, each run in a
 //! fresh child process so that peak RSS (VmHWM) is the ingest's own. For orientation it also times
 //! general-purpose parsers on the same generated file, extracting the same fields: serde_json and
-//! sonic-rs (typed, borrowed, one pass, no DOM) and simd-json (serde API, needs a mutable copy).
+//! sonic-rs (typed, borrowed, one pass, no DOM) and simd-json (serde API, needs a mutable copy),
+//! and two floors: reading every word of the mapped file, and counting its quotes with memchr.
 //!
 //! Run: `cargo bench --bench ingest --features bench-peers` (without the feature, serde_json is
 //! the only peer; sizes: PROFSCOPE_BENCH_SIZES=100MB,1GB; runs:
@@ -86,6 +87,29 @@ fn child(mode: &str, path: &str) {
             let t = profscope::ingest::ingest_paths(&[PathBuf::from(path)], &Default::default())
                 .expect("ingest");
             t.events.len() + t.counters.len() + t.flows.len()
+        }
+        // Floors (issue 20): what one pass over the mapped file costs on every core, with no
+        // parsing: reading every 8-byte word, and counting the quotes with memchr's SIMD search
+        // (a JSON parser must find at least those). Rows: words read, quotes found.
+        "floor_touch" | "floor_quotes" => {
+            use rayon::prelude::*;
+            let f = std::fs::File::open(path).unwrap();
+            // SAFETY: the bench's own generated file, not modified while mapped.
+            let m = unsafe { memmap2::Mmap::map(&f) }.unwrap();
+            let per = m.len().div_ceil(rayon::current_num_threads()).max(8);
+            m.par_chunks(per)
+                .map(|p| {
+                    if mode == "floor_touch" {
+                        let sum = p.chunks_exact(8).fold(0u64, |a, c| {
+                            a.wrapping_add(u64::from_le_bytes(c.try_into().unwrap()))
+                        });
+                        std::hint::black_box(sum);
+                        p.len() / 8
+                    } else {
+                        memchr::memchr_iter(b'"', p).count()
+                    }
+                })
+                .sum()
         }
         "serde_json" => {
             let b = std::fs::read(path).unwrap();
@@ -228,6 +252,8 @@ fn main() {
         }
         let label = format!("generated trace_view.json {size}");
         report(&label, "profscope", &tv, runs);
+        report(&label, "floor_touch", &tv, runs);
+        report(&label, "floor_quotes", &tv, runs);
         let gz = dir.join("trace_view.json.gz");
         if !gz.exists() {
             let mut enc = flate2::write::GzEncoder::new(

@@ -157,7 +157,10 @@ mod tests {
         }
         let got: Vec<&str> = i.iter().map(|(_, s)| s).collect();
         assert_eq!(got, want);
-        assert_eq!(format!("{i:?}"), format!("Interner {{ strings: {want:?} }}"));
+        assert_eq!(
+            format!("{i:?}"),
+            format!("Interner {{ strings: {want:?} }}")
+        );
         assert_eq!(i.len(), want.len());
         assert_eq!(i.lookup("y"), None);
         assert_eq!(i.lookup(""), Some(StrId::EMPTY));
