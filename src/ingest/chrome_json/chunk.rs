@@ -8,6 +8,7 @@ use super::lexer::{LexError, Lexer, RawStr};
 use super::local::{IdKey, LocalStrings, LocalThreads, StringArena};
 use super::number::{parse_f64, parse_i64, us_to_ns};
 use super::structural::ScanMode;
+use super::value_memo::{Known, Lookup, Reader, ValueMemo};
 use crate::model::events::EventKind;
 use crate::model::flows::FlowPhase;
 
@@ -394,11 +395,100 @@ fn string_value(lx: &mut Lexer<'_>) -> Result<RawStr, LexError> {
     }
 }
 
-/// The member names of the objects read so far, per kind of object.
+/// The member names and values of the objects read so far, per kind of object.
 #[derive(Default)]
 struct Memos {
     event: KeyMemo<Member>,
     args: KeyMemo<Arg>,
+    event_values: ValueMemo,
+    arg_values: ValueMemo,
+}
+
+/// A member's value at the cursor through the value memo (scalar mode only): the answer `reader`
+/// gave the same bytes before, else `read`'s, memorised when `learnable` says it is one.
+#[inline(always)]
+fn remembered<T>(
+    lx: &mut Lexer<'_>,
+    memo: &mut ValueMemo,
+    ordinal: usize,
+    reader: Reader,
+    hit: impl FnOnce(Known, usize) -> Option<T>,
+    read: impl FnOnce(&mut Lexer<'_>) -> Result<T, LexError>,
+    learnable: impl FnOnce(&T, usize) -> Option<Known>,
+) -> Result<T, LexError> {
+    let at = lx.pos;
+    if lx.indexed() {
+        return read(lx);
+    }
+    let learn = match memo.lookup(lx.b, at, ordinal, reader) {
+        Lookup::Hit(known, end) => match hit(known, at) {
+            Some(v) => {
+                lx.pos = end;
+                return Ok(v);
+            }
+            None => true,
+        },
+        Lookup::Miss { learn } => learn,
+    };
+    let v = read(lx)?;
+    if learn && let Some(known) = learnable(&v, at) {
+        memo.learn(lx.b, (at, lx.pos), reader, known, ordinal);
+    }
+    Ok(v)
+}
+
+#[inline(always)]
+fn memo_int(lx: &mut Lexer<'_>, memo: &mut ValueMemo, ordinal: usize) -> Result<i64, LexError> {
+    remembered(
+        lx,
+        memo,
+        ordinal,
+        Reader::Int,
+        |k, _| match k {
+            Known::Int(v) => Some(v),
+            _ => None,
+        },
+        int_value,
+        |&v, _| Some(Known::Int(v)),
+    )
+}
+
+#[inline(always)]
+fn memo_str(lx: &mut Lexer<'_>, memo: &mut ValueMemo, ordinal: usize) -> Result<RawStr, LexError> {
+    remembered(
+        lx,
+        memo,
+        ordinal,
+        Reader::Str,
+        |k, at| matches!(k, Known::Str { .. }).then(|| k.raw_str(at)),
+        string_value,
+        |&s, at| Known::of_str(s, at),
+    )
+}
+
+/// A pid or tid; only numeric ones are memorised (a text id also leaves its location in `hint`).
+#[inline(always)]
+fn memo_id(
+    lx: &mut Lexer<'_>,
+    memo: &mut ValueMemo,
+    ordinal: usize,
+    hint: &mut Option<RawStr>,
+) -> Result<IdKey, LexError> {
+    remembered(
+        lx,
+        memo,
+        ordinal,
+        Reader::Id,
+        |k, _| match k {
+            Known::Int(v) => Some(IdKey::Num(v)),
+            _ => None,
+        },
+        |lx| id_key(lx, hint),
+        |&k, _| match k {
+            IdKey::Num(v) => Some(Known::Int(v)),
+            IdKey::Text(_) => None,
+        },
+    )
 }
 
 /// The next member's name and class, the cursor left at its value: from the memo when the bytes
@@ -434,19 +524,20 @@ fn parse_event(lx: &mut Lexer<'_>, raw: &mut Raw, memos: &mut Memos) -> Result<(
     let mut ordinal = 0;
     loop {
         let (_, member) = next_member(lx, &mut memos.event, ordinal, keys::member)?;
+        let (n, values) = (ordinal, &mut memos.event_values);
         ordinal += 1;
         match member {
             Member::Ph => {
-                let s = string_value(lx)?;
+                let s = memo_str(lx, values, n)?;
                 raw.ph = if s.len > 0 { lx.b[s.start] } else { 0 };
             }
             Member::Name => {
-                raw.name = string_value(lx)?;
+                raw.name = memo_str(lx, values, n)?;
                 raw.has_name = true;
             }
-            Member::Cat => raw.cat = string_value(lx)?,
-            Member::Pid => raw.pid = id_key(lx, &mut raw.pid_text)?,
-            Member::Tid => raw.tid = id_key(lx, &mut raw.tid_text)?,
+            Member::Cat => raw.cat = memo_str(lx, values, n)?,
+            Member::Pid => raw.pid = memo_id(lx, values, n, &mut raw.pid_text)?,
+            Member::Tid => raw.tid = memo_id(lx, values, n, &mut raw.tid_text)?,
             Member::Ts => {
                 raw.ts = time_value(lx)?;
                 raw.ts_bad = raw.ts.is_none();
@@ -457,7 +548,7 @@ fn parse_event(lx: &mut Lexer<'_>, raw: &mut Raw, memos: &mut Memos) -> Result<(
                 let s = string_value(lx)?;
                 raw.bp_e = lx.bytes(s) == b"e";
             }
-            Member::Args => parse_args(lx, raw, &mut memos.args)?,
+            Member::Args => parse_args(lx, raw, &mut memos.args, &mut memos.arg_values)?,
             Member::Other => lx.skip_value()?,
         }
         if !lx.comma_or_close(b'}')? {
@@ -491,7 +582,12 @@ fn flow_id(lx: &mut Lexer<'_>) -> Result<u64, LexError> {
     Ok(h)
 }
 
-fn parse_args(lx: &mut Lexer<'_>, raw: &mut Raw, memo: &mut KeyMemo<Arg>) -> Result<(), LexError> {
+fn parse_args(
+    lx: &mut Lexer<'_>,
+    raw: &mut Raw,
+    memo: &mut KeyMemo<Arg>,
+    values: &mut ValueMemo,
+) -> Result<(), LexError> {
     if lx.peek()? != b'{' {
         return lx.skip_value();
     }
@@ -503,16 +599,17 @@ fn parse_args(lx: &mut Lexer<'_>, raw: &mut Raw, memo: &mut KeyMemo<Arg>) -> Res
     let mut ordinal = 0;
     loop {
         let (key, arg) = next_member(lx, memo, ordinal, keys::arg)?;
+        let n = ordinal;
         ordinal += 1;
         match arg {
-            Arg::TaskType => raw.task_type = string_value(lx)?,
-            Arg::PhysicStreamId => raw.phys_stream = int_value(lx)?,
-            Arg::StreamId => raw.stream_id = int_value(lx)?,
-            Arg::Stream => raw.kineto_stream = int_value(lx)?,
-            Arg::StreamIdLc => raw.hccl_stream = int_value(lx)?,
-            Arg::ConnectionId => raw.conn = int_value(lx)?,
-            Arg::Correlation => raw.corr = int_value(lx)?,
-            Arg::Device => raw.device = int_value(lx)?,
+            Arg::TaskType => raw.task_type = memo_str(lx, values, n)?,
+            Arg::PhysicStreamId => raw.phys_stream = memo_int(lx, values, n)?,
+            Arg::StreamId => raw.stream_id = memo_int(lx, values, n)?,
+            Arg::Stream => raw.kineto_stream = memo_int(lx, values, n)?,
+            Arg::StreamIdLc => raw.hccl_stream = memo_int(lx, values, n)?,
+            Arg::ConnectionId => raw.conn = memo_int(lx, values, n)?,
+            Arg::Correlation => raw.corr = memo_int(lx, values, n)?,
+            Arg::Device => raw.device = memo_int(lx, values, n)?,
             Arg::Name => raw.meta_name = string_value(lx)?,
             Arg::Labels => raw.meta_labels = string_value(lx)?,
             Arg::SortIndex => raw.sort_index = Some(int_value(lx)?),
@@ -528,9 +625,20 @@ fn parse_args(lx: &mut Lexer<'_>, raw: &mut Raw, memo: &mut KeyMemo<Arg>) -> Res
                 b'"' | b'{' | b'[' | b't' | b'f' | b'n' => lx.skip_value()?,
                 _ => {
                     let start = lx.pos;
-                    let t = lx.scalar_token()?;
+                    let len = remembered(
+                        lx,
+                        values,
+                        n,
+                        Reader::Token,
+                        |k, _| match k {
+                            Known::Token(len) => Some(len),
+                            _ => None,
+                        },
+                        |lx| Ok(lx.scalar_token()?.len() as u32),
+                        |&len, _| Some(Known::Token(len)),
+                    )?;
                     if raw.n_nums < raw.nums.len() {
-                        raw.nums[raw.n_nums] = (key, (start, t.len() as u32));
+                        raw.nums[raw.n_nums] = (key, (start, len));
                         raw.n_nums += 1;
                     } else {
                         raw.nums_overflow = true;

@@ -20,6 +20,7 @@ pub mod number;
 pub mod split;
 pub mod stream;
 pub mod structural;
+pub mod value_memo;
 pub mod waves;
 
 use super::rank::rank_from_path;
