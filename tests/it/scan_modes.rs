@@ -144,44 +144,59 @@ fn member_memo_agrees_with_the_lexer_on_misleading_layouts() {
         r#"{"n\u0061me": "E{i}", "pid": 1, "tid": {t}, "ts": "1.5e3", "dur": 1, "ph": "X", "args": {"Task Type": "HCCL", "connection_id": 1234567890123456789}}"#,
         r#"{"name": "C{i}", "pid": 1, "tid": {t}, "ts": "{ts}", "ph": "C", "args": {"Task Id": 7, "Model Id": -, "size": "-7"}}"#,
     ];
-    let mut s = String::from("[");
-    for i in 0..600usize {
-        let l = layouts[(i * 7 + i / 5) % layouts.len()];
-        if i > 0 {
-            s.push_str(", ");
-        }
-        s.push_str(
-            &l.replace("{i}", &i.to_string())
-                .replace("{t}", &(i % 3).to_string())
-                .replace(
-                    "{ts}",
-                    &(1_736_408_905_000_000u64 + i as u64 * 10).to_string(),
-                ),
-        );
-    }
-    s.push(']');
+    let s = laid_out(&layouts, 600);
     let b = s.as_bytes();
-    for chunk in [8 << 20, 4096, 97] {
-        let scalar = outcome("memo.json", b, chunk, ScanMode::Scalar);
-        assert_eq!(
-            scalar,
-            outcome("memo.json", b, chunk, ScanMode::Indexed),
-            "{chunk}"
-        );
-    }
+    assert_scanners_agree("memo.json", b);
     let t = ingest_slice_scan("memo.json", b, 8 << 20, ScanMode::Scalar).unwrap();
     // Counted from the generator: layouts 0-2 are X events with a ts that parses (0, 1, 2 give
     // an exact ts; 3 gives 1.5 µs = 1500 ns); layout 4 is a counter event.
-    let per_layout = |k: usize| (0..600usize).filter(|i| (i * 7 + i / 5) % 5 == k).count();
     assert_eq!(
         t.events.len(),
-        per_layout(0) + per_layout(1) + per_layout(2) + per_layout(3)
+        (0..4)
+            .map(|k| of_layout(k, layouts.len(), 600))
+            .sum::<usize>()
     );
+}
+
+/// A trace of `n` events, event i laid out as `layouts[(7i + i/5) mod len]` with `{i}` its
+/// number, `{t}` i mod 3, `{c}` i / 40 and `{ts}` a µs timestamp, 10 µs apart.
+fn laid_out(layouts: &[&str], n: usize) -> String {
+    let events: Vec<String> = (0..n)
+        .map(|i| {
+            layouts[(i * 7 + i / 5) % layouts.len()]
+                .replace("{i}", &i.to_string())
+                .replace("{t}", &(i % 3).to_string())
+                .replace("{c}", &(i / 40).to_string())
+                .replace(
+                    "{ts}",
+                    &(1_736_408_905_000_000u64 + i as u64 * 10).to_string(),
+                )
+        })
+        .collect();
+    format!("[{}]", events.join(", "))
+}
+
+/// How many of [`laid_out`]'s `n` events use layout `k` of `len`.
+fn of_layout(k: usize, len: usize, n: usize) -> usize {
+    (0..n).filter(|i| (i * 7 + i / 5) % len == k).count()
+}
+
+/// The scalar scanner (with its memos) and the indexed one (without) read `b` into the same
+/// tables at three chunk sizes, and `b` cut at each of its last 40 bytes too (a memorised
+/// prefix or value reaching past the end must not be read).
+fn assert_scanners_agree(name: &str, b: &[u8]) {
+    for chunk in [8 << 20, 4096, 97] {
+        assert_eq!(
+            outcome(name, b, chunk, ScanMode::Scalar),
+            outcome(name, b, chunk, ScanMode::Indexed),
+            "{chunk}"
+        );
+    }
     for cut in 1..=40 {
         let c = &b[..b.len() - cut];
         assert_eq!(
-            outcome("memo.json", c, 4096, ScanMode::Scalar),
-            outcome("memo.json", c, 4096, ScanMode::Indexed),
+            outcome(name, c, 4096, ScanMode::Scalar),
+            outcome(name, c, 4096, ScanMode::Indexed),
             "cut {cut}"
         );
     }
@@ -204,41 +219,15 @@ fn value_memo_agrees_with_the_lexer_on_misleading_values() {
         r#"{"name": "AI\u005fCORE", "pid": 123456789012345, "tid": 1234567890123456, "ts": "{ts}", "dur": 1, "args": {"Task Type": "AI\u005fCORE", "connection_id": 12345678901234567}, "ph": "X"}"#,
         r#"{"name": "C{i}", "pid": 7, "tid": {t}, "ts": "{ts}", "ph": "C", "args": {"Task Id": {t}, "Model Id": {c}, "size": {t}3}}"#,
     ];
-    let mut s = String::from("[");
-    for i in 0..900usize {
-        let l = layouts[(i * 7 + i / 5) % layouts.len()];
-        if i > 0 {
-            s.push_str(", ");
-        }
-        s.push_str(
-            &l.replace("{i}", &i.to_string())
-                .replace("{t}", &(i % 3).to_string())
-                .replace("{c}", &(i / 40).to_string())
-                .replace(
-                    "{ts}",
-                    &(1_736_408_905_000_000u64 + i as u64 * 10).to_string(),
-                ),
-        );
-    }
-    s.push(']');
+    let s = laid_out(&layouts, 900);
     let b = s.as_bytes();
-    for chunk in [8 << 20, 4096, 97] {
-        assert_eq!(
-            outcome("values.json", b, chunk, ScanMode::Scalar),
-            outcome("values.json", b, chunk, ScanMode::Indexed),
-            "{chunk}"
-        );
-    }
+    assert_scanners_agree("values.json", b);
     let t = ingest_slice_scan("values.json", b, 8 << 20, ScanMode::Scalar).unwrap();
     // Counted from the generator: layouts 0-4 are complete events, 5 a counter.
-    let per_layout = |k: usize| (0..900usize).filter(|i| (i * 7 + i / 5) % 6 == k).count();
-    assert_eq!(t.events.len(), (0..5).map(per_layout).sum::<usize>());
-    for cut in 1..=40 {
-        let c = &b[..b.len() - cut];
-        assert_eq!(
-            outcome("values.json", c, 4096, ScanMode::Scalar),
-            outcome("values.json", c, 4096, ScanMode::Indexed),
-            "cut {cut}"
-        );
-    }
+    assert_eq!(
+        t.events.len(),
+        (0..5)
+            .map(|k| of_layout(k, layouts.len(), 900))
+            .sum::<usize>()
+    );
 }

@@ -379,6 +379,30 @@ pub fn parse_f64(s: &[u8]) -> Option<f64> {
 mod tests {
     use super::*;
 
+    /// 50,000 generated digit strings (xorshift from `seed`) of 1 to `max_len` digits, each then
+    /// given its shape (a point, a sign, another byte) by `shape` from the generator's state and
+    /// the length.
+    fn generated_digits(
+        seed: u64,
+        max_len: u64,
+        shape: impl Fn(&mut String, u64, usize),
+    ) -> Vec<String> {
+        let mut x = seed;
+        (0..50_000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let len = 1 + (x % max_len) as usize;
+                let mut s: String = (0..len)
+                    .map(|k| (b'0' + ((x >> (k % 61)) % 10) as u8) as char)
+                    .collect();
+                shape(&mut s, x, len);
+                s
+            })
+            .collect()
+    }
+
     #[test]
     fn integer_fast_path_equals_the_standard_parsers() {
         let mut cases: Vec<String> = [
@@ -484,29 +508,16 @@ mod tests {
         .iter()
         .map(|s| s.to_string())
         .collect();
-        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
-        for _ in 0..50_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let len = 1 + (x % 22) as usize;
-            let mut s: String = (0..len)
-                .map(|k| (b'0' + ((x >> (k % 61)) % 10) as u8) as char)
-                .collect();
+        cases.extend(generated_digits(0x2545_F491_4F6C_DD1D, 22, |s, x, len| {
             if x & 3 != 0 {
-                let at = ((x >> 8) as usize) % (len + 1);
-                s.insert(at, '.');
+                s.insert(((x >> 8) as usize) % (len + 1), '.');
             }
-            cases.push(s);
-        }
+        }));
         for c in &cases {
             for end in [",", "}", "]", " ", "\n", "x", ""] {
                 let text = format!("{c}{end}");
                 let b = text.as_bytes();
-                let token_end = b
-                    .iter()
-                    .position(|&c| matches!(c, b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t'))
-                    .unwrap_or(b.len());
+                let token_end = b.iter().position(|&c| ends_token(c)).unwrap_or(b.len());
                 match scan_us_to_ns(b, 0) {
                     Some((ns, e)) => {
                         assert_eq!(e, token_end, "{text:?}");
@@ -549,22 +560,15 @@ mod tests {
         .iter()
         .map(|s| s.to_string())
         .collect();
-        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-        for _ in 0..50_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let len = 1 + (x % 22) as usize;
-            let mut s: String = (0..len)
-                .map(|k| (b'0' + ((x >> (k % 61)) % 10) as u8) as char)
-                .collect();
-            match x & 7 {
+        cases.extend(generated_digits(
+            0x9E37_79B9_7F4A_7C15,
+            22,
+            |s, x, len| match x & 7 {
                 0 => s.insert(0, '-'),
                 1 | 2 => s.insert(((x >> 8) as usize) % (len + 1), '.'),
                 _ => {}
-            }
-            cases.push(s);
-        }
+            },
+        ));
         for c in &cases {
             // Quoted: the lexer's string body is everything up to the first quote or backslash.
             let text = format!("{c}\",");
@@ -588,10 +592,7 @@ mod tests {
             for end in [",", "}", "]", " ", "\t", "x", ""] {
                 let text = format!("{c}{end}");
                 let b = text.as_bytes();
-                let token_end = b
-                    .iter()
-                    .position(|&c| matches!(c, b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t'))
-                    .unwrap_or(b.len());
+                let token_end = b.iter().position(|&c| ends_token(c)).unwrap_or(b.len());
                 match scan_i64(b, 0) {
                     Some((v, e)) => {
                         assert_eq!(e, token_end, "{text:?}");
@@ -677,23 +678,16 @@ mod tests {
         .iter()
         .map(|s| s.to_string())
         .collect();
-        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
-        for _ in 0..50_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let len = 1 + (x % 24) as usize;
-            let mut s: String = (0..len)
-                .map(|k| (b'0' + ((x >> (k % 61)) % 10) as u8) as char)
-                .collect();
-            match x >> 60 {
+        cases.extend(generated_digits(
+            0x2545_F491_4F6C_DD1D,
+            24,
+            |s, x, len| match x >> 60 {
                 0..=5 => s.insert(((x >> 8) as usize) % (len + 1), '.'),
                 6 => s.insert(0, '-'),
                 7 => s.insert(((x >> 8) as usize) % (len + 1), 'e'),
                 _ => {}
-            }
-            cases.push(s);
-        }
+            },
+        ));
         let tail = "0123456789.0123456789012345678901234567890";
         for c in &cases {
             for end in ["\"", ",", "}", "]", " ", "\n", "\r", "\t", "x", "."] {
