@@ -10,7 +10,7 @@
 use super::lexer::RawStr;
 
 /// Member positions memorised per object (later members always take the lexer's path).
-const POSITIONS: usize = 16;
+pub(super) const POSITIONS: usize = 16;
 /// Longest memorised prefix (blanks, quoted name, colon, blanks) in bytes.
 const MAX_PREFIX: usize = 32;
 
@@ -48,8 +48,9 @@ impl<C: Copy + Default> Default for KeyMemo<C> {
     }
 }
 
+/// A mask of the low `n` bytes of a 16-byte word (all of it from 16 on).
 #[inline(always)]
-fn low_bytes_mask(n: usize) -> u128 {
+pub(super) fn low_bytes_mask(n: usize) -> u128 {
     if n >= 16 { !0 } else { (1u128 << (8 * n)) - 1 }
 }
 

@@ -179,9 +179,7 @@ impl<'a> Lexer<'a> {
             Some(ix) => ix.token_end(b, start),
             None => {
                 let mut p = start;
-                while p < b.len()
-                    && !matches!(b[p], b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t')
-                {
+                while p < b.len() && !super::number::ends_token(b[p]) {
                     p += 1;
                 }
                 p

@@ -59,7 +59,7 @@ fn scan_i64_bytewise(b: &[u8], start: usize) -> Option<(i64, usize)> {
     loop {
         match *b.get(p)? {
             c @ b'0'..=b'9' => v = v * 10 + (c - b'0') as i64,
-            b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t' => break,
+            c if ends_token(c) => break,
             _ => return None,
         }
         p += 1;
@@ -89,9 +89,9 @@ const POW10: [u64; 9] = [
     100_000_000,
 ];
 
-/// Whether `c` ends an unquoted token.
+/// Whether `c` ends an unquoted token (the lexer's scalar tokens end there too).
 #[inline(always)]
-fn ends_token(c: u8) -> bool {
+pub(super) fn ends_token(c: u8) -> bool {
     matches!(c, b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t')
 }
 
@@ -171,7 +171,7 @@ fn plain_digits_bytewise<const QUOTED: bool>(b: &[u8], start: usize) -> Option<(
             }
             b'.' if frac < 0 => frac = 0,
             b'"' if QUOTED => break,
-            b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t' if !QUOTED => break,
+            c if !QUOTED && ends_token(c) => break,
             _ => return None,
         }
         p += 1;

@@ -7,10 +7,9 @@
 //! `2` never matches the start of `23`, and a value is a pure function of those bytes: every reader
 //! of a scalar stops at a byte it has seen. Values longer than 15 bytes are not memorised.
 
+use super::key_memo::{POSITIONS, low_bytes_mask};
 use super::lexer::RawStr;
 
-/// Member positions memorised per object (as in the key memo).
-const POSITIONS: usize = 16;
 /// Bytes compared: the value and the byte after it.
 const WIDTH: usize = 16;
 
@@ -179,10 +178,7 @@ impl ValueMemo {
         if ordinal >= POSITIONS || len == 0 || len >= WIDTH || at + WIDTH > b.len() {
             return;
         }
-        let mask = match len + 1 {
-            WIDTH => !0,
-            n => (1u128 << (8 * n)) - 1,
-        };
+        let mask = low_bytes_mask(len + 1);
         let slot = &mut self.entries[ordinal];
         slot[1] = slot[0];
         slot[0] = Entry {
