@@ -25,17 +25,11 @@ pub fn choose(
     else {
         return Ok(None);
     };
-    let real = super::real_path;
-    if let Ok(d) = real(&dir)
-        && let Some(i) = inputs
-            .iter()
-            .filter(|i| i.is_dir())
-            .find(|i| real(i).is_ok_and(|i| d.starts_with(i)))
-    {
+    let footprint = crate::ingest::footprint::Footprint::of(inputs);
+    if let Some(why) = footprint.clash(&dir, true) {
         anyhow::bail!(
-            "the cache folder {} is inside the input {}: inputs are never written to; choose another --cache folder or --no-cache",
-            dir.display(),
-            i.display()
+            "the cache folder {}: {why}: inputs are never written to; choose another --cache folder or --no-cache",
+            dir.display()
         );
     }
     Ok(Some(dir))

@@ -110,16 +110,7 @@ pub fn run(a: ExportArgs) -> anyhow::Result<ExitCode> {
     let Some(perfetto) = a.perfetto.clone() else {
         return Ok(ExitCode::SUCCESS);
     };
-    let out_abs = std::path::absolute(&perfetto)?;
-    if d.inputs
-        .iter()
-        .any(|i| std::path::absolute(&i.path).ok().as_ref() == Some(&out_abs))
-    {
-        anyhow::bail!(
-            "{} is one of the inputs: inputs are never overwritten",
-            perfetto.display()
-        );
-    }
+    crate::cli::refuse_overwriting_inputs(&perfetto, &a.paths)?;
     let o = PerfettoOpts {
         window,
         ranks: a.ranks,

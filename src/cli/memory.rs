@@ -69,7 +69,15 @@ fn roles(v: &[String]) -> anyhow::Result<Vec<(SnapshotRole, PathBuf)>> {
                     "unknown npu-smi role `{r}` (idle, ready, loaded, post_inference, peak)"
                 )
             })?;
-            Ok((role, PathBuf::from(f)))
+            let file = PathBuf::from(f);
+            // A snapshot named on the command line is evidence the report relies on: missing, it
+            // is an error, not an empty role.
+            anyhow::ensure!(
+                file.is_file(),
+                "--npu-smi {s}: {} is not a readable file",
+                file.display()
+            );
+            Ok((role, file))
         })
         .collect()
 }

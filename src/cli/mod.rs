@@ -94,43 +94,16 @@ pub fn main() -> ExitCode {
 /// make the rank table allocate).
 pub(crate) const MAX_RANKS: i64 = 1 << 17;
 
-/// `p` with links resolved, or made absolute when it does not exist (yet).
-pub(crate) fn real_path(p: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
-    std::fs::canonicalize(p).or_else(|_| std::path::absolute(p))
-}
-
-/// Refuses an output path that is one of the inputs under `inputs` (or one of the given paths, or
-/// a folder holding them): inputs are never overwritten.
+/// Refuses an output path that is an input file under `inputs` by device and inode or by real
+/// path (a hard link, a symbolic link, the path itself), or a folder holding one: inputs are
+/// never overwritten.
 pub(crate) fn refuse_overwriting_inputs(
     out: &std::path::Path,
     inputs: &[std::path::PathBuf],
 ) -> anyhow::Result<()> {
-    let real = real_path;
-    let Ok(out_real) = real(out) else {
-        return Ok(());
-    };
-    let mut taken: Vec<std::path::PathBuf> = inputs.iter().filter_map(|p| real(p).ok()).collect();
-    if let Ok(d) = crate::ingest::discover(inputs) {
-        taken.extend(
-            d.inputs
-                .iter()
-                .filter_map(|i| real(std::path::Path::new(&i.path)).ok()),
-        );
-        taken.extend(
-            d.skipped
-                .iter()
-                .filter_map(|s| real(std::path::Path::new(&s.path)).ok()),
-        );
-    }
-    if let Some(t) = taken
-        .iter()
-        .find(|t| **t == out_real || t.starts_with(&out_real))
-    {
-        anyhow::bail!(
-            "{} is (or holds) the input {}: inputs are never overwritten; choose another output path",
-            out.display(),
-            t.display()
-        );
+    let footprint = crate::ingest::footprint::Footprint::of(inputs);
+    if let Some(why) = footprint.clash(out, false) {
+        anyhow::bail!("{why}: inputs are never overwritten; choose another output path");
     }
     Ok(())
 }

@@ -30,6 +30,8 @@ pub struct ReportArgs {
 }
 
 pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
+    let inputs: Vec<PathBuf> = a.paths.iter().chain(&a.memory).cloned().collect();
+    crate::cli::refuse_overwriting_inputs(&a.html, &inputs)?;
     let opts = RunOpts::new(AnalyzeOpts::default(), None);
     let report = super::analyze::report_for(&a.paths, &opts, a.quiet)?;
     let memory = if a.memory.is_empty() {

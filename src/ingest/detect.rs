@@ -578,6 +578,28 @@ fn one_profiler_db_per_folder(inputs: &[(Input, Folder)], keep: &mut [bool]) {
     }
 }
 
+/// A name that could be an input (`.db`, `.json`, `.json.gz`, `.csv`).
+fn looks_like_input_name(p: &Path) -> bool {
+    p.file_name().map(|f| f.to_string_lossy()).is_some_and(|f| {
+        f.ends_with(".db") || f.ends_with(".json") || f.ends_with(".json.gz") || f.ends_with(".csv")
+    })
+}
+
+/// What kind of file that is not regular `meta` describes, in words.
+fn kind_of(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_block_device() || t.is_char_device() {
+        "a device"
+    } else {
+        "not a file"
+    }
+}
+
 /// Folders nested deeper than this are not walked (a bound for link farms).
 const MAX_DEPTH: usize = 64;
 
@@ -631,6 +653,14 @@ impl Walk {
                 }
             } else if meta.is_file() {
                 self.file(&p, &meta);
+            } else if looks_like_input_name(&p) {
+                // A FIFO, socket or device named like a trace: never opened (a FIFO would block),
+                // but never passed over silently either.
+                self.problems.push(format!(
+                    "{}: not a regular file ({}): not read",
+                    p.display(),
+                    kind_of(&meta)
+                ));
             }
         }
         Ok(())
@@ -638,13 +668,7 @@ impl Walk {
 
     fn file(&mut self, p: &Path, meta: &std::fs::Metadata) {
         let Some(name) = p.to_str().map(str::to_string) else {
-            let looks = p.file_name().map(|f| f.to_string_lossy()).is_some_and(|f| {
-                f.ends_with(".db")
-                    || f.ends_with(".json")
-                    || f.ends_with(".json.gz")
-                    || f.ends_with(".csv")
-            });
-            if looks {
+            if looks_like_input_name(p) {
                 self.problems.push(format!(
                     "{}: the path is not valid UTF-8: not read (rename the folder or file)",
                     p.display()

@@ -9,8 +9,10 @@ pub mod chrome_json;
 pub mod detect;
 pub mod error;
 pub mod evidence;
+pub mod footprint;
 pub mod mapping;
 pub mod msprof_csv;
+pub mod once;
 mod postpass;
 pub mod progress;
 pub mod rank;
@@ -29,6 +31,9 @@ pub struct Discovered {
     pub skipped: Vec<detect::Skipped>,
     /// What the walk could not look into (`path: why`).
     pub unreadable: Vec<String>,
+    /// Paths and files named more than once (the same path twice, a folder and a folder inside
+    /// it, a symbolic or hard link to a file already found): read once, each as `what: why`.
+    pub duplicates: Vec<String>,
 }
 
 impl Discovered {
@@ -70,16 +75,21 @@ impl Discovered {
                 u.clone()
             });
         }
+        for u in &self.duplicates {
+            d.add("input_duplicate", crate::diag::Severity::Info, || u.clone());
+        }
         d
     }
 }
 
-/// Finds the inputs under `paths`; a path with none is an error naming it.
+/// Finds the inputs under `paths`; a path with none is an error naming it. Each file is read
+/// once however it is named ([`once::distinct_paths`], [`once::distinct_inputs`]).
 pub fn discover(paths: &[std::path::PathBuf]) -> Result<Discovered, IngestError> {
     let mut inputs = Vec::new();
     let mut skipped = Vec::new();
     let mut unreadable = Vec::new();
-    for p in paths {
+    let (paths, mut duplicates) = once::distinct_paths(paths);
+    for p in &paths {
         let (found, problems) = detect::find_inputs(p)?;
         unreadable.extend(problems);
         if found.is_empty() {
@@ -91,10 +101,13 @@ pub fn discover(paths: &[std::path::PathBuf]) -> Result<Discovered, IngestError>
         inputs.extend(kept);
         skipped.extend(left);
     }
+    let (inputs, same) = once::distinct_inputs(inputs);
+    duplicates.extend(same);
     Ok(Discovered {
         inputs,
         skipped,
         unreadable,
+        duplicates,
     })
 }
 

@@ -4,8 +4,10 @@
 //! An entry is named by what produced it (the cache layout, profscope's version, the running
 //! binary, the input's path as given, the analysis options) and holds the identity of what was
 //! read. It is served only when the identity is the same now. The identity of an input is, for
-//! the file itself, its parts and its alternates: size, modification time (ns), inode, device and
-//! a SHA-256 of the first and last 64 KiB; and size, modification time, inode and device of
+//! the file itself, its parts and its alternates: size, modification time (ns), status-change
+//! time (ns: any write or `touch` back moves it, and no user can set it), inode, device and a
+//! SHA-256 of the first and last 64 KiB and of [`SAMPLED_BLOCKS`] blocks spread across the rest;
+//! and size, modification and status-change time, inode and device of
 //! every other file of its folder (companion CSVs, `analysis.db`, a `-wal`), of the folder
 //! above an `ASCEND_PROFILER_OUTPUT/` (`profiler_info_<rank>.json` names the rank) and of a legacy
 //! `PROF_*` capture's `device_<n>/info.json.<n>` (its `rank_id`). An entry is stored only when the
@@ -16,18 +18,32 @@
 //! entry's modification time is set to now, and after each run the least recently used entries
 //! go first until the rest fit (entries of older binaries, never served again, age out this
 //! way). Temporary files of writers that died mid-write go after [`STALE_TMP`].
+//!
+//! An entry is checked before anything in it is used: it is opened without following a
+//! symbolic link and without blocking, must be a regular file of at most [`MAX_ENTRY_BYTES`]
+//! (and the folder's cap), starts with [`MAGIC`] and ends with a SHA-256 of everything before
+//! it, written last. Any doubt is a miss that says why.
 
 use crate::ingest::detect::Input;
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use sha2::{Digest, Sha256};
 use std::io::Write;
-use std::os::unix::fs::{FileExt, MetadataExt};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 /// The entries' layout; a change makes every older entry unused (a new folder).
-const LAYOUT: &str = "v2";
+const LAYOUT: &str = "v3";
+/// The first bytes of every entry of this layout.
+const MAGIC: &[u8; 16] = b"profscope-cache3";
+/// Bytes of the SHA-256 that ends every entry.
+const CHECKSUM_BYTES: usize = 32;
+/// The largest entry ever read (a part is a few MB; a 3 GB file in the folder is not one).
+pub const MAX_ENTRY_BYTES: u64 = 256 << 20;
 /// Bytes hashed at each end of a data file.
 const HASHED_END: u64 = 64 * 1024;
+/// Blocks of [`SAMPLED_BLOCK`] bytes hashed at even steps between the two ends of a data file.
+const SAMPLED_BLOCKS: u64 = 64;
+const SAMPLED_BLOCK: u64 = 4096;
 /// Entries of a folder taken into the identity at most (a folder of 100,000 files is not an
 /// archived rank folder; beyond this the input is not cached).
 const MAX_FOLDER_ENTRIES: usize = 4096;
@@ -56,10 +72,13 @@ struct FileStamp {
     path: String,
     size: u64,
     mtime_ns: i128,
+    /// The status-change time (ns): moved by every write and by setting the mtime back.
+    ctime_ns: i128,
     inode: u64,
     device: u64,
-    /// SHA-256 of the first and last [`HASHED_END`] bytes (data files only).
-    ends_sha256: Option<String>,
+    /// SHA-256 of the first and last [`HASHED_END`] bytes and of [`SAMPLED_BLOCKS`] blocks
+    /// between them (data files only).
+    sample_sha256: Option<String>,
 }
 
 /// Everything an input's results depend on, as found on disk.
@@ -120,8 +139,14 @@ impl Identity {
                 Some(t) if t.mtime_ns != f.mtime_ns => {
                     return format!("{}: modified since cached", f.path);
                 }
-                Some(t) if t.ends_sha256 != f.ends_sha256 => {
+                Some(t) if t.sample_sha256 != f.sample_sha256 => {
                     return format!("{}: content changed since cached", f.path);
+                }
+                Some(t) if t.ctime_ns != f.ctime_ns => {
+                    return format!(
+                        "{}: written or its times set since cached (status-change time moved)",
+                        f.path
+                    );
                 }
                 Some(_) => {}
             }
@@ -139,35 +164,53 @@ impl Identity {
 
 fn stamp(path: &Path, data: bool) -> std::io::Result<FileStamp> {
     let m = std::fs::metadata(path)?;
-    let ends_sha256 = if data && m.is_file() {
-        Some(ends_hash(path, m.len())?)
+    let sample_sha256 = if data && m.is_file() {
+        Some(sample_hash(path, m.len())?)
     } else {
         None
     };
-    Ok(stamp_of(path, &m, ends_sha256))
+    Ok(stamp_of(path, &m, sample_sha256))
 }
 
-fn stamp_of(path: &Path, m: &std::fs::Metadata, ends_sha256: Option<String>) -> FileStamp {
+fn stamp_of(path: &Path, m: &std::fs::Metadata, sample_sha256: Option<String>) -> FileStamp {
     FileStamp {
         path: path.display().to_string(),
         size: m.len(),
         mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
+        ctime_ns: i128::from(m.ctime()) * 1_000_000_000 + i128::from(m.ctime_nsec()),
         inode: m.ino(),
         device: m.dev(),
-        ends_sha256,
+        sample_sha256,
     }
 }
 
-fn ends_hash(path: &Path, size: u64) -> std::io::Result<String> {
+/// The byte ranges the sample hash reads of a file of `size` bytes: the first and last
+/// [`HASHED_END`] bytes, and [`SAMPLED_BLOCKS`] blocks at even steps between them (none when
+/// the ends cover the file).
+fn sampled_ranges(size: u64) -> Vec<(u64, u64)> {
+    let head = HASHED_END.min(size);
+    let tail = size.saturating_sub(HASHED_END).max(head);
+    let mut out = vec![(0, head)];
+    let middle = tail - head;
+    if middle <= SAMPLED_BLOCKS * SAMPLED_BLOCK {
+        out.push((head, middle));
+    } else {
+        let step = middle / SAMPLED_BLOCKS;
+        out.extend((0..SAMPLED_BLOCKS).map(|k| (head + k * step, SAMPLED_BLOCK)));
+    }
+    out.push((tail, size - tail));
+    out
+}
+
+fn sample_hash(path: &Path, size: u64) -> std::io::Result<String> {
     let f = crate::ingest::source::open_regular(path, u64::MAX)?;
     let mut h = Sha256::new();
-    let mut buf = vec![0u8; HASHED_END.min(size) as usize];
-    f.read_exact_at(&mut buf, 0)?;
-    h.update(&buf);
-    let tail = size.saturating_sub(HASHED_END).max(HASHED_END.min(size));
-    let mut buf = vec![0u8; (size - tail) as usize];
-    f.read_exact_at(&mut buf, tail)?;
-    h.update(&buf);
+    let mut buf = Vec::new();
+    for (at, len) in sampled_ranges(size) {
+        buf.resize(len as usize, 0);
+        f.read_exact_at(&mut buf, at)?;
+        h.update(&buf);
+    }
     Ok(hex(&h.finalize()))
 }
 
@@ -369,23 +412,25 @@ impl Cache {
             Err(e) => return Lookup::Miss(format!("not cached: {e}"), None),
         };
         let path = self.entry_path(input);
-        let bytes = match std::fs::read(&path) {
+        let cap = self.max_bytes.min(MAX_ENTRY_BYTES);
+        let body = match read_entry(&path, cap) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Lookup::Miss("not in the cache".into(), Some(now));
             }
             Err(e) => {
                 return Lookup::Miss(
-                    format!("cache entry {} unreadable: {e}", path.display()),
+                    format!("cache entry {} not used: {e}", path.display()),
                     Some(now),
                 );
             }
         };
-        match postcard::from_bytes::<Entry<T>>(&bytes) {
+        match postcard::from_bytes::<Entry<T>>(&body) {
             Ok(e) if e.identity == now && e.input == input.path && e.options == self.options => {
                 // Recently used: the last entries pruning removes (best effort).
                 let _ = std::fs::File::options()
                     .write(true)
+                    .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
                     .open(&path)
                     .and_then(|f| f.set_modified(std::time::SystemTime::now()));
                 Lookup::Hit(e.part, path)
@@ -431,8 +476,15 @@ impl Cache {
         let write = || -> std::io::Result<()> {
             std::fs::create_dir_all(&self.dir)?;
             let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
-            let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-            postcard::to_io(&entry, &mut f).map_err(std::io::Error::other)?;
+            // A leftover of this pid, or a link planted there, is removed, never followed.
+            let _ = std::fs::remove_file(&tmp);
+            let file = std::fs::File::options()
+                .write(true)
+                .create_new(true)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(&tmp)?;
+            let mut f = std::io::BufWriter::new(file);
+            f.write_all(&seal(postcard::to_allocvec(&entry).map_err(std::io::Error::other)?))?;
             f.flush()?;
             drop(f);
             std::fs::rename(&tmp, &path).inspect_err(|_| {
@@ -442,6 +494,66 @@ impl Cache {
         write().map_err(|e| format!("cache folder {}: {e}", self.dir.display()))?;
         Ok(path)
     }
+}
+
+/// An entry's bytes: [`MAGIC`], the postcard `body`, then a SHA-256 of both (written last, so a
+/// cut entry never checks).
+fn seal(body: Vec<u8>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(MAGIC.len() + body.len() + CHECKSUM_BYTES);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&body);
+    let sum = Sha256::digest(&out);
+    out.extend_from_slice(&sum);
+    out
+}
+
+/// The postcard body of sealed entry bytes, if they are whole: the magic first, the checksum
+/// last and equal to the SHA-256 of everything before it.
+pub fn unseal(bytes: &[u8]) -> Result<&[u8], &'static str> {
+    if bytes.len() < MAGIC.len() + CHECKSUM_BYTES || !bytes.starts_with(MAGIC) {
+        return Err("not an entry of this cache layout");
+    }
+    let (data, sum) = bytes.split_at(bytes.len() - CHECKSUM_BYTES);
+    if Sha256::digest(data).as_slice() != sum {
+        return Err("checksum mismatch (damaged or cut)");
+    }
+    Ok(&data[MAGIC.len()..])
+}
+
+/// The checked body of the entry at `path`: opened without following a link or blocking on a
+/// FIFO, a regular file of at most `cap` bytes, sealed (see [`unseal`]).
+fn read_entry(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let f = std::fs::File::options()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(libc::ELOOP) {
+                std::io::Error::other("a symbolic link, not an entry")
+            } else {
+                e
+            }
+        })?;
+    let m = f.metadata()?;
+    if !m.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    if m.len() > cap {
+        return Err(std::io::Error::other(format!(
+            "{} bytes, over the {cap}-byte cap on entries",
+            m.len()
+        )));
+    }
+    let mut bytes = Vec::with_capacity(m.len() as usize);
+    f.take(cap + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap {
+        return Err(std::io::Error::other("grew past the cap while read"));
+    }
+    let body = unseal(&bytes).map_err(std::io::Error::other)?.len();
+    bytes.drain(..MAGIC.len());
+    bytes.truncate(body);
+    Ok(bytes)
 }
 
 /// profscope's version and the running binary's size and modification time, so a rebuilt binary
@@ -459,7 +571,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_ends_hash_covers_small_and_large_files() {
+    fn the_sample_hash_covers_small_and_large_files() {
         let dir = std::env::temp_dir().join(format!("profscope-cache-unit-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let f = dir.join("a");
@@ -467,24 +579,71 @@ mod tests {
         for size in [10usize, 2 * HASHED_END as usize, 3 * HASHED_END as usize] {
             let mut bytes = vec![7u8; size];
             std::fs::write(&f, &bytes).unwrap();
-            let a = ends_hash(&f, size as u64).unwrap();
+            let a = sample_hash(&f, size as u64).unwrap();
             bytes[size - 1] = 8;
             std::fs::write(&f, &bytes).unwrap();
             assert_ne!(
                 a,
-                ends_hash(&f, size as u64).unwrap(),
+                sample_hash(&f, size as u64).unwrap(),
                 "last byte, size {size}"
             );
             bytes[0] = 9;
-            let b = ends_hash(&f, size as u64).unwrap();
+            let b = sample_hash(&f, size as u64).unwrap();
             std::fs::write(&f, &bytes).unwrap();
             assert_ne!(
                 b,
-                ends_hash(&f, size as u64).unwrap(),
+                sample_hash(&f, size as u64).unwrap(),
                 "first byte, size {size}"
             );
         }
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A same-size edit in the middle of a large file (where the ends are not) changes the hash
+    /// when it falls in a sampled block; the sampled ranges stay inside the file and in order.
+    #[test]
+    fn sampled_blocks_cover_the_middle_and_stay_in_bounds() {
+        for size in [0u64, 1, 65_536, 131_072, 131_073, 400_000, 1 << 30, u64::MAX / 2] {
+            let r = sampled_ranges(size);
+            let mut end = 0;
+            for &(at, len) in &r {
+                assert!(at >= end || len == 0, "size {size}: {r:?}");
+                end = at + len;
+            }
+            assert_eq!(end, size, "size {size}: the last range ends the file");
+            let hashed: u64 = r.iter().map(|x| x.1).sum();
+            assert!(hashed <= 2 * HASHED_END + SAMPLED_BLOCKS * SAMPLED_BLOCK);
+        }
+        let dir = std::env::temp_dir().join(format!("profscope-cache-mid-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("a");
+        let size = 8 << 20;
+        let mut bytes = vec![b'x'; size];
+        std::fs::write(&f, &bytes).unwrap();
+        let before = sample_hash(&f, size as u64).unwrap();
+        // The first byte of the 32nd sampled block: outside both 64 KiB ends.
+        let (at, _) = sampled_ranges(size as u64)[32];
+        assert!(at > HASHED_END && at < size as u64 - HASHED_END);
+        bytes[at as usize] = b'y';
+        std::fs::write(&f, &bytes).unwrap();
+        assert_ne!(before, sample_hash(&f, size as u64).unwrap());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Every single-bit flip of a sealed entry, and every cut, fails the check.
+    #[test]
+    fn every_flipped_bit_and_every_cut_of_an_entry_is_refused() {
+        let body: Vec<u8> = (0..200u32).map(|i| (i * 7 % 251) as u8).collect();
+        let sealed = seal(body.clone());
+        assert_eq!(unseal(&sealed), Ok(&body[..]));
+        for bit in 0..sealed.len() * 8 {
+            let mut b = sealed.clone();
+            b[bit / 8] ^= 1 << (bit % 8);
+            assert!(unseal(&b).is_err(), "bit {bit}");
+        }
+        for cut in 0..sealed.len() {
+            assert!(unseal(&sealed[..cut]).is_err(), "cut at {cut}");
+        }
     }
 
     /// Pruning's name test: what `entry_path` and `store` write, nothing else.

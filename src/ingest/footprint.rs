@@ -1,0 +1,155 @@
+//! Every file and folder a set of input paths can be read from, so that nothing written (a
+//! saved report, an HTML page, an export, a cache entry, a collected file) lands on an input:
+//! files are known by device and inode (a hard link is the same file) and by real path (a
+//! symbolic link is resolved), folders by real path.
+
+use std::collections::HashSet;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Component, Path, PathBuf};
+
+/// Folders nested deeper than this are not looked into (as the input walk).
+const MAX_DEPTH: usize = 64;
+/// Entries looked at in all; a larger tree is still guarded by its folders' real paths.
+const MAX_ENTRIES: usize = 1_000_000;
+
+/// The files and folders under some input paths.
+#[derive(Debug, Default)]
+pub struct Footprint {
+    files: HashSet<(u64, u64)>,
+    file_paths: Vec<PathBuf>,
+    folders: Vec<PathBuf>,
+    entries: usize,
+}
+
+/// `p` as it would resolve once written: the longest existing ancestor with its links resolved,
+/// then the rest of the path (so `link/new/file`, with `link` pointing into an input, resolves
+/// into that input).
+pub fn resolve_for_writing(p: &Path) -> PathBuf {
+    let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let mut rest = Vec::new();
+    let mut at = abs.as_path();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(at) {
+            let mut out = real;
+            for c in rest.iter().rev() {
+                match c {
+                    Component::ParentDir => {
+                        out.pop();
+                    }
+                    Component::CurDir => {}
+                    c => out.push(c.as_os_str()),
+                }
+            }
+            return out;
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(_)) => {
+                rest.push(at.components().next_back().expect("a last component"));
+                at = parent;
+            }
+            _ => return abs,
+        }
+    }
+}
+
+impl Footprint {
+    /// Everything under `paths` (files as given, folders walked with links followed).
+    pub fn of(paths: &[PathBuf]) -> Footprint {
+        let mut f = Footprint::default();
+        let mut seen = HashSet::new();
+        for p in paths {
+            f.add(p, 0, &mut seen);
+        }
+        f
+    }
+
+    fn add(&mut self, p: &Path, depth: usize, seen: &mut HashSet<PathBuf>) {
+        self.entries += 1;
+        if self.entries > MAX_ENTRIES || depth > MAX_DEPTH {
+            return;
+        }
+        let Ok(meta) = std::fs::metadata(p) else {
+            return;
+        };
+        let Ok(real) = std::fs::canonicalize(p) else {
+            return;
+        };
+        if meta.is_dir() {
+            if !seen.insert(real.clone()) {
+                return;
+            }
+            self.folders.push(real);
+            let Ok(rd) = std::fs::read_dir(p) else { return };
+            for e in rd.flatten() {
+                self.add(&e.path(), depth + 1, seen);
+            }
+        } else {
+            self.files.insert((meta.dev(), meta.ino()));
+            self.file_paths.push(real);
+        }
+    }
+
+    /// Why writing `out` (a file, or a folder written into) would touch an input, if it would:
+    /// it is an input file (same inode, or same real path), it holds one, or it lies inside an
+    /// input folder and `inside_folders_too`.
+    pub fn clash(&self, out: &Path, inside_folders_too: bool) -> Option<String> {
+        let real = resolve_for_writing(out);
+        if let Ok(m) = std::fs::metadata(out)
+            && self.files.contains(&(m.dev(), m.ino()))
+        {
+            return Some(format!("{} is an input file (or a link to one)", out.display()));
+        }
+        if let Some(f) = self.file_paths.iter().find(|f| **f == real) {
+            return Some(format!("{} is the input file {}", out.display(), f.display()));
+        }
+        let holds = self.file_paths.iter().chain(&self.folders).find(|f| f.starts_with(&real));
+        if let Some(f) = holds {
+            return Some(format!("{} holds the input {}", out.display(), f.display()));
+        }
+        if inside_folders_too && let Some(d) = self.folders.iter().find(|d| real.starts_with(d)) {
+            return Some(format!("{} is inside the input folder {}", out.display(), d.display()));
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outputs_on_inputs_are_found_however_named() {
+        let dir = std::env::temp_dir().join(format!("profscope-footprint-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("root/rank0")).unwrap();
+        std::fs::create_dir_all(dir.join("out")).unwrap();
+        let csv = dir.join("root/rank0/step_trace_time.csv");
+        std::fs::write(&csv, "Step\n").unwrap();
+        std::fs::hard_link(&csv, dir.join("out/hard.csv")).unwrap();
+        std::os::unix::fs::symlink(dir.join("root"), dir.join("out/link")).unwrap();
+        let fp = Footprint::of(&[dir.join("root")]);
+        // The file itself, through a symlinked folder, a hard link, the folder holding it.
+        assert!(fp.clash(&csv, false).unwrap().contains("is the input file"));
+        assert!(fp.clash(&dir.join("out/link/rank0/step_trace_time.csv"), false).is_some());
+        assert!(fp.clash(&dir.join("out/hard.csv"), false).unwrap().contains("link to one"));
+        assert!(fp.clash(&dir.join("root"), false).unwrap().contains("holds"));
+        // A new file inside the input: only where folders count (a cache folder).
+        assert!(fp.clash(&dir.join("out/link/new/c"), false).is_none());
+        assert!(fp.clash(&dir.join("out/link/new/c"), true).unwrap().contains("inside"));
+        // Elsewhere: nothing.
+        assert!(fp.clash(&dir.join("out/report.json"), true).is_none());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn paths_resolve_through_links_before_they_exist() {
+        let dir = std::env::temp_dir().join(format!("profscope-resolve-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("real")).unwrap();
+        std::os::unix::fs::symlink(dir.join("real"), dir.join("link")).unwrap();
+        let real = std::fs::canonicalize(dir.join("real")).unwrap();
+        assert_eq!(resolve_for_writing(&dir.join("link/a/b")), real.join("a/b"));
+        assert_eq!(resolve_for_writing(&dir.join("link/a/../c")), real.join("c"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
