@@ -4,7 +4,7 @@
 set -euo pipefail
 S="${SAMPLES:-../shared/samples}"
 C=fuzz/corpus
-mkdir -p $C/btree $C/chrome_json $C/kernel_csv $C/safetensors_header $C/npu_smi $C/vllm_log
+mkdir -p $C/cache_entry $C/btree $C/chrome_json $C/kernel_csv $C/safetensors_header $C/npu_smi $C/vllm_log
 # b-tree: the first 8 pages of real dbs (schema and first table pages), and a whole small db.
 for f in "$S"/ascend-pt/db/level0/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/*.db "$S"/ascend-pt/msprof_0.db; do
   head -c 32768 "$f" > "$C/btree/$(echo "$f" | md5sum | cut -c1-12)"
@@ -28,4 +28,14 @@ find "$S"/safetensors -type f | while read -r f; do
 done
 cp "$S"/npu-smi/*.txt $C/npu_smi/ 2>/dev/null || find "$S"/npu-smi -type f -name '*' -exec cp {} $C/npu_smi/ \;
 find "$S"/vllm-logs -type f ! -name 'SOURCES*' -exec cp {} $C/vllm_log/ \;
+# Cache entries: the real entries of the text/level1 root (sealed), and their postcard bodies
+# (the target seals those itself, so mutations reach the decoder of a cached part).
+T=$(mktemp -d)
+cargo run --release --quiet -- analyze "$S"/ascend-pt/text/level1 --quiet --format json --cache "$T" > /dev/null
+for e in "$T"/v3/*.part; do
+  n=$(basename "$e" .part | cut -c1-12)
+  cp "$e" "$C/cache_entry/$n.sealed"
+  python3 -c 'import sys; b=open(sys.argv[1],"rb").read(); sys.stdout.buffer.write(b[16:-32])' "$e" > "$C/cache_entry/$n.body"
+done
+rm -rf "$T"
 echo "seeded: $(find $C -type f | wc -l) files"

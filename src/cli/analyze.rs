@@ -29,7 +29,7 @@ pub struct AnalyzeArgs {
     #[arg(long, default_value_t = 10, allow_negative_numbers = true)]
     pub top: usize,
     /// Batch size the fixed-batch decode audit requires (default: all qualified replays must agree).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(1..))]
     pub batch: Option<i64>,
     /// Run only these analyses (comma-separated; each fills the report key of its name)
     #[arg(long, value_delimiter = ',', value_parser = super::values::only_parser())]
@@ -43,7 +43,7 @@ pub struct AnalyzeArgs {
     #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=crate::cli::MAX_RANKS))]
     pub expected_ranks: Option<u32>,
     /// Files analysed at once (default: the number of CPUs).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, value_parser = jobs_parser)]
     pub jobs: Option<usize>,
     /// Memory budget for files in flight, e.g. 4G, 512M (default: 3/4 of available memory).
     /// A file is reduced to its results before the next is loaded when the budget is reached.
@@ -185,4 +185,12 @@ pub(crate) fn report_for(paths: &[PathBuf], opts: &RunOpts, quiet: bool) -> anyh
         pipeline::report_for(paths, opts, progress)
     })
     .context("analyze failed")
+}
+
+/// `--jobs`: a whole number from 1 to 4096.
+fn jobs_parser(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=4096).contains(&n) => Ok(n),
+        _ => Err(format!("`{s}`: a whole number from 1 to 4096")),
+    }
 }

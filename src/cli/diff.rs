@@ -62,23 +62,58 @@ fn thresholds_file(path: &Path) -> anyhow::Result<Vec<Threshold>> {
             .collect::<anyhow::Result<_>>()?
     } else {
         text.lines()
-            .map(|l| l.split('#').next().unwrap_or("").trim())
-            .filter(|l| !l.is_empty() && !l.starts_with('['))
-            .map(|l| {
-                let (k, v) = l.split_once('=').with_context(|| {
-                    format!("{}: `{l}` is not `name = \"+3%\"`", path.display())
-                })?;
-                let unquote = |s: &str| s.trim().trim_matches('"').to_string();
-                Ok((unquote(k), unquote(v)))
+            .enumerate()
+            .map(|(n, l)| (n + 1, l.trim()))
+            .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
+            .filter(|(_, l)| !(l.starts_with('[') && l.ends_with(']')))
+            .map(|(n, l)| {
+                toml_pair(l).with_context(|| {
+                    format!(
+                        "{} line {n}: `{l}` is not `name = \"+3%\"` (TOML: a key, `=`, a quoted string)",
+                        path.display()
+                    )
+                })
             })
             .collect::<anyhow::Result<_>>()?
     };
+    anyhow::ensure!(
+        !pairs.is_empty(),
+        "{}: no threshold in it, so the gate would pass everything",
+        path.display()
+    );
     let mut out = Vec::new();
     for (k, v) in pairs {
         let op = if v.starts_with('-') { '<' } else { '>' };
-        out.extend(diff::parse_thresholds(&format!("{k}{op}{v}"))?);
+        out.extend(
+            diff::parse_thresholds(&format!("{k}{op}{v}"))
+                .with_context(|| format!("{}: `{k}`", path.display()))?,
+        );
     }
     Ok(out)
+}
+
+/// One `key = "value"` line of TOML (a bare key of letters, digits, `_ - . *`, or a quoted
+/// key; the value a basic string; an end-of-line comment allowed); None otherwise.
+fn toml_pair(line: &str) -> Option<(String, String)> {
+    let (k, rest) = if let Some(q) = line.strip_prefix('"') {
+        let end = q.find('"')?;
+        (q[..end].to_string(), q[end + 1..].trim_start())
+    } else {
+        let end = line.find(|c: char| c == '=' || c.is_whitespace())?;
+        let k = &line[..end];
+        let bare = |c: char| c.is_ascii_alphanumeric() || "_-.*".contains(c);
+        if k.is_empty() || !k.chars().all(bare) {
+            return None;
+        }
+        (k.to_string(), line[end..].trim_start())
+    };
+    let v = rest.strip_prefix('=')?.trim_start().strip_prefix('"')?;
+    let end = v.find('"')?;
+    let after = v[end + 1..].trim();
+    if !(after.is_empty() || after.starts_with('#')) || k.is_empty() {
+        return None;
+    }
+    Some((k, v[..end].to_string()))
 }
 
 pub fn run(a: DiffArgs) -> anyhow::Result<ExitCode> {

@@ -56,7 +56,59 @@ fn dur(s: &str) -> anyhow::Result<i64> {
         .trim()
         .parse()
         .map_err(|_| anyhow::anyhow!("`{s}`: not a number"))?;
-    Ok((v * mult).round() as i64)
+    let ns = v * mult;
+    anyhow::ensure!(
+        ns.is_finite() && (0.0..=MAX_OFFSET_NS as f64).contains(&ns),
+        "`{s}`: a window offset is from 0 to {MAX_OFFSET_NS} ns (about 31 years) after the file's first event"
+    );
+    Ok(ns.round() as i64)
+}
+
+/// The largest `--window` offset (1e18 ns): far past any capture, far from i64 overflow when
+/// added to a file's first timestamp.
+const MAX_OFFSET_NS: i64 = 1_000_000_000_000_000_000;
+
+/// An error when `--ranks`, `--step` or `--window` matched nothing that the files hold, naming
+/// what they hold; the files that could not be read are not counted.
+fn nothing_selected(a: &ExportArgs, files: &[perfetto::FileExport]) -> Option<String> {
+    let read: Vec<&perfetto::FileExport> = files.iter().filter(|f| f.error.is_none()).collect();
+    if read.is_empty() {
+        return None;
+    }
+    let mut present: Vec<i32> = read.iter().map(|f| f.rank).collect();
+    present.sort_unstable();
+    present.dedup();
+    if let Some(want) = &a.ranks {
+        let missing: Vec<i32> = want
+            .iter()
+            .copied()
+            .filter(|r| !present.contains(r))
+            .collect();
+        if !missing.is_empty() {
+            return Some(format!(
+                "--ranks: no file of rank {missing:?}; the inputs hold ranks {present:?}"
+            ));
+        }
+    }
+    let kept: Vec<&&perfetto::FileExport> = read.iter().filter(|f| !f.left_out).collect();
+    if let Some(n) = a.step
+        && kept
+            .iter()
+            .all(|f| f.window_ns == Some((i64::MAX, i64::MAX)))
+    {
+        let most = kept.iter().map(|f| f.steps_in_file).max().unwrap_or(0);
+        return Some(format!(
+            "--step {n}: no file has that step; the files hold 1 to {most} steps (ProfilerStep#N where named so, else the Nth forward scope)"
+        ));
+    }
+    if a.window.is_some() && kept.iter().all(|f| f.events_written == 0) {
+        let span = kept.iter().map(|f| f.span_ns).max().unwrap_or(0);
+        return Some(format!(
+            "--window {}: no event in it; the files span 0 to {span} ns from their first event",
+            a.window.as_deref().unwrap_or("")
+        ));
+    }
+    None
 }
 
 pub fn run(a: ExportArgs) -> anyhow::Result<ExitCode> {
@@ -113,8 +165,8 @@ pub fn run(a: ExportArgs) -> anyhow::Result<ExitCode> {
     crate::cli::refuse_overwriting_inputs(&perfetto, &a.paths)?;
     let o = PerfettoOpts {
         window,
-        ranks: a.ranks,
-        streams: a.streams,
+        ranks: a.ranks.clone(),
+        streams: a.streams.clone(),
         min_gap_ns: (a.min_gap_us * 1e3).round() as i64,
     };
     let f = std::fs::File::create(&perfetto)?;
@@ -123,6 +175,12 @@ pub fn run(a: ExportArgs) -> anyhow::Result<ExitCode> {
         crate::pipeline::export::perfetto(&d.inputs, &o, w, Limits::default(), progress)
     })?;
     w.flush()?;
+    drop(w);
+    if let Some(why) = nothing_selected(&a, &files) {
+        // The file this run created holds no selected event: removed, not left as an answer.
+        let _ = std::fs::remove_file(&perfetto);
+        anyhow::bail!("{why}");
+    }
     let bytes = std::fs::metadata(&perfetto)?.len();
     let mut warnings = Vec::new();
     if bytes > UI_LIMIT {

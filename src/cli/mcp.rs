@@ -400,25 +400,74 @@ pub fn handle(msg: &Value) -> Option<Value> {
     }
 }
 
+/// The longest request line read (a longer one is answered with a parse error and skipped).
+const MAX_LINE_BYTES: usize = 64 << 20;
+
+/// One line of `r` into `buf` (without its newline), at most [`MAX_LINE_BYTES`] kept; Ok(None)
+/// at the end of input, Ok(Some(true)) when the line was longer and cut.
+fn read_line(r: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<Option<bool>> {
+    buf.clear();
+    let mut cut = false;
+    let mut any = false;
+    loop {
+        let chunk = match r.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            return Ok(any.then_some(cut));
+        }
+        any = true;
+        let (take, done) = match memchr::memchr(b'\n', chunk) {
+            Some(i) => (i, true),
+            None => (chunk.len(), false),
+        };
+        let room = MAX_LINE_BYTES.saturating_sub(buf.len());
+        cut |= take > room;
+        buf.extend_from_slice(&chunk[..take.min(room)]);
+        r.consume(take + done as usize);
+        if done {
+            return Ok(Some(cut));
+        }
+    }
+}
+
+fn parse_error(message: String) -> Value {
+    json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": message}})
+}
+
+/// The reply to one request line: a parse error for a line that is too long, not UTF-8 or not
+/// JSON (and the server goes on), else the handled message or batch.
+fn reply_to(line: &[u8], cut: bool) -> Option<Value> {
+    if cut {
+        return Some(parse_error(format!(
+            "parse error: request line longer than {MAX_LINE_BYTES} bytes"
+        )));
+    }
+    let Ok(text) = std::str::from_utf8(line) else {
+        return Some(parse_error("parse error: the line is not UTF-8".into()));
+    };
+    if text.trim().is_empty() {
+        return None;
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Array(batch)) => {
+            let r: Vec<Value> = batch.iter().filter_map(handle).collect();
+            (!r.is_empty()).then_some(Value::Array(r))
+        }
+        Ok(m) => handle(&m),
+        Err(e) => Some(parse_error(format!("parse error: {e}"))),
+    }
+}
+
 pub fn run(_a: McpArgs) -> anyhow::Result<ExitCode> {
     let stdin = std::io::stdin();
+    let mut input = stdin.lock();
     let mut out = std::io::stdout().lock();
-    for line in stdin.lock().lines() {
-        let line = line?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let reply = match serde_json::from_str::<Value>(&line) {
-            Ok(Value::Array(batch)) => {
-                let r: Vec<Value> = batch.iter().filter_map(handle).collect();
-                (!r.is_empty()).then_some(Value::Array(r))
-            }
-            Ok(m) => handle(&m),
-            Err(e) => Some(
-                json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": format!("parse error: {e}")}}),
-            ),
-        };
-        if let Some(r) = reply {
+    let mut line = Vec::new();
+    while let Some(cut) = read_line(&mut input, &mut line)? {
+        if let Some(r) = reply_to(&line, cut) {
             writeln!(out, "{r}")?;
             out.flush()?;
         }

@@ -84,7 +84,10 @@ pub fn main() -> ExitCode {
             if is_broken_pipe(&e) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("profscope: error: {}", error_text(&e));
+            eprintln!(
+                "profscope: error: {}",
+                crate::render::escape_controls(&error_text(&e))
+            );
             ExitCode::from(2)
         }
     }

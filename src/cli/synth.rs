@@ -10,7 +10,7 @@ pub struct SynthArgs {
     /// Output folder (created; existing generated files are overwritten).
     pub out: PathBuf,
     /// Number of ranks.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=crate::cli::MAX_RANKS))]
     pub ranks: u32,
     /// Approximate size of each rank's trace_view.json (e.g. 500KB, 100MB, 2GB).
     #[arg(long, default_value = "1MB")]
@@ -29,11 +29,19 @@ pub struct SynthArgs {
     #[arg(long)]
     pub slow_rank: Option<u32>,
     /// Compute time of the slow rank, percent of normal.
-    #[arg(long, default_value_t = 150)]
+    #[arg(long, default_value_t = 150, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub slow_pct: u32,
 }
 
 pub fn run(a: SynthArgs) -> anyhow::Result<ExitCode> {
+    if let Some(r) = a.slow_rank {
+        anyhow::ensure!(
+            r < a.ranks,
+            "--slow-rank {r}: the root has ranks 0 to {} (--ranks {})",
+            a.ranks - 1,
+            a.ranks
+        );
+    }
     let opts = SynthOpts {
         ranks: a.ranks,
         target_bytes: parse_size(&a.size)?,

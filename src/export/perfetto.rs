@@ -44,6 +44,13 @@ pub struct FileExport {
     /// Times in the file are µs after this instant (ns, the profile's clock).
     pub origin_ns: i64,
     pub error: Option<String>,
+    /// Steps the file holds (what `--step` can pick from).
+    pub steps_in_file: u64,
+    /// From the file's first event to its last event's end, ns (what `--window` offsets span).
+    pub span_ns: i64,
+    /// True when `--ranks` left this file out (nothing of it written).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub left_out: bool,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -227,6 +234,9 @@ impl<'o, W: Write> PerfettoWriter<'o, W> {
             window_ns: None,
             origin_ns: 0,
             error: Some(error),
+            steps_in_file: 0,
+            span_ns: 0,
+            left_out: false,
         });
     }
 
@@ -234,11 +244,31 @@ impl<'o, W: Write> PerfettoWriter<'o, W> {
     /// tracks (skipped whole when `--ranks` leaves its rank out).
     pub fn file(&mut self, fi: usize, path: &str, t: &Tables) -> std::io::Result<()> {
         let rank = t.files.rank.first().copied().unwrap_or(-1);
+        let st = steps(t);
+        let first = t.events.ts_ns.iter().copied().min().unwrap_or(0);
+        let last = (0..t.events.len())
+            .map(|i| t.events.end_ns(i))
+            .max()
+            .unwrap_or(first);
+        let span_ns = last.saturating_sub(first);
         if self.o.ranks.as_ref().is_some_and(|r| !r.contains(&rank)) {
+            self.files.push(FileExport {
+                path: path.to_string(),
+                rank,
+                events_in: t.events.len() as u64,
+                events_written: 0,
+                bubbles: 0,
+                steps: 0,
+                window_ns: None,
+                origin_ns: 0,
+                error: None,
+                steps_in_file: st.len() as u64,
+                span_ns,
+                left_out: true,
+            });
             return Ok(());
         }
         let at = self.placement(fi, rank, t);
-        let st = steps(t);
         let win = window_of(t, &self.o.window, &st);
         self.metadata(&at, t)?;
         let written = self.events(&at, t, win)?;
@@ -253,6 +283,9 @@ impl<'o, W: Write> PerfettoWriter<'o, W> {
             window_ns: win,
             origin_ns: at.origin,
             error: None,
+            steps_in_file: st.len() as u64,
+            span_ns,
+            left_out: false,
         });
         Ok(())
     }

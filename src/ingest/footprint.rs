@@ -26,30 +26,24 @@ pub struct Footprint {
 /// into that input).
 pub fn resolve_for_writing(p: &Path) -> PathBuf {
     let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-    let mut rest = Vec::new();
-    let mut at = abs.as_path();
-    loop {
-        if let Ok(real) = std::fs::canonicalize(at) {
-            let mut out = real;
-            for c in rest.iter().rev() {
-                match c {
-                    Component::ParentDir => {
-                        out.pop();
-                    }
-                    Component::CurDir => {}
-                    c => out.push(c.as_os_str()),
+    let comps: Vec<Component> = abs.components().collect();
+    for cut in (1..=comps.len()).rev() {
+        let head: PathBuf = comps[..cut].iter().collect();
+        let Ok(mut out) = std::fs::canonicalize(&head) else {
+            continue;
+        };
+        for c in &comps[cut..] {
+            match c {
+                Component::ParentDir => {
+                    out.pop();
                 }
+                Component::CurDir => {}
+                c => out.push(c.as_os_str()),
             }
-            return out;
         }
-        match (at.parent(), at.file_name()) {
-            (Some(parent), Some(_)) => {
-                rest.push(at.components().next_back().expect("a last component"));
-                at = parent;
-            }
-            _ => return abs,
-        }
+        return out;
     }
+    abs
 }
 
 impl Footprint {
@@ -94,20 +88,35 @@ impl Footprint {
     /// input folder and `inside_folders_too`.
     pub fn clash(&self, out: &Path, inside_folders_too: bool) -> Option<String> {
         let real = resolve_for_writing(out);
+        if let Some(f) = self.file_paths.iter().find(|f| **f == real) {
+            return Some(format!(
+                "{} is the input file {}",
+                out.display(),
+                f.display()
+            ));
+        }
         if let Ok(m) = std::fs::metadata(out)
             && self.files.contains(&(m.dev(), m.ino()))
         {
-            return Some(format!("{} is an input file (or a link to one)", out.display()));
+            return Some(format!(
+                "{} is an input file (or a link to one)",
+                out.display()
+            ));
         }
-        if let Some(f) = self.file_paths.iter().find(|f| **f == real) {
-            return Some(format!("{} is the input file {}", out.display(), f.display()));
-        }
-        let holds = self.file_paths.iter().chain(&self.folders).find(|f| f.starts_with(&real));
+        let holds = self
+            .file_paths
+            .iter()
+            .chain(&self.folders)
+            .find(|f| f.starts_with(&real));
         if let Some(f) = holds {
             return Some(format!("{} holds the input {}", out.display(), f.display()));
         }
         if inside_folders_too && let Some(d) = self.folders.iter().find(|d| real.starts_with(d)) {
-            return Some(format!("{} is inside the input folder {}", out.display(), d.display()));
+            return Some(format!(
+                "{} is inside the input folder {}",
+                out.display(),
+                d.display()
+            ));
         }
         None
     }
@@ -130,12 +139,27 @@ mod tests {
         let fp = Footprint::of(&[dir.join("root")]);
         // The file itself, through a symlinked folder, a hard link, the folder holding it.
         assert!(fp.clash(&csv, false).unwrap().contains("is the input file"));
-        assert!(fp.clash(&dir.join("out/link/rank0/step_trace_time.csv"), false).is_some());
-        assert!(fp.clash(&dir.join("out/hard.csv"), false).unwrap().contains("link to one"));
-        assert!(fp.clash(&dir.join("root"), false).unwrap().contains("holds"));
+        assert!(
+            fp.clash(&dir.join("out/link/rank0/step_trace_time.csv"), false)
+                .is_some()
+        );
+        assert!(
+            fp.clash(&dir.join("out/hard.csv"), false)
+                .unwrap()
+                .contains("link to one")
+        );
+        assert!(
+            fp.clash(&dir.join("root"), false)
+                .unwrap()
+                .contains("holds")
+        );
         // A new file inside the input: only where folders count (a cache folder).
         assert!(fp.clash(&dir.join("out/link/new/c"), false).is_none());
-        assert!(fp.clash(&dir.join("out/link/new/c"), true).unwrap().contains("inside"));
+        assert!(
+            fp.clash(&dir.join("out/link/new/c"), true)
+                .unwrap()
+                .contains("inside")
+        );
         // Elsewhere: nothing.
         assert!(fp.clash(&dir.join("out/report.json"), true).is_none());
         let _ = std::fs::remove_dir_all(&dir);
@@ -149,7 +173,10 @@ mod tests {
         std::os::unix::fs::symlink(dir.join("real"), dir.join("link")).unwrap();
         let real = std::fs::canonicalize(dir.join("real")).unwrap();
         assert_eq!(resolve_for_writing(&dir.join("link/a/b")), real.join("a/b"));
-        assert_eq!(resolve_for_writing(&dir.join("link/a/../c")), real.join("c"));
+        assert_eq!(
+            resolve_for_writing(&dir.join("link/a/../c")),
+            real.join("c")
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -11,7 +11,10 @@ use std::path::{Path, PathBuf};
 /// one kept before or after it (the outer folder is kept); and what was dropped, as `path: why`.
 /// A path that cannot be resolved is kept (discovery reports its error).
 pub fn distinct_paths(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<String>) {
-    let real: Vec<Option<PathBuf>> = paths.iter().map(|p| std::fs::canonicalize(p).ok()).collect();
+    let real: Vec<Option<PathBuf>> = paths
+        .iter()
+        .map(|p| std::fs::canonicalize(p).ok())
+        .collect();
     let mut kept = Vec::new();
     let mut dropped = Vec::new();
     for (i, p) in paths.iter().enumerate() {
@@ -116,7 +119,10 @@ mod tests {
         let kept: Vec<String> = kept.into_iter().map(|i| i.path).collect();
         assert_eq!(
             kept,
-            vec![a.display().to_string(), dir.join("b.json").display().to_string()]
+            vec![
+                a.display().to_string(),
+                dir.join("b.json").display().to_string()
+            ]
         );
         assert_eq!(dropped.len(), 2);
         assert!(dropped[0].contains("sym.json"), "{dropped:?}");

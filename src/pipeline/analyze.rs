@@ -96,6 +96,11 @@ struct FilePart {
     analysis_ms: f64,
 }
 
+/// Decodes bytes as a cached part of `analyze` would be (see [`super::cache::check_entry`]).
+pub fn check_cache_entry(bytes: &[u8]) -> Result<(), String> {
+    super::cache::check_entry::<FilePart>(bytes)
+}
+
 fn one_file(input: &Input, read: FileRead, o: &RunOpts) -> FilePart {
     let tables = match read.tables {
         Ok(t) => t,

@@ -90,27 +90,48 @@ pub fn each_file<T: Send>(
     );
 }
 
-/// The input's tables; if it cannot be read at all, the first of its alternates (other exports of
-/// the same capture) that can, with an `input_fallback` diagnostic naming both.
+/// The input's tables; if it cannot be read at all, or was read with data lost (a cut or damaged
+/// file: `truncated`, `table_unreadable`, ...), the first of its alternates (other exports of the
+/// same capture) that reads completely, with an `input_fallback` diagnostic naming both. A
+/// damaged input with no complete alternate is kept as read (its diagnostics say what is lost).
 fn ingest_with_fallback(
     input: &Input,
     what: IngestOpts,
     progress: &Progress,
 ) -> Result<Tables, IngestError> {
-    let e = match ingest_one_with(input, what, progress) {
-        Ok(t) => return Ok(t),
-        Err(e) => e,
+    let first = ingest_one_with(input, what, progress);
+    let why = match &first {
+        Ok(t) => match data_lost(t) {
+            None => return first,
+            Some(lost) => format!("{}: read with data lost ({lost})", input.path),
+        },
+        Err(e) => e.to_string(),
     };
     for alt in &input.alternates {
-        if let Ok(mut t) = ingest_one_with(alt, what, progress) {
-            t.diagnostics.add("input_fallback", Severity::DataLoss, || {
-                format!(
-                    "{e}; read {} (another export of the same capture) instead",
-                    alt.path
-                )
-            });
-            return Ok(t);
+        let Ok(mut t) = ingest_one_with(alt, what, progress) else {
+            continue;
+        };
+        if first.is_ok() && data_lost(&t).is_some() {
+            continue;
         }
+        t.diagnostics.add("input_fallback", Severity::DataLoss, || {
+            format!(
+                "{why}; read {} (another export of the same capture) instead",
+                alt.path
+            )
+        });
+        return Ok(t);
     }
-    Err(e)
+    first
+}
+
+/// The codes of the data-loss and error diagnostics of `t`, when it has any.
+fn data_lost(t: &Tables) -> Option<String> {
+    let codes: Vec<&str> = t
+        .diagnostics
+        .iter()
+        .filter(|d| matches!(d.severity, Severity::DataLoss | Severity::Error))
+        .map(|d| d.code)
+        .collect();
+    (!codes.is_empty()).then(|| codes.join(", "))
 }

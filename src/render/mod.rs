@@ -25,10 +25,40 @@ pub fn ascii() -> bool {
     ASCII.load(Ordering::Relaxed)
 }
 
-/// Text for people as the output style asks: unchanged, or with `--ascii` every non-ASCII sign
-/// spelled in ASCII (anything else non-ASCII, such as a kernel name in another script, becomes
-/// `?`). JSON never goes through this: its strings are data.
+/// True for a character a terminal would act on rather than show (C0 controls but the line
+/// break, DEL, C1 controls): ESC starts escape sequences, CR rewrites the line.
+fn is_control(c: char) -> bool {
+    c != '\n' && (c.is_control())
+}
+
+/// `s` with every control character of a name (see [`is_control`]) written as `\xNN` / `\u{NNNN}`,
+/// so a file or kernel name cannot move the cursor, recolour or rewrite a terminal line.
+pub fn escape_controls(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(is_control) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            c if is_control(c) && (c as u32) < 0x100 => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c if is_control(c) => out.push_str(&format!("\\u{{{:04x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Text for people as the output style asks: control characters escaped (see
+/// [`escape_controls`]), and with `--ascii` every non-ASCII sign spelled in ASCII (anything
+/// else non-ASCII, such as a kernel name in another script, becomes `?`). JSON never goes
+/// through this: its strings are data (serde escapes their controls).
 pub fn for_people(s: String) -> String {
+    let s = match escape_controls(&s) {
+        std::borrow::Cow::Borrowed(_) => s,
+        std::borrow::Cow::Owned(o) => o,
+    };
     if !ascii() || s.is_ascii() {
         return s;
     }
@@ -119,4 +149,18 @@ pub fn render_sections(sections: &[sections::Section], format: Format) -> String
         }
     }
     for_people(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_of_names_are_escaped_for_people() {
+        assert_eq!(
+            for_people("a\u{1b}[31mred\rb\u{7f}\u{9b}\n".into()),
+            "a\\x1b[31mred\\x0db\\x7f\\x9b\n"
+        );
+        assert_eq!(escape_controls("plain µs → name\n"), "plain µs → name\n");
+    }
 }

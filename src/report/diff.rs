@@ -305,6 +305,8 @@ pub enum DiffError {
         "threshold `{0}`: expected NAME>+N% | NAME>+Npt | NAME>+N(ns|us|ms|s), or < with a negative change"
     )]
     BadThreshold(String),
+    #[error("thresholds `{0}`: no threshold in it, so the gate would pass everything")]
+    EmptyGate(String),
     #[error(
         "threshold `{text}`: no metric `{name}` in either run, so the gate would never fire (metrics: {known})"
     )]
@@ -322,13 +324,19 @@ pub enum DiffError {
     },
 }
 
-/// Parses `step_time>+3%,bubble_share>+1pt` (commas or newlines between thresholds).
+/// Parses `step_time>+3%,bubble_share>+1pt` (commas or newlines between thresholds); a text
+/// with no threshold in it (`,`, blanks) is an error: an empty gate would pass everything.
 pub fn parse_thresholds(s: &str) -> Result<Vec<Threshold>, DiffError> {
-    s.split([',', '\n'])
+    let t: Vec<Threshold> = s
+        .split([',', '\n'])
         .map(str::trim)
         .filter(|x| !x.is_empty())
         .map(parse_one)
-        .collect()
+        .collect::<Result<_, _>>()?;
+    if t.is_empty() {
+        return Err(DiffError::EmptyGate(s.to_string()));
+    }
+    Ok(t)
 }
 
 fn parse_one(text: &str) -> Result<Threshold, DiffError> {

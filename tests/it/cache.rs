@@ -262,7 +262,7 @@ fn a_changed_text_export_is_never_served() {
     );
 
     // Damaged entries are misses (and rewritten), never errors: one cut to half its bytes (a full disk), the others overwritten with text.
-    for (i, e) in std::fs::read_dir(cache.join("v2"))
+    for (i, e) in std::fs::read_dir(cache.join("v3"))
         .unwrap()
         .flatten()
         .enumerate()
@@ -322,7 +322,7 @@ fn no_cache_writes_nothing_and_a_cache_inside_an_input_is_refused() {
     );
     // By default the cache is $XDG_CACHE_HOME/profscope.
     assert!(run(&[], false).status.success());
-    let entries = std::fs::read_dir(xdg.join("profscope/v2")).unwrap().count();
+    let entries = std::fs::read_dir(xdg.join("profscope/v3")).unwrap().count();
     assert_eq!(entries, 2, "one entry per rank file");
     let inside = root.join("rank0_ascend_pt/cache");
     let out = run(&["--cache", inside.to_str().unwrap()], false);
@@ -339,7 +339,7 @@ fn entries(cache: &Path) -> std::collections::BTreeMap<String, u64> {
         n.strip_suffix(".part")
             .is_some_and(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
     };
-    std::fs::read_dir(cache.join("v2"))
+    std::fs::read_dir(cache.join("v3"))
         .map(|d| {
             d.flatten()
                 .filter(|e| entry(&e.file_name().to_string_lossy()))
@@ -418,7 +418,7 @@ fn the_size_cap_removes_the_least_recently_used_entries() {
 fn pruning_removes_over_cap_entries_and_stale_temporaries_only() {
     let (base, root) = real_copy("cap-small", "ascend-pt/db/level1");
     let cache = base.join("cache");
-    let dir = cache.join("v2");
+    let dir = cache.join("v3");
     std::fs::create_dir_all(&dir).unwrap();
     // Named as the cache names its temporaries (`<sha256>.tmp.<pid>`); a file of another name
     // is never the cache's, whatever its age.
@@ -450,5 +450,165 @@ fn pruning_removes_over_cap_entries_and_stale_temporaries_only() {
     let again = analyze(&root, Some(&cache), &["--cache-max-size", "1K"]);
     assert_eq!(count(&again, "cache_miss"), 2);
     assert_eq!(stripped(&again), stripped(&analyze(&root, None, &[])));
+    let _ = std::fs::remove_dir_all(&base);
+}
+
+/// The `.part` entries of `cache`'s current layout, sorted.
+fn entry_paths(cache: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(cache.join("v3"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "part"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// A damaged entry is a miss that says why, and the report equals the uncached one: a bit
+/// flipped at 12 places spread over each entry (header, identity, results, checksum), an entry
+/// replaced by a FIFO (must not hang), by a symbolic link to /dev/zero (must not be read), by a
+/// 3 GB sparse file (must not be read: over the cap). Input: a copy of the real
+/// ascend-pt/text/level1 root (2 rank files, so 2 entries).
+#[test]
+fn damaged_or_planted_entries_are_misses_never_hits() {
+    let (base, root) = real_copy("damaged", "ascend-pt/text/level1");
+    let cache = base.join("cache");
+    let fresh = stripped(&analyze(&root, None, &[]));
+    analyze(&root, Some(&cache), &[]);
+    assert_eq!(count(&analyze(&root, Some(&cache), &[]), "cache_hit"), 2);
+    let entries = entry_paths(&cache);
+    assert_eq!(entries.len(), 2);
+    let good: Vec<Vec<u8>> = entries.iter().map(|e| std::fs::read(e).unwrap()).collect();
+    for k in 0..12 {
+        for (e, bytes) in entries.iter().zip(&good) {
+            let mut b = bytes.clone();
+            let at = if k == 11 {
+                b.len() - 1
+            } else {
+                k * (b.len() / 11)
+            };
+            b[at] ^= 1 << (k % 8);
+            std::fs::write(e, &b).unwrap();
+        }
+        let r = analyze(&root, Some(&cache), &[]);
+        assert_eq!(count(&r, "cache_hit"), 0, "flip {k}");
+        assert_eq!(count(&r, "cache_miss"), 2, "flip {k}");
+        assert!(
+            examples(&r, "cache_miss")[0].contains("unreadable"),
+            "flip {k}"
+        );
+        assert_eq!(stripped(&r), fresh, "flip {k}");
+    }
+    // Planted files instead of entries.
+    let plant = |how: &dyn Fn(&Path)| {
+        for e in entry_paths(&cache) {
+            std::fs::remove_file(&e).unwrap();
+            how(&e);
+        }
+    };
+    type Plant = Box<dyn Fn(&Path)>;
+    let planted: [(&str, Plant); 3] = [
+        (
+            "not a regular file",
+            Box::new(|p: &Path| {
+                let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+                assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+            }),
+        ),
+        (
+            "symbolic link",
+            Box::new(|p: &Path| std::os::unix::fs::symlink("/dev/zero", p).unwrap()),
+        ),
+        (
+            "over the",
+            Box::new(|p: &Path| {
+                let f = std::fs::File::create(p).unwrap();
+                f.set_len(3 << 30).unwrap();
+            }),
+        ),
+    ];
+    for (why, how) in &planted {
+        plant(how.as_ref());
+        let r = analyze(&root, Some(&cache), &[]);
+        assert_eq!(count(&r, "cache_hit"), 0, "{why}");
+        assert!(
+            examples(&r, "cache_miss").iter().all(|e| e.contains(why)),
+            "{why}: {:?}",
+            examples(&r, "cache_miss")
+        );
+        assert_eq!(stripped(&r), fresh, "{why}");
+        // The fresh result replaced the planted file with a real entry.
+        assert_eq!(
+            count(&analyze(&root, Some(&cache), &[]), "cache_hit"),
+            2,
+            "{why}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&base);
+}
+
+/// A same-size edit in the middle of a file (outside both hashed 64 KiB ends) with its mtime put
+/// back is not served: the status-change time moved (and a sampled block may differ). Input: a
+/// copy of the real ascend-pt/text/level1 root; the edited byte is a digit of a duration in
+/// the middle of rank 1's trace_view.json, so the fresh report differs.
+#[test]
+fn a_same_size_edit_in_the_middle_with_its_mtime_put_back_is_a_miss() {
+    let (base, root) = real_copy("middle", "ascend-pt/text/level1");
+    let cache = base.join("cache");
+    analyze(&root, Some(&cache), &[]);
+    let trace = root.join("rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json");
+    let mut bytes = std::fs::read(&trace).unwrap();
+    assert!(
+        bytes.len() > 4 * 65536,
+        "the middle is outside the hashed ends"
+    );
+    let mid = bytes.len() / 2;
+    let at = bytes[mid..]
+        .windows(6)
+        .position(|w| w == b"\"dur\":")
+        .unwrap()
+        + mid;
+    let digit = bytes[at + 6..]
+        .iter()
+        .position(|b| (b'1'..=b'8').contains(b))
+        .unwrap()
+        + at
+        + 6;
+    let mtime = std::fs::metadata(&trace).unwrap().modified().unwrap();
+    bytes[digit] += 1;
+    std::fs::write(&trace, &bytes).unwrap();
+    set_mtime(&trace, mtime);
+    let r = analyze(&root, Some(&cache), &[]);
+    assert_eq!(count(&r, "cache_hit"), 1, "rank 0 unchanged");
+    assert!(
+        examples(&r, "cache_miss")
+            .iter()
+            .any(|e| e.contains("trace_view.json") && e.contains("since cached")),
+        "{:?}",
+        examples(&r, "cache_miss")
+    );
+    assert_eq!(stripped(&r), stripped(&analyze(&root, None, &[])));
+    let _ = std::fs::remove_dir_all(&base);
+}
+
+/// `--cache link/c`, where `link` points into the input root, is refused before anything is
+/// written (the folder does not exist yet, so only resolving its existing ancestor finds it).
+#[test]
+fn a_cache_folder_reached_through_a_link_into_an_input_is_refused() {
+    let (base, root) = real_copy("link", "ascend-pt/text/level1");
+    let link = base.join("link");
+    std::os::unix::fs::symlink(root.join("rank0_ascend_pt"), &link).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_profscope"))
+        .args(["analyze", "--quiet", "--format", "json"])
+        .arg(&root)
+        .arg("--cache")
+        .arg(link.join("c"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("inside the input folder"), "{err}");
+    assert!(!root.join("rank0_ascend_pt/c").exists());
     let _ = std::fs::remove_dir_all(&base);
 }

@@ -28,6 +28,7 @@ mod export_perfetto;
 mod hostile;
 mod hta_agreement;
 mod html_report;
+mod integrity;
 mod kineto_semantics;
 mod layering;
 mod legacy_msprof;

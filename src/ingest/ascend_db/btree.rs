@@ -16,8 +16,34 @@ type Decoded<T> = (Vec<i64>, Option<T>);
 #[derive(Debug)]
 pub struct Unsupported(pub String);
 
+/// How the reason of a declined read starts when the b-tree itself is damaged (rows would be
+/// lost or read from elsewhere), not merely unusual.
+const DAMAGED: &str = "b-tree damaged: ";
+
+impl Unsupported {
+    /// True when the table's b-tree contradicts itself (a cycle, a page out of range or of the
+    /// wrong type, rowids out of order or outside their parent's bounds): rows are lost or
+    /// misplaced, whoever reads it.
+    pub fn damaged(&self) -> bool {
+        self.0.starts_with(DAMAGED)
+    }
+}
+
 fn no<T>(why: impl Into<String>) -> Result<T, Unsupported> {
     Err(Unsupported(why.into()))
+}
+
+/// Declines with a reason that marks the b-tree as damaged (see [`Unsupported::damaged`]).
+fn damaged<T>(why: impl std::fmt::Display) -> Result<T, Unsupported> {
+    Err(Unsupported(format!("{DAMAGED}{why}")))
+}
+
+/// A leaf page and the rowids its parents allow it: above `lo`, at most `hi`.
+#[derive(Debug, Clone, Copy)]
+struct Leaf {
+    page: u32,
+    lo: i64,
+    hi: i64,
 }
 
 /// Which value of a row to extract.
@@ -146,61 +172,80 @@ impl BTreeFile {
     /// Leaves are not read here: all children of an interior page sit at the same depth, so one
     /// child's page type tells whether they are leaves (reading every leaf's type byte faulted
     /// the whole file in before decoding began); [`Self::decode_leaf`] checks each leaf's type.
+    #[cfg(test)]
     fn leaves(&self, root: u32) -> Result<Vec<u32>, Unsupported> {
+        Ok(self.bounded_leaves(root)?.iter().map(|l| l.page).collect())
+    }
+
+    /// [`Self::leaves`] with the rowid bounds each leaf's parents give it: an interior cell's key
+    /// is the largest rowid of its child's subtree, so child k holds rowids above key k-1 and at
+    /// most key k, and the right child those above the last key. Keys must rise within a page
+    /// and stay inside the page's own bounds.
+    fn bounded_leaves(&self, root: u32) -> Result<Vec<Leaf>, Unsupported> {
         if root <= 1 {
             return no(format!("root page {root} is not a data table"));
         }
         let mut seen = vec![0u64; self.page_count() / 64 + 1];
         let mut out = Vec::new();
-        let mut children = Vec::new();
-        // (page, known to be a leaf)
-        let mut stack = vec![(root, false)];
-        while let Some((n, leaf)) = stack.pop() {
+        let mut children: Vec<(u32, i64, i64)> = Vec::new();
+        // (page, known to be a leaf, rowids above, rowids at most)
+        let mut stack = vec![(root, false, i64::MIN, i64::MAX)];
+        while let Some((n, leaf, lo, hi)) = stack.pop() {
             let bit = (n as usize / 64, 1u64 << (n % 64));
             match seen.get_mut(bit.0) {
                 Some(w) if *w & bit.1 == 0 => *w |= bit.1,
-                Some(_) => return no(format!("page {n} is reached twice (a cycle)")),
-                None => return no(format!("page {n} out of range")),
+                Some(_) => return damaged(format!("page {n} is reached twice (a cycle)")),
+                None => return damaged(format!("page {n} out of range")),
             }
             if leaf {
-                out.push(n);
+                out.push(Leaf { page: n, lo, hi });
                 continue;
             }
             let (p, h) = self.header(n)?;
             match p[h] {
-                0x0D => out.push(n),
+                0x0D => out.push(Leaf { page: n, lo, hi }),
                 0x05 => {
                     let cells = u16::from_be_bytes([p[h + 3], p[h + 4]]) as usize;
                     if h + 12 + 2 * cells > p.len() {
-                        return no(format!("page {n}: cell count past the page"));
+                        return damaged(format!("page {n}: cell count past the page"));
                     }
                     children.clear();
+                    let mut below = lo;
                     for k in 0..cells {
                         let at = h + 12 + 2 * k;
                         let off = u16::from_be_bytes([p[at], p[at + 1]]) as usize;
-                        let c = p
-                            .get(off..off + 4)
-                            .ok_or_else(|| Unsupported(format!("page {n}: bad cell pointer")))?;
-                        children.push(u32::from_be_bytes([c[0], c[1], c[2], c[3]]));
+                        let c = p.get(off..off + 4).ok_or_else(|| {
+                            Unsupported(format!("{DAMAGED}page {n}: bad cell pointer"))
+                        })?;
+                        let (key, _) = varint(p, off + 4)?;
+                        let key = key as i64;
+                        if key <= below || key > hi {
+                            return damaged(format!(
+                                "page {n}: key {key} outside the rowids its place allows ({below}, {hi}]"
+                            ));
+                        }
+                        children.push((u32::from_be_bytes([c[0], c[1], c[2], c[3]]), below, key));
+                        below = key;
                     }
-                    children.push(u32::from_be_bytes([
-                        p[h + 8],
-                        p[h + 9],
-                        p[h + 10],
-                        p[h + 11],
-                    ]));
-                    if let Some(&v) = children.iter().find(|&&v| v <= 1) {
-                        return no(format!("page {n}: child pointer to page {v}"));
+                    let right = u32::from_be_bytes([p[h + 8], p[h + 9], p[h + 10], p[h + 11]]);
+                    children.push((right, below, hi));
+                    if let Some(&(v, ..)) = children.iter().find(|c| c.0 <= 1) {
+                        return damaged(format!("page {n}: child pointer to page {v}"));
                     }
-                    let (cp, ch) = self.header(children[0])?;
+                    let (cp, ch) = self.header(children[0].0)?;
                     let leaves_below = cp[ch] == 0x0D;
                     // Pushed in reverse so pages pop in key order.
-                    stack.extend(children.iter().rev().map(|&v| (v, leaves_below)));
+                    stack.extend(
+                        children
+                            .iter()
+                            .rev()
+                            .map(|&(v, a, b)| (v, leaves_below, a, b)),
+                    );
                 }
-                t => return no(format!("page {n}: type {t:#x} in a table b-tree")),
+                t => return damaged(format!("page {n}: type {t:#x} in a table b-tree")),
             }
             if out.len() + stack.len() > self.page_count() {
-                return no("b-tree has more pages than the file");
+                return damaged("b-tree has more pages than the file");
             }
         }
         Ok(out)
@@ -226,27 +271,43 @@ impl BTreeFile {
         root: u32,
         cols: &[Col],
         map: impl Fn(&[i64]) -> T + Sync,
+        f: impl FnMut(&[i64], T),
+    ) -> Result<(), Unsupported> {
+        self.scan_table(root, cols, None, map, f)
+    }
+
+    /// [`Self::scan_mapped`] of a table whose columns have INTEGER affinity where `shape` is
+    /// true: the first record of every leaf must have `shape.len()` fields and no TEXT or BLOB
+    /// in an INTEGER column (a leaf of another table reached through a damaged pointer differs;
+    /// a table widened by `ALTER TABLE ADD COLUMN` or a string stored in an INTEGER column also
+    /// do, so the caller confirms with SQLite before it calls the b-tree damaged).
+    pub fn scan_table<T: Send>(
+        &self,
+        root: u32,
+        cols: &[Col],
+        fields: Option<&[bool]>,
+        map: impl Fn(&[i64]) -> T + Sync,
         mut f: impl FnMut(&[i64], T),
     ) -> Result<(), Unsupported> {
-        let leaves = self.leaves(root)?;
+        let leaves = self.bounded_leaves(root)?;
         let tasks = rayon::current_num_threads().max(1) * 4;
         // Two sets of buffers, reused wave after wave (fresh ones would be fresh pages to fault
         // in): the pool decodes the next wave into one while this thread hands the other to `f`.
         let fresh = || -> Vec<Decoded<T>> { (0..tasks).map(|_| (Vec::new(), None)).collect() };
         let (mut ready, mut next) = (fresh(), fresh());
-        let waves: Vec<&[u32]> = leaves.chunks(LEAVES_PER_TASK * tasks).collect();
+        let waves: Vec<&[Leaf]> = leaves.chunks(LEAVES_PER_TASK * tasks).collect();
         let Some(first) = waves.first() else {
             return Ok(());
         };
         let map = &map;
-        self.decode_wave(first, cols, map, &mut ready)?;
+        self.decode_wave(first, cols, fields, map, &mut ready)?;
         for k in 0..waves.len() {
             let upcoming = waves.get(k + 1);
             let mut decoded = Ok(());
             rayon::in_place_scope(|s| {
                 if let Some(u) = upcoming {
                     let (next, decoded) = (&mut next, &mut decoded);
-                    s.spawn(move |_| *decoded = self.decode_wave(u, cols, map, next));
+                    s.spawn(move |_| *decoded = self.decode_wave(u, cols, fields, map, next));
                 }
                 for (buf, mapped) in ready.iter_mut() {
                     if let Some(m) = mapped.take() {
@@ -264,8 +325,9 @@ impl BTreeFile {
     /// each buffer.
     fn decode_wave<T: Send>(
         &self,
-        wave: &[u32],
+        wave: &[Leaf],
         cols: &[Col],
+        fields: Option<&[bool]>,
         map: &(impl Fn(&[i64]) -> T + Sync),
         bufs: &mut [Decoded<T>],
     ) -> Result<(), Unsupported> {
@@ -277,32 +339,36 @@ impl BTreeFile {
             .zip(bufs.par_iter_mut())
             .try_for_each(|(chunk, (out, mapped))| {
                 let mut buf = Vec::new();
-                for &n in chunk {
-                    self.decode_leaf(n, self.leaf(n, &mut buf)?, cols, out)?;
+                for l in chunk {
+                    self.decode_leaf(l, self.leaf(l.page, &mut buf)?, cols, fields, out)?;
                 }
                 *mapped = Some(map(out));
                 Ok(())
             })
     }
 
-    /// Decodes leaf page `n` (`p`, its b-tree header at `h`).
+    /// Decodes leaf `l` (`p`, its b-tree header at `h`); its rowids must rise and stay inside the
+    /// bounds its parents give it.
     fn decode_leaf(
         &self,
-        n: u32,
+        l: &Leaf,
         (p, h): (&[u8], usize),
         cols: &[Col],
+        fields_declared: Option<&[bool]>,
         out: &mut Vec<i64>,
     ) -> Result<(), Unsupported> {
+        let n = l.page;
         if p[h] != 0x0D {
-            return no(format!(
+            return damaged(format!(
                 "page {n}: type {:#x} where the b-tree's depth puts a leaf",
                 p[h]
             ));
         }
         let cells = u16::from_be_bytes([p[h + 3], p[h + 4]]) as usize;
         if h + 8 + 2 * cells > p.len() {
-            return no(format!("page {n}: cell count past the page"));
+            return damaged(format!("page {n}: cell count past the page"));
         }
+        let mut last = l.lo;
         let max_local = self.usable.saturating_sub(35);
         // Offsets of the leading fields up to the last one asked for (any count of columns).
         let wanted = cols
@@ -328,16 +394,45 @@ impl BTreeFile {
             let off = u16::from_be_bytes([p[at], p[at + 1]]) as usize;
             let (len, a) = varint(p, off)?;
             let (rowid, b) = varint(p, a)?;
+            if (rowid as i64) <= last || (rowid as i64) > l.hi {
+                return damaged(format!(
+                    "page {n}: rowid {} outside the rowids its place allows ({last}, {}]",
+                    rowid as i64, l.hi
+                ));
+            }
+            last = rowid as i64;
             if len > max_local as u64 {
                 return no("payload overflow");
             }
             let rec = p
                 .get(b..b + len as usize)
-                .ok_or_else(|| Unsupported(format!("page {n}: record past page end")))?;
+                .ok_or_else(|| Unsupported(format!("{DAMAGED}page {n}: record past page end")))?;
             // Record header: its size, then one serial type per column.
             let (hsize, mut i) = varint(rec, 0)?;
             if hsize > rec.len() as u64 {
                 return no(format!("page {n}: record header past payload"));
+            }
+            if k == 0
+                && let Some(want) = fields_declared
+            {
+                let mut count = 0;
+                let mut at = i;
+                while at < hsize as usize {
+                    let (st, next) = varint(rec, at)?;
+                    if want.get(count).is_some_and(|&int| int && st >= 12) {
+                        return damaged(format!(
+                            "page {n}: TEXT or BLOB in INTEGER column {count} of its first record"
+                        ));
+                    }
+                    at = next;
+                    count += 1;
+                }
+                if count != want.len() {
+                    return damaged(format!(
+                        "page {n}: a record of {count} fields in a table of {} columns",
+                        want.len()
+                    ));
+                }
             }
             let mut body = hsize as usize;
             let mut nf = 0;
@@ -363,6 +458,15 @@ impl BTreeFile {
                     Col::Field(_) | Col::Null => -1,
                 });
             }
+        }
+        // A divider key is the largest rowid of the subtree on its left (SQLite sets it so when
+        // it balances, and inserts keep it): a leaf that ends below its divider holds rows of
+        // another page, or lost some (the caller confirms with SQLite's quick_check).
+        if l.hi != i64::MAX && last != l.hi {
+            return damaged(format!(
+                "page {n}: its last rowid {last} is not the divider key {} above it",
+                l.hi
+            ));
         }
         Ok(())
     }

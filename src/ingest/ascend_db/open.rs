@@ -59,6 +59,9 @@ pub struct Column {
     pub name: String,
     /// True for an `INTEGER PRIMARY KEY` column: an alias of the rowid, stored as NULL in records.
     pub rowid_alias: bool,
+    /// True when the declared type gives the column INTEGER affinity (it contains `INT`, the
+    /// first of SQLite's affinity rules): its values are stored as NULL, integers or reals.
+    pub integer: bool,
 }
 
 /// One table: its columns in declared order and its b-tree root page.
@@ -103,6 +106,7 @@ impl Schema {
                 .into_iter()
                 .map(|(name, ty, pk)| Column {
                     rowid_alias: pk == 1 && pks == 1 && ty.eq_ignore_ascii_case("INTEGER"),
+                    integer: ty.to_ascii_uppercase().contains("INT"),
                     name,
                 })
                 .collect();

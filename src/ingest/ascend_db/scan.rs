@@ -52,11 +52,25 @@ pub(super) fn for_each_rows_mapped<T: Send>(
     if let Some(bt) = cx.btree.clone()
         && root > 0
     {
-        match direct(&bt, root, &cols, &map, |chunk, m| f(cx, chunk, m)) {
+        let shape: Option<Vec<bool>> = cx
+            .schema
+            .table(table)
+            .map(|t| t.columns.iter().map(|c| c.integer).collect());
+        match direct(&bt, root, &cols, shape.as_deref(), &map, |chunk, m| {
+            f(cx, chunk, m)
+        }) {
             Ok(()) => return Ok(()),
-            Err(Declined(why, delivered)) => {
+            Err(Declined(why, delivered, broken)) => {
                 let p = cx.path.to_string();
                 let table = table.to_string();
+                // What the direct reader took for damage is confirmed by SQLite's own check
+                // before it is reported; SQLite reads the same pointers, so rows may be missing
+                // or misplaced there too.
+                if broken && let Some(check) = quick_check(cx.c) {
+                    cx.b.diag().add("db_damaged", Severity::DataLoss, || {
+                        format!("{p}: {table}: {why}; SQLite's quick_check agrees ({check}); read through SQLite, which follows the same pages, so rows may be missing or misplaced")
+                    });
+                }
                 cx.b.diag()
                     .add("db_direct_read_fallback", Severity::Info, || {
                         let from = if delivered > 0 {
@@ -78,22 +92,35 @@ pub(super) fn for_each_rows_mapped<T: Send>(
     })
 }
 
-/// (why, rows already delivered).
-struct Declined(String, usize);
+/// SQLite's `PRAGMA quick_check(1)` answer when it is not `ok` (a failed check is its error).
+fn quick_check(c: &rusqlite::Connection) -> Option<String> {
+    match c.query_row("PRAGMA quick_check(1)", [], |r| r.get::<_, String>(0)) {
+        Ok(s) if s == "ok" => None,
+        Ok(s) => Some(crate::diag::cap_text(&s.replace('\n', "; "), 300).into_owned()),
+        Err(e) => Some(e.to_string()),
+    }
+}
+
+/// (why, rows already delivered, the b-tree is damaged).
+struct Declined(String, usize, bool);
 
 fn direct<T: Send>(
     bt: &BTreeFile,
     root: u32,
     cols: &[Col],
+    fields: Option<&[bool]>,
     map: &(impl Fn(&[i64]) -> T + Sync),
     mut f: impl FnMut(&[i64], T),
 ) -> Result<(), Declined> {
     let mut delivered = 0;
-    bt.scan_mapped(root, cols, map, |chunk, m| {
+    bt.scan_table(root, cols, fields, map, |chunk, m| {
         delivered += chunk.len() / cols.len().max(1);
         f(chunk, m);
     })
-    .map_err(|u| Declined(u.0, delivered))
+    .map_err(|u| {
+        let broken = u.damaged();
+        Declined(u.0, delivered, broken)
+    })
 }
 
 /// Reads `table` through SQLite after its first `skip` rows. A read that fails midway (a

@@ -175,8 +175,30 @@ fn holes<'a>(msg: &'a str, pat: &str) -> Option<Vec<&'a str>> {
     rest.is_empty().then_some(out)
 }
 
+/// `s` without its thousands separators, when they are where Python's `{:,}` puts them (groups
+/// of three digits left of the point: `32,768`, `1,234.5`); `1,2,3` is refused, not read as 123.
+fn without_separators(s: &str) -> Option<String> {
+    let t = s.trim();
+    if !t.contains(',') {
+        return Some(t.to_string());
+    }
+    let body = t.strip_prefix('-').unwrap_or(t);
+    let int = body.split('.').next().unwrap_or("");
+    let groups: Vec<&str> = int.split(',').collect();
+    let digits = |g: &str| g.bytes().all(|b| b.is_ascii_digit());
+    let grouped = (1..=3).contains(&groups[0].len())
+        && groups.iter().all(|g| digits(g))
+        && groups[1..].iter().all(|g| g.len() == 3)
+        && !body[int.len()..].contains(',');
+    if !grouped {
+        refuse(s, "has misplaced thousands separators");
+        return None;
+    }
+    Some(t.replace(',', ""))
+}
+
 fn f(s: &str) -> Option<f64> {
-    let v: f64 = s.trim().replace(',', "").parse().ok()?;
+    let v: f64 = without_separators(s)?.parse().ok()?;
     if !v.is_finite() {
         refuse(s, "is not a finite number");
         return None;
@@ -184,9 +206,21 @@ fn f(s: &str) -> Option<f64> {
     Some(v)
 }
 fn u(s: &str) -> Option<u64> {
-    s.trim().replace(',', "").parse().ok()
+    without_separators(s)?.parse().ok()
 }
+/// A memory amount in GiB as bytes; a negative one is refused (an amount of weights, KV cache or
+/// capacity is never below zero: `-5 GiB of weights` is a damaged line).
 fn gib(s: &str) -> Option<i64> {
+    let b = gib_signed(s)?;
+    if b < 0 {
+        refuse(s, "is negative: this memory amount cannot be");
+        return None;
+    }
+    Some(b)
+}
+/// A GiB change that can be negative (a free-memory delta, a profiling increase: vLLM prints
+/// negative ones, ../shared/formats/serving-evidence.md G1 and P2).
+fn gib_signed(s: &str) -> Option<i64> {
     let b = (f(s)? * GIB).round();
     if b.abs() >= i64::MAX as f64 {
         refuse(s, "GiB does not fit in a byte count");
@@ -243,7 +277,12 @@ fn weights_and_kv(m: &str) -> Option<(&'static str, VllmValue)> {
         ));
     }
     if let Some(h) = holes(m, "Available KV cache memory: {} GiB") {
-        return Some(("K2-K5", KvAvailable { bytes: gib(h[0])? }));
+        return Some((
+            "K2-K5",
+            KvAvailable {
+                bytes: gib_signed(h[0])?,
+            },
+        ));
     }
     if let Some(h) = holes(m, "GPU KV cache size: {} tokens") {
         return Some(("T1", KvTokens { tokens: u(h[0])? }));
@@ -288,7 +327,7 @@ fn blocks_and_graphs(m: &str) -> Option<(&'static str, VllmValue)> {
             "G1/G2",
             GraphCapture {
                 secs: f(h[0])?,
-                bytes: gib(h[1])?,
+                bytes: gib_signed(h[1])?,
             },
         ));
     }
@@ -331,9 +370,9 @@ fn profile_run(m: &str) -> Option<(&'static str, VllmValue)> {
             "P1",
             ProfileSplit {
                 weights_bytes: gib(h[0])?,
-                non_torch_bytes: gib(h[1])?,
-                activation_bytes: gib(h[2])?,
-                kv_bytes: gib(h[3])?,
+                non_torch_bytes: gib_signed(h[1])?,
+                activation_bytes: gib_signed(h[2])?,
+                kv_bytes: gib_signed(h[3])?,
             },
         ));
     }
@@ -344,10 +383,10 @@ fn profile_run(m: &str) -> Option<(&'static str, VllmValue)> {
         return Some((
             "P2",
             ProfileResult {
-                non_kv_bytes: gib(h[1])?,
-                torch_peak_bytes: gib(h[2])?,
-                non_torch_bytes: gib(h[3])?,
-                weights_bytes: gib(h[4])?,
+                non_kv_bytes: gib_signed(h[1])?,
+                torch_peak_bytes: gib_signed(h[2])?,
+                non_torch_bytes: gib_signed(h[3])?,
+                weights_bytes: gib_signed(h[4])?,
             },
         ));
     }
@@ -378,11 +417,11 @@ fn startup_summary(m: &str) -> Option<(&'static str, VllmValue)> {
                 total_bytes: gib(h[1])?,
                 utilization: f(h[2])?,
                 requested_bytes: gib(h[3])?,
-                weights_bytes: gib(h[4])?,
-                activation_bytes: gib(h[5])?,
-                non_torch_bytes: gib(h[6])?,
-                graph_bytes: gib(h[7])?,
-                kv_bytes: gib(h[9])?,
+                weights_bytes: gib_signed(h[4])?,
+                activation_bytes: gib_signed(h[5])?,
+                non_torch_bytes: gib_signed(h[6])?,
+                graph_bytes: gib_signed(h[7])?,
+                kv_bytes: gib_signed(h[9])?,
                 reserved_bytes: reserved,
                 allocated_bytes: allocated,
             },
@@ -424,4 +463,44 @@ fn engine_and_sleep(m: &str) -> Option<(&'static str, VllmValue)> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(msg: &str) -> String {
+        format!("INFO 08-16 20:01:30 [worker.py:295] {msg}\n")
+    }
+
+    /// A negative amount where none can be (weights loaded) and misplaced thousands separators
+    /// are errors naming the line; negative changes where vLLM prints them (P2, the documented
+    /// `-15.24GiB` of serving-evidence.md) and real separators (`32,768`) are read.
+    #[test]
+    fn negative_amounts_and_bad_separators_are_refused_where_they_cannot_be() {
+        for bad in [
+            "Loading model weights took -5 GB",
+            "Loading model weights took 1,2,3 GB",
+            "Model loading took 1,23.5 GiB and 3 seconds",
+            "GPU KV cache size: 12,34 tokens",
+        ] {
+            let e = parse_checked(&line(bad), "log").unwrap_err().to_string();
+            assert!(e.contains("log:1"), "{bad}: {e}");
+        }
+        let ok = line(
+            "Memory profiling takes 24.71 seconds. Total non KV cache memory: 16.70GiB; torch peak memory increase: 1.40GiB; non-torch forward increase memory: -15.24GiB; weights memory: 15.27GiB.",
+        ) + &line("GPU KV cache size: 1,234,567 tokens")
+            + &line("Loading model weights took 12.5 GB");
+        let log = parse_checked(&ok, "log").unwrap();
+        let dbg = format!("{log:?}");
+        assert!(dbg.contains("1234567"), "{dbg}");
+        assert!(
+            dbg.contains(&format!("{}", (-15.24f64 * GIB).round() as i64)),
+            "{dbg}"
+        );
+        assert!(
+            dbg.contains(&format!("{}", (12.5f64 * GIB).round() as i64)),
+            "{dbg}"
+        );
+    }
 }
