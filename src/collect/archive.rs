@@ -94,6 +94,11 @@ pub fn archive(
     if !super::valid_tag(tag) {
         return Err(CollectError::BadTag(tag.to_string()));
     }
+    // An archive inside the root would add a copy of every rank to the root itself.
+    let footprint = crate::ingest::footprint::Footprint::of(&[root.to_path_buf()]);
+    if let Some(why) = footprint.clash(to, true) {
+        return Err(CollectError::OutputOnInput(why));
+    }
     let v = verify(root, expected, export)?;
     let status = v.status;
     let mut ranks: Vec<ArchivedRank> = v

@@ -41,6 +41,8 @@ pub enum CollectError {
         "--tag {0:?}: a tag is one folder-name part (letters, digits, `.`, `_`, `-`; not `.` or `..`)"
     )]
     BadTag(String),
+    #[error("{0}: inputs are never written to; choose another archive folder")]
+    OutputOnInput(String),
 }
 
 /// True for a tag that names one folder inside the archive directory, never a path out of it.

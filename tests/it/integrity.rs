@@ -100,7 +100,8 @@ fn diag_examples(r: &Value, code: &str) -> Vec<String> {
 
 /// `report --html`, `export --perfetto`, `export --parquet` and `analyze --save` onto an input
 /// (the file itself, a companion CSV, a hard link to an input, a path through a symbolic link
-/// into the root) exit 2 with a message, and every input keeps its bytes.
+/// into the root) and `collect archive --to` inside the root exit 2 with a message, and every
+/// input keeps its bytes.
 #[test]
 fn no_output_may_overwrite_an_input() {
     let (base, root) = text_root("outputs");
@@ -155,15 +156,21 @@ fn no_output_may_overwrite_an_input() {
         os("--save"),
         through_link.as_os_str(),
     ]);
+    let archive_in_root = root.join("archive");
+    cases.push(vec![
+        os("collect"),
+        os("archive"),
+        r,
+        os("--to"),
+        archive_in_root.as_os_str(),
+    ]);
     for args in &cases {
         let out = run(args);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(
-            err.contains("inputs are never overwritten"),
-            "{args:?}: {err}"
-        );
+        assert!(err.contains("inputs are never"), "{args:?}: {err}");
     }
+    assert!(!archive_in_root.exists());
     for (p, bytes) in &before {
         assert_eq!(&std::fs::read(p).unwrap(), bytes, "{} changed", p.display());
     }
