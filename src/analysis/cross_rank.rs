@@ -470,6 +470,18 @@ fn cohort_of(format: &'static str, devs: Vec<DeviceExtract>, top_n: usize) -> Co
     }
 }
 
+/// The first [`MAX_STEP_SAMPLES`] steps as samples for the diff gate.
+fn step_samples(steps: &[StepRow]) -> StepSamples {
+    let kept = &steps[..steps.len().min(MAX_STEP_SAMPLES)];
+    let col = |f: fn(&StepRow) -> i64| kept.iter().map(f).collect();
+    StepSamples {
+        step_ns: col(StepRow::step_ns),
+        computing_ns: col(|s| s.computing_ns),
+        communication_not_overlapped_ns: col(|s| s.communication_not_overlapped_ns),
+        free_ns: col(|s| s.free_ns),
+    }
+}
+
 fn rank_steps(d: &DeviceExtract, slowest: u64, coll: &PerRankCollectives) -> RankSteps {
     let times: Vec<i64> = d.steps.iter().map(|s| s.step_ns()).collect();
     let total: i64 = times.iter().sum();
@@ -518,6 +530,7 @@ fn rank_steps(d: &DeviceExtract, slowest: u64, coll: &PerRankCollectives) -> Ran
         collective_wait_ns: coll.wait_ns,
         slowest_in_steps: slowest,
         last_to_start_collectives: coll.last,
+        samples: step_samples(&d.steps),
     }
 }
 

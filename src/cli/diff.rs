@@ -1,6 +1,8 @@
 //! `profscope diff BASE NEW [--fail-on ...]`: the regression gate. BASE and NEW are each a saved
 //! report (`analyze --save`, or `--format json` output) or a profile (file or folder, analysed
-//! here with the default options). Exit 0 when no threshold is crossed, 1 when one is, 2 on error.
+//! here with the default options); BASE may also be a folder of saved reports (earlier runs,
+//! e.g. the last N nightlies), whose spread is the noise. A threshold fails only outside the
+//! noise (docs/diff.md). Exit 0 when no threshold fails, 1 when one does, 2 on error.
 
 use crate::render::Format;
 use crate::report::diff::{self, Threshold};
@@ -12,7 +14,8 @@ use std::process::ExitCode;
 
 #[derive(Args)]
 pub struct DiffArgs {
-    /// The baseline: a saved JSON report, or a profile to analyse.
+    /// The baseline: a saved JSON report, a profile to analyse, or a folder of saved reports
+    /// (earlier runs: their mean is the base, their spread the noise).
     pub base: PathBuf,
     /// The new run: a saved JSON report, or a profile to analyse.
     pub new: PathBuf,
@@ -124,33 +127,35 @@ pub fn run(a: DiffArgs) -> anyhow::Result<ExitCode> {
     if let Some(p) = &a.thresholds {
         thresholds.extend(thresholds_file(p)?);
     }
-    let base = load(&a.base, a.quiet)?;
-    let new = load(&a.new, a.quiet)?;
+    // A folder of saved reports is a history of earlier runs: the base is their mean and the
+    // noise their spread.
+    let base: Vec<(String, Value)> = match crate::pipeline::load::history(&a.base)? {
+        Some(h) => h,
+        None => vec![(a.base.display().to_string(), load(&a.base, a.quiet)?)],
+    };
+    let new = (a.new.display().to_string(), load(&a.new, a.quiet)?);
     let mut metrics = Vec::new();
-    for (label, v) in [(&a.base, &base), (&a.new, &new)] {
-        let m = diff::metrics(v).with_context(|| label.display().to_string())?;
+    for (label, v) in base.iter().chain(std::iter::once(&new)) {
+        let m = diff::metrics(v).with_context(|| label.clone())?;
         anyhow::ensure!(
             !m.is_empty(),
-            "{}: no metric to compare: not a profscope report, nor a profile with device or step events",
-            label.display()
+            "{label}: no metric to compare: not a profscope report, nor a profile with device or step events"
         );
-        metrics.push(m);
-    }
-    for (label, v) in [(&a.base, &base), (&a.new, &new)] {
         let version = v["schema_version"].as_str().unwrap_or("?");
         if version != crate::report::SCHEMA_VERSION {
             eprintln!(
-                "profscope diff: {} has report schema {version}, this tool writes {}: metrics it lacks show as `in one run only`",
-                label.display(),
+                "profscope diff: {label} has report schema {version}, this tool writes {}: metrics it lacks show as `in one run only`",
                 crate::report::SCHEMA_VERSION
             );
         }
+        metrics.push(m);
     }
+    let new_metrics = metrics.pop().expect("two sides");
     let d = diff::diff(
         a.base.display().to_string(),
-        &metrics[0],
+        &metrics,
         a.new.display().to_string(),
-        &metrics[1],
+        &new_metrics,
         &thresholds,
     )?;
     crate::cli::write_stdout(&crate::render::diff::render(&d, a.format))?;

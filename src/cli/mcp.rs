@@ -318,7 +318,7 @@ fn call_tool(name: &str, args: &Value) -> anyhow::Result<Value> {
             let new = pipeline::load::report_value(std::path::Path::new(n), &Progress::default())?;
             let d = crate::report::diff::diff(
                 b.into(),
-                &crate::report::diff::metrics(&base)?,
+                std::slice::from_ref(&crate::report::diff::metrics(&base)?),
                 n.into(),
                 &crate::report::diff::metrics(&new)?,
                 &th,

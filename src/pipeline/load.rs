@@ -56,3 +56,46 @@ pub fn report_value(path: &Path, progress: &Progress) -> Result<Value, LoadError
     let report = report_for(&[path.to_path_buf()], &opts, progress)?;
     Ok(serde_json::to_value(&report).expect("a report serializes"))
 }
+
+/// The most earlier reports a history folder may hold (the last N nightly runs; more is a
+/// mistaken folder).
+pub const MAX_HISTORY: usize = 1000;
+
+/// When `dir` is a folder of saved reports (every `*.json` directly in it is a profscope report,
+/// and there is at least one), those reports, sorted by file name; None for anything else (a
+/// profile folder). A history of earlier runs is the base of a noise-aware `diff`.
+pub fn history(dir: &Path) -> Result<Option<Vec<(String, Value)>>, LoadError> {
+    if !dir.is_dir() {
+        return Ok(None);
+    }
+    let read = |e: std::io::Error| LoadError::Read {
+        path: dir.display().to_string(),
+        source: e,
+    };
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .map_err(read)?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    if files.is_empty() || files.len() > MAX_HISTORY || !files.iter().all(|f| is_saved_report(f)) {
+        return Ok(None);
+    }
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        let shown = f.display().to_string();
+        let bytes = crate::ingest::source::read_regular(&f, 256 << 20).map_err(|source| {
+            LoadError::Read {
+                path: shown.clone(),
+                source,
+            }
+        })?;
+        let v = serde_json::from_slice(&bytes).map_err(|source| LoadError::NotAReport {
+            path: shown.clone(),
+            source,
+        })?;
+        out.push((shown, v));
+    }
+    Ok(Some(out))
+}

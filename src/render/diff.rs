@@ -3,7 +3,7 @@
 
 use super::sections::{Section, sec};
 use super::{Format, human_ns, markdown, table};
-use crate::report::diff::{Diff, MetricUnit, Row, Status};
+use crate::report::diff::{Diff, MetricUnit, NoiseMethod, Row, Status, Verdict};
 
 /// A value as displayed: ns metrics as a time (below 1 µs with one decimal, so a mean of 16.4 ns
 /// does not show as 16.000 ns), pct as a percent, any other unit after the number.
@@ -35,32 +35,49 @@ fn change(r: &Row) -> String {
     }
 }
 
+/// The 95% interval of the change (relative when the base is not 0), and its samples.
+fn interval(r: &Row) -> String {
+    let n = &r.noise;
+    let (Some(lo), Some(hi)) = (n.ci_low, n.ci_high) else {
+        return "-".into();
+    };
+    let range = match (n.ci_low_pct, n.ci_high_pct) {
+        _ if r.unit == MetricUnit::Pct => format!("{lo:+.2} .. {hi:+.2} pt"),
+        (Some(a), Some(b)) => format!("{a:+.1}% .. {b:+.1}%"),
+        _ => format!("{lo:+.1} .. {hi:+.1}"),
+    };
+    match n.method {
+        NoiseMethod::Steps => format!("{range} ({}/{} steps)", n.n_base, n.n_new),
+        NoiseMethod::History => format!("{range} ({} runs)", n.n_base),
+        NoiseMethod::Unknown => "-".into(),
+    }
+}
+
 /// A change too small to show at the displayed precision.
 fn unchanged(r: &Row) -> bool {
     matches!(r.status, Status::Ok) && value(r.unit, r.base) == value(r.unit, r.new)
 }
 
 fn section(d: &Diff) -> Section {
-    let fails: Vec<&str> = d
-        .rows
-        .iter()
-        .filter(|r| matches!(r.status, Status::Fail))
-        .map(|r| r.metric.as_str())
-        .collect();
-    let verdict = if fails.is_empty() {
-        "pass (no threshold crossed)".to_string()
-    } else {
-        format!("FAIL ({})", fails.join(", "))
-    };
     let mut s = sec(
-        format!("profscope diff: {} -> {}: {verdict}", d.base, d.new),
-        vec!["metric", "base", "new", "change", "threshold", "status"],
+        format!("profscope diff: {} -> {}: {}", d.base, d.new, d.summary),
+        vec![
+            "metric",
+            "base",
+            "new",
+            "change",
+            "95% CI of the change",
+            "verdict",
+            "threshold",
+            "status",
+        ],
     );
     // Failures first, then what changed, then metrics of one run only; unchanged ones folded.
     let rank = |r: &Row| match r.status {
         Status::Fail => 0,
-        Status::Ok => 1,
-        Status::Missing => 2,
+        Status::CrossedWithinNoise => 1,
+        Status::Ok => 2,
+        Status::Missing => 3,
     };
     let mut rows: Vec<&Row> = d.rows.iter().filter(|r| !unchanged(r)).collect();
     rows.sort_by_key(|r| rank(r));
@@ -70,10 +87,19 @@ fn section(d: &Diff) -> Section {
             value(r.unit, r.base),
             value(r.unit, r.new),
             change(r),
+            interval(r),
+            match r.verdict {
+                Verdict::Regressed => "regressed",
+                Verdict::Improved => "improved",
+                Verdict::WithinNoise => "within noise",
+                Verdict::NoiseUnknown => "noise unknown",
+            }
+            .into(),
             r.thresholds.join(", "),
             match r.status {
                 Status::Ok => "ok",
                 Status::Fail => "FAIL",
+                Status::CrossedWithinNoise => "crossed, within noise",
                 Status::Missing => "in one run only",
             }
             .into(),
@@ -100,6 +126,9 @@ fn section(d: &Diff) -> Section {
     }
     s.notes.push(
         "pct metrics change in percentage points (pt); the % in brackets is relative to base; definitions in --format json".into(),
+    );
+    s.notes.push(
+        "a threshold fails only when the change crosses it outside the noise: the 95% interval of the change (a bootstrap of both runs' steps, or the spread of earlier runs) excludes 0 on its side; with the noise unknown it applies as given (docs/diff.md)".into(),
     );
     s
 }

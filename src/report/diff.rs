@@ -7,9 +7,11 @@
 //! length compare fairly. Its unit is `ns` or `pct`, and its denominator is stated.
 
 use super::diff_input::{self as input, Num, ReportView};
+use super::noise::{self, Interval, Stat, Step};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Metric {
@@ -17,6 +19,9 @@ pub struct Metric {
     pub value: f64,
     /// What the value is (and its denominator).
     pub definition: &'static str,
+    /// The run's steps and what the metric computes from them (its noise, [`noise::from_steps`]).
+    #[serde(skip)]
+    pub steps: Option<(Stat, Arc<Vec<Step>>)>,
 }
 
 crate::model::closed_set::closed_set! {
@@ -45,11 +50,40 @@ pub fn metrics(report: &Value) -> Result<BTreeMap<String, Metric>, DiffError> {
     let mut m = Metrics::default();
     step_metrics(&a.cross_rank, &mut m);
     device_metrics(a, &mut m);
+    let steps = Arc::new(steps_of(&a.cross_rank));
+    for (name, stat) in [
+        ("step_time", Stat::MeanStep),
+        ("computing_share", Stat::Share(1)),
+        ("comm_exposed_share", Stat::Share(2)),
+        ("free_share", Stat::Share(3)),
+    ] {
+        if let Some(x) = m.0.get_mut(name) {
+            x.steps = Some((stat, steps.clone()));
+        }
+    }
     dispatch_metrics(&a.dispatch, &mut m);
     collective_metrics(&a.communication_ops, &mut m);
     communication_metrics(a, &mut m);
     kernel_metrics(a, &mut m);
     Ok(m.0)
+}
+
+/// Every rank's step samples (cross_rank), pooled.
+fn steps_of(c: &input::CrossRank) -> Vec<Step> {
+    let mut out = Vec::new();
+    for r in c.cohorts.iter().flat_map(|c| &c.ranks) {
+        let s = &r.samples;
+        let at = |v: &[Num], i: usize| v.get(i).map_or(0.0, |x| x.0);
+        for i in 0..s.step_ns.len() {
+            out.push([
+                s.step_ns[i].0,
+                at(&s.computing_ns, i),
+                at(&s.communication_not_overlapped_ns, i),
+                at(&s.free_ns, i),
+            ]);
+        }
+    }
+    out
 }
 
 #[derive(Default)]
@@ -71,6 +105,7 @@ impl Metrics {
                     unit,
                     value,
                     definition,
+                    steps: None,
                 },
             );
         }
@@ -382,14 +417,58 @@ impl Threshold {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     Ok,
-    /// A threshold was crossed.
+    /// A threshold was crossed, outside the noise (or with the noise unknown).
     Fail,
+    /// A threshold was crossed by the change, but the change is within the noise: not a failure.
+    CrossedWithinNoise,
     /// In one run only.
     Missing,
+}
+
+/// What the change of a metric is, given its noise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The 95% interval of the change lies wholly on the worse side of 0.
+    Regressed,
+    /// Wholly on the better side.
+    Improved,
+    /// The interval holds 0.
+    WithinNoise,
+    /// Too few steps or earlier runs to know the noise: thresholds apply as given.
+    NoiseUnknown,
+}
+
+/// Where a metric's noise came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoiseMethod {
+    /// A bootstrap of both runs' steps ([`noise::from_steps`]).
+    Steps,
+    /// The spread of earlier runs ([`noise::from_history`]).
+    History,
+    Unknown,
+}
+
+/// The noise of one metric's change.
+#[derive(Debug, Clone, Serialize)]
+pub struct Noise {
+    pub method: NoiseMethod,
+    /// Samples on each side: steps (every rank's) for `steps`, runs for `history`.
+    pub n_base: usize,
+    pub n_new: usize,
+    /// The 95% interval of the change, in the metric's unit (pct metrics: points) and as % of
+    /// base.
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    pub ci_low_pct: Option<f64>,
+    pub ci_high_pct: Option<f64>,
+    /// Why the noise is unknown, when it is.
+    pub unknown_because: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -403,9 +482,19 @@ pub struct Row {
     pub change: Option<f64>,
     /// Change as % of base (None when base is 0 or a value is missing).
     pub change_pct: Option<f64>,
+    pub noise: Noise,
+    pub verdict: Verdict,
     /// The thresholds that apply, as written.
     pub thresholds: Vec<String>,
     pub status: Status,
+}
+
+/// The gate's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Gate {
+    Pass,
+    Fail,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -413,35 +502,128 @@ pub struct Diff {
     pub schema_version: &'static str,
     pub base: String,
     pub new: String,
+    /// Earlier runs the base stands for (1: one run).
+    pub base_runs: usize,
+    /// The gate's answer and why, in one line (the first line of every format).
+    pub gate: Gate,
+    pub summary: String,
     pub rows: Vec<Row>,
     /// Thresholds that matched no metric of either run (not evaluated).
     pub unmatched_thresholds: Vec<String>,
     pub failed: bool,
 }
 
-/// Compares every metric of the two runs and applies the thresholds.
+/// True when a rise of the metric is the worse direction (bandwidth and the computing share:
+/// a fall is).
+fn rise_is_worse(name: &str, unit: MetricUnit) -> bool {
+    unit != MetricUnit::GbPerS && name != "computing_share"
+}
+
+/// The base value and the noise of the change of one metric: from history when the base is
+/// several runs, else from both runs' steps.
+/// What [`noise_of`] found: the base value, the interval (or why there is none), the method
+/// and the samples on each side.
+struct Found {
+    base: Option<f64>,
+    interval: Result<Interval, String>,
+    method: NoiseMethod,
+    n_base: usize,
+    n_new: usize,
+}
+
+fn noise_of(name: &str, base: &[BTreeMap<String, Metric>], new: Option<&Metric>) -> Found {
+    let values: Vec<f64> = base
+        .iter()
+        .filter_map(|m| m.get(name).map(|x| x.value))
+        .collect();
+    if base.len() > 1 {
+        let mean = (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64);
+        let got = new.and_then(|n| noise::from_history(&values, n.value));
+        return Found {
+            base: mean,
+            method: if got.is_some() {
+                NoiseMethod::History
+            } else {
+                NoiseMethod::Unknown
+            },
+            interval: got.map(|g| g.1).ok_or_else(|| {
+                format!(
+                    "{} earlier runs hold it: fewer than {}",
+                    values.len(),
+                    noise::MIN_HISTORY
+                )
+            }),
+            n_base: values.len(),
+            n_new: 1,
+        };
+    }
+    let b = base.first().and_then(|m| m.get(name));
+    let steps = |m: Option<&Metric>| m.and_then(|m| m.steps.clone());
+    let (bs, ns) = (steps(b), steps(new));
+    let sizes = (
+        bs.as_ref().map_or(0, |s| s.1.len()),
+        ns.as_ref().map_or(0, |s| s.1.len()),
+    );
+    let interval = match (b, new, bs, ns) {
+        (Some(b), Some(n), Some((stat, bs)), Some((_, ns))) => {
+            noise::from_steps(stat, &bs, &ns, (b.value, n.value))
+        }
+        (Some(_), Some(_), ..) => Err("no per-step samples of this metric".into()),
+        _ => Err("in one run only".into()),
+    };
+    Found {
+        base: b.map(|x| x.value),
+        method: if interval.is_ok() {
+            NoiseMethod::Steps
+        } else {
+            NoiseMethod::Unknown
+        },
+        interval,
+        n_base: sizes.0,
+        n_new: sizes.1,
+    }
+}
+
+/// Compares every metric of the new run with the base (one run, or the mean of several earlier
+/// runs) and applies the thresholds: a threshold fails only when the change crosses it and lies
+/// outside the noise (its 95% interval excludes 0 on the threshold's side), or when the noise is
+/// unknown (then the threshold applies as given).
 pub fn diff(
     base_label: String,
-    base: &BTreeMap<String, Metric>,
+    base: &[BTreeMap<String, Metric>],
     new_label: String,
     new: &BTreeMap<String, Metric>,
     thresholds: &[Threshold],
 ) -> Result<Diff, DiffError> {
-    let mut names: Vec<&String> = base.keys().chain(new.keys()).collect();
+    let mut names: Vec<&String> = base
+        .iter()
+        .flat_map(|m| m.keys())
+        .chain(new.keys())
+        .collect();
     names.sort();
     names.dedup();
     let mut used = vec![false; thresholds.len()];
     let mut rows = Vec::new();
     for name in names {
-        let (b, n) = (base.get(name), new.get(name));
-        let any = b.or(n).expect("in one of the runs");
-        let (bv, nv) = (b.map(|x| x.value), n.map(|x| x.value));
+        let n = new.get(name);
+        let any = base
+            .iter()
+            .find_map(|m| m.get(name))
+            .or(n)
+            .expect("in one of the runs");
+        let found = noise_of(name, base, n);
+        let (bv, method, n_base, n_new) = (found.base, found.method, found.n_base, found.n_new);
+        let unknown_because = found.interval.as_ref().err().cloned();
+        let interval = found.interval.ok();
+        let nv = n.map(|x| x.value);
         let change = bv.zip(nv).map(|(b, n)| n - b);
         let change_pct = bv
             .zip(nv)
             .and_then(|(b, n)| (b != 0.0).then(|| 100.0 * (n - b) / b.abs()));
         let mut applied = Vec::new();
         let mut fail = false;
+        let mut crossed = false;
+        let mut worse_up = rise_is_worse(name, any.unit);
         for (k, t) in thresholds.iter().enumerate() {
             if !t.matches(name) {
                 continue;
@@ -465,19 +647,37 @@ pub fn diff(
                 });
             }
             used[k] = true;
+            if applied.is_empty() {
+                worse_up = t.rise;
+            }
             applied.push(t.text.clone());
             let delta = match t.measure {
                 Measure::Percent => change_pct,
                 Measure::Points | Measure::Nanos => change,
             };
-            if let Some(d) = delta {
-                fail |= if t.rise { d > t.limit } else { d < -t.limit };
+            let Some(d) = delta else { continue };
+            if !(if t.rise { d > t.limit } else { d < -t.limit }) {
+                continue;
             }
+            crossed = true;
+            // Outside the noise on the threshold's side, or no noise to judge by.
+            fail |= interval.is_none_or(|i| if t.rise { i.low > 0.0 } else { i.high < 0.0 });
         }
-        let status = if b.is_none() || n.is_none() {
+        let verdict = match interval {
+            _ if bv.is_none() || nv.is_none() => Verdict::NoiseUnknown,
+            None => Verdict::NoiseUnknown,
+            Some(i) if (i.low > 0.0 && worse_up) || (i.high < 0.0 && !worse_up) => {
+                Verdict::Regressed
+            }
+            Some(i) if i.low > 0.0 || i.high < 0.0 => Verdict::Improved,
+            Some(_) => Verdict::WithinNoise,
+        };
+        let status = if bv.is_none() || nv.is_none() {
             Status::Missing
         } else if fail {
             Status::Fail
+        } else if crossed {
+            Status::CrossedWithinNoise
         } else {
             Status::Ok
         };
@@ -489,6 +689,17 @@ pub fn diff(
             new: nv,
             change,
             change_pct,
+            noise: Noise {
+                method,
+                n_base,
+                n_new,
+                ci_low: interval.map(|i| i.low),
+                ci_high: interval.map(|i| i.high),
+                ci_low_pct: interval.and_then(|i| i.low_pct),
+                ci_high_pct: interval.and_then(|i| i.high_pct),
+                unknown_because,
+            },
+            verdict,
             thresholds: applied,
             status,
         });
@@ -500,7 +711,12 @@ pub fn diff(
         .zip(&used)
         .find(|(t, u)| !**u && !t.pattern.ends_with('*'))
     {
-        let mut known: Vec<&str> = base.keys().chain(new.keys()).map(String::as_str).collect();
+        let mut known: Vec<&str> = base
+            .iter()
+            .flat_map(|m| m.keys())
+            .chain(new.keys())
+            .map(String::as_str)
+            .collect();
         known.sort_unstable();
         known.dedup();
         let shown = known
@@ -519,11 +735,14 @@ pub fn diff(
             },
         });
     }
-    let failed = rows.iter().any(|r| matches!(r.status, Status::Fail));
+    let failed = rows.iter().any(|r| r.status == Status::Fail);
     Ok(Diff {
         schema_version: super::SCHEMA_VERSION,
         base: base_label,
         new: new_label,
+        base_runs: base.len(),
+        gate: if failed { Gate::Fail } else { Gate::Pass },
+        summary: summary(&rows, thresholds.is_empty(), base.len()),
         rows,
         unmatched_thresholds: thresholds
             .iter()
@@ -533,6 +752,102 @@ pub fn diff(
             .collect(),
         failed,
     })
+}
+
+/// A change and its interval in words: `+5.3% (95% CI +3.1% .. +7.4%, 102 vs 102 steps)`.
+fn change_words(r: &Row) -> String {
+    if r.unit == MetricUnit::Pct {
+        let c = r.change.unwrap_or(0.0);
+        return match (r.noise.method, r.noise.ci_low, r.noise.ci_high) {
+            (NoiseMethod::Unknown, ..) | (_, None, _) | (_, _, None) => format!("{c:+.2} pt"),
+            (m, Some(a), Some(b)) => format!(
+                "{c:+.2} pt (95% CI {a:+.2} .. {b:+.2} pt, {})",
+                if m == NoiseMethod::History {
+                    format!("against {} earlier runs", r.noise.n_base)
+                } else {
+                    format!("{} vs {} steps", r.noise.n_base, r.noise.n_new)
+                }
+            ),
+        };
+    }
+    let pct = r.change_pct.map_or_else(
+        || format!("{:+.3}", r.change.unwrap_or(0.0)),
+        |p| format!("{p:+.2}%"),
+    );
+    let n = &r.noise;
+    let what = match n.method {
+        NoiseMethod::Steps => format!("{} vs {} steps", n.n_base, n.n_new),
+        NoiseMethod::History => format!("against {} earlier runs", n.n_base),
+        NoiseMethod::Unknown => return pct,
+    };
+    match (n.ci_low_pct, n.ci_high_pct) {
+        (Some(a), Some(b)) => format!("{pct} (95% CI {a:+.2}% .. {b:+.2}%, {what})"),
+        _ => format!(
+            "{pct} (95% CI {:+.3} .. {:+.3}, {what})",
+            n.ci_low.unwrap_or(0.0),
+            n.ci_high.unwrap_or(0.0)
+        ),
+    }
+}
+
+/// The gate's first line: pass / FAIL and why.
+fn summary(rows: &[Row], no_thresholds: bool, base_runs: usize) -> String {
+    let of = |st: Status| rows.iter().filter(move |r| r.status == st);
+    let fails: Vec<String> = of(Status::Fail)
+        .map(|r| match &r.noise.unknown_because {
+            Some(why) if r.verdict == Verdict::NoiseUnknown => format!(
+                "{} {} crossed its threshold with the noise unknown ({why}): applied as given",
+                r.metric,
+                change_words(r)
+            ),
+            _ => format!(
+                "{} {} crossed its threshold outside the noise",
+                r.metric,
+                change_words(r)
+            ),
+        })
+        .collect();
+    if !fails.is_empty() {
+        return format!("FAIL: {}", fails.join("; "));
+    }
+    if no_thresholds {
+        return "pass: no threshold given".into();
+    }
+    let within: Vec<String> = of(Status::CrossedWithinNoise)
+        .map(|r| format!("{} {}", r.metric, change_words(r)))
+        .collect();
+    let against = if base_runs > 1 {
+        format!(" against {base_runs} earlier runs")
+    } else {
+        String::new()
+    };
+    let unknown: Vec<String> = rows
+        .iter()
+        .filter(|r| !r.thresholds.is_empty() && r.verdict == Verdict::NoiseUnknown)
+        .map(|r| {
+            format!(
+                "{} ({})",
+                r.metric,
+                r.noise.unknown_because.as_deref().unwrap_or("?")
+            )
+        })
+        .collect();
+    let caveat = if unknown.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; noise unknown for {}: thresholds applied as given",
+            unknown.join(", ")
+        )
+    };
+    if within.is_empty() {
+        format!("pass: no threshold crossed{against}{caveat}")
+    } else {
+        format!(
+            "pass{against}: within noise, not a regression: {}{caveat}",
+            within.join("; ")
+        )
+    }
 }
 
 #[cfg(test)]
@@ -546,6 +861,7 @@ mod tests {
                 unit,
                 value: v,
                 definition: "",
+                steps: None,
             },
         )])
     }
@@ -563,7 +879,7 @@ mod tests {
         let run = |b: f64, n: f64| {
             diff(
                 "b".into(),
-                &one("step_time", MetricUnit::Ns, b),
+                &[one("step_time", MetricUnit::Ns, b)],
                 "n".into(),
                 &one("step_time", MetricUnit::Ns, n),
                 &t[..1],
@@ -579,7 +895,7 @@ mod tests {
         let p = parse_thresholds("bubble_share>+1pt").unwrap();
         let d = diff(
             "b".into(),
-            &one("bubble_share", MetricUnit::Pct, 10.0),
+            &[one("bubble_share", MetricUnit::Pct, 10.0)],
             "n".into(),
             &one("bubble_share", MetricUnit::Pct, 11.5),
             &p,
@@ -589,7 +905,7 @@ mod tests {
         // Points on an ns metric is a usage error.
         let e = diff(
             "b".into(),
-            &one("step_time", MetricUnit::Ns, 1.0),
+            &[one("step_time", MetricUnit::Ns, 1.0)],
             "n".into(),
             &one("step_time", MetricUnit::Ns, 1.0),
             &p.iter()
@@ -600,5 +916,87 @@ mod tests {
                 .collect::<Vec<_>>(),
         );
         assert!(e.is_err());
+    }
+
+    /// Steps of two runs (made here): the same 60 step times reordered (+0%), the same times
+    /// +2% with a spread of ±4% (crosses a 1% threshold within noise), and +10%: a 1% gate
+    /// passes the first two (the second as `crossed_within_noise`) and fails the third.
+    #[test]
+    fn a_threshold_fails_only_outside_the_noise() {
+        let times = |scale: f64, spread: f64| -> Arc<Vec<Step>> {
+            Arc::new(
+                (0..60)
+                    .map(|i| {
+                        let t = scale * (1000.0 + spread * (((i * 37) % 21) as f64 - 10.0));
+                        [t, t / 2.0, 0.0, t / 4.0]
+                    })
+                    .collect(),
+            )
+        };
+        let metrics = |s: Arc<Vec<Step>>| {
+            let mean = Stat::MeanStep.of(&s);
+            BTreeMap::from([(
+                "step_time".to_string(),
+                Metric {
+                    unit: MetricUnit::Ns,
+                    value: mean,
+                    definition: "",
+                    steps: Some((Stat::MeanStep, s)),
+                },
+            )])
+        };
+        let t = parse_thresholds("step_time>+1%").unwrap();
+        let base = metrics(times(1.0, 4.0));
+        let gate = |new| {
+            diff(
+                "b".into(),
+                std::slice::from_ref(&base),
+                "n".into(),
+                &new,
+                &t,
+            )
+            .unwrap()
+        };
+        let same = gate(metrics(times(1.0, 4.0)));
+        assert_eq!(
+            (same.failed, same.rows[0].verdict),
+            (false, Verdict::WithinNoise)
+        );
+        let noisy = gate(metrics(times(1.02, 40.0)));
+        assert_eq!(
+            noisy.rows[0].status,
+            Status::CrossedWithinNoise,
+            "{:?}",
+            noisy.rows[0]
+        );
+        assert!(
+            !noisy.failed && noisy.summary.starts_with("pass"),
+            "{}",
+            noisy.summary
+        );
+        let slow = gate(metrics(times(1.10, 4.0)));
+        assert_eq!(
+            (slow.failed, slow.rows[0].verdict),
+            (true, Verdict::Regressed)
+        );
+        assert!(
+            slow.summary.starts_with("FAIL: step_time +10.00%"),
+            "{}",
+            slow.summary
+        );
+        // Without steps the noise is unknown and the threshold applies as given.
+        let bare = diff(
+            "b".into(),
+            &[one("step_time", MetricUnit::Ns, 1000.0)],
+            "n".into(),
+            &one("step_time", MetricUnit::Ns, 1020.0),
+            &t,
+        )
+        .unwrap();
+        assert_eq!(
+            (bare.failed, bare.rows[0].verdict),
+            (true, Verdict::NoiseUnknown)
+        );
+        assert!(bare.summary.contains("noise unknown"), "{}", bare.summary);
     }
 }

@@ -49,7 +49,13 @@ view! {
     }
     CrossRank { cohorts: Vec<Cohort> }
     Cohort { ranks: Vec<RankSteps>, collectives: Collectives }
-    RankSteps { steps: Num, step_mean_ns: Num }
+    RankSteps { steps: Num, step_mean_ns: Num, samples: Samples }
+    Samples {
+        step_ns: Vec<Num>,
+        computing_ns: Vec<Num>,
+        communication_not_overlapped_ns: Vec<Num>,
+        free_ns: Vec<Num>,
+    }
     Collectives { matched: Num, skew_mean_ns: Num }
     DeviceTime {
         computing_ns: Num,

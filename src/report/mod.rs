@@ -8,6 +8,7 @@ pub mod diff;
 pub mod diff_input;
 pub mod headline;
 pub mod memory;
+pub mod noise;
 pub mod query;
 pub mod registry;
 
@@ -17,7 +18,7 @@ use crate::analysis::summary::Summary;
 use crate::diag::{Diagnostic, Diagnostics};
 use serde::Serialize;
 
-pub const SCHEMA_VERSION: &str = "0.7.0";
+pub const SCHEMA_VERSION: &str = "0.8.0";
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {

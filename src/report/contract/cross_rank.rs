@@ -76,6 +76,22 @@ pub struct RankSteps {
     pub slowest_in_steps: u64,
     /// Collectives (matched across all ranks) this rank started last.
     pub last_to_start_collectives: u64,
+    /// The per-step values the noise-aware diff gate resamples (docs/diff.md).
+    #[serde(default)]
+    pub samples: StepSamples,
+}
+
+/// The most steps per device kept in [`StepSamples`] (the first ones, in step order).
+pub const MAX_STEP_SAMPLES: usize = 4096;
+
+/// One device's steps as samples, in step order, the first [`MAX_STEP_SAMPLES`] of them: the
+/// device step window and its computing, exposed communication and free time, ns.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct StepSamples {
+    pub step_ns: Vec<i64>,
+    pub computing_ns: Vec<i64>,
+    pub communication_not_overlapped_ns: Vec<i64>,
+    pub free_ns: Vec<i64>,
 }
 
 closed_set! {
