@@ -49,6 +49,7 @@ fn interval(r: &Row) -> String {
     match n.method {
         NoiseMethod::Steps => format!("{range} ({}/{} steps)", n.n_base, n.n_new),
         NoiseMethod::History => format!("{range} ({} runs)", n.n_base),
+        NoiseMethod::Calls => format!("{range} ({}/{} calls)", n.n_base, n.n_new),
         NoiseMethod::Unknown => "-".into(),
     }
 }

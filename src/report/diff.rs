@@ -22,6 +22,9 @@ pub struct Metric {
     /// The run's steps and what the metric computes from them (its noise, [`noise::from_steps`]).
     #[serde(skip)]
     pub steps: Option<(Stat, Arc<Vec<Step>>)>,
+    /// For a mean per call: the calls' count, mean and variance ([`noise::from_calls`]).
+    #[serde(skip)]
+    pub calls: Option<noise::Calls>,
 }
 
 crate::model::closed_set::closed_set! {
@@ -106,6 +109,7 @@ impl Metrics {
                     value,
                     definition,
                     steps: None,
+                    calls: None,
                 },
             );
         }
@@ -291,19 +295,34 @@ fn kernel_metrics(a: &input::Analyses, m: &mut Metrics) {
             "kernel family time / compute-kernel time, % (composition)",
         );
     }
-    let mut kernels: BTreeMap<String, (f64, f64)> = BTreeMap::new();
+    // Per name: summed ns, calls, and the sum of squared durations (from each device's mean and
+    // population standard deviation: n (sd² + mean²)).
+    let mut kernels: BTreeMap<String, (f64, f64, f64)> = BTreeMap::new();
     for x in a.top_events.iter().flat_map(|t| &t.by_sum) {
         let e = kernels.entry(name(x)).or_default();
-        e.0 += x.sum_ns.0;
-        e.1 += x.count.0;
+        let (sum, n, sd) = (x.sum_ns.0, x.count.0, x.std_ns.0);
+        e.0 += sum;
+        e.1 += n;
+        if n > 0.0 {
+            e.2 += n * (sd * sd + (sum / n).powi(2));
+        }
     }
-    for (kernel, (ns, n)) in kernels {
+    for (kernel, (ns, n, squares)) in kernels {
+        let key = format!("kernel.{kernel}");
         m.put(
-            format!("kernel.{kernel}"),
+            key.clone(),
             MetricUnit::Ns,
             (n > 0.0).then(|| ns / n),
             "mean duration per call of a top event (top_events by sum)",
         );
+        if let Some(x) = m.0.get_mut(&key) {
+            let mean = ns / n;
+            x.calls = Some(noise::Calls {
+                n,
+                mean,
+                var: (squares / n - mean * mean).max(0.0),
+            });
+        }
     }
 }
 
@@ -451,6 +470,8 @@ pub enum NoiseMethod {
     Steps,
     /// The spread of earlier runs ([`noise::from_history`]).
     History,
+    /// The calls' spread, for a mean per call ([`noise::from_calls`]).
+    Calls,
     Unknown,
 }
 
@@ -564,23 +585,33 @@ fn noise_of(name: &str, base: &[BTreeMap<String, Metric>], new: Option<&Metric>)
         bs.as_ref().map_or(0, |s| s.1.len()),
         ns.as_ref().map_or(0, |s| s.1.len()),
     );
+    let calls = |m: Option<&Metric>| m.and_then(|m| m.calls);
+    let mut method = NoiseMethod::Steps;
+    let (mut n_base, mut n_new) = sizes;
     let interval = match (b, new, bs, ns) {
         (Some(b), Some(n), Some((stat, bs)), Some((_, ns))) => {
             noise::from_steps(stat, &bs, &ns, (b.value, n.value))
         }
-        (Some(_), Some(_), ..) => Err("no per-step samples of this metric".into()),
+        (Some(_), Some(_), ..) => match (calls(b), calls(new)) {
+            (Some(cb), Some(cn)) => {
+                method = NoiseMethod::Calls;
+                (n_base, n_new) = (cb.n as usize, cn.n as usize);
+                noise::from_calls(cb, cn)
+            }
+            _ => Err("no per-step samples of this metric".into()),
+        },
         _ => Err("in one run only".into()),
     };
     Found {
         base: b.map(|x| x.value),
         method: if interval.is_ok() {
-            NoiseMethod::Steps
+            method
         } else {
             NoiseMethod::Unknown
         },
         interval,
-        n_base: sizes.0,
-        n_new: sizes.1,
+        n_base,
+        n_new,
     }
 }
 
@@ -762,10 +793,10 @@ fn change_words(r: &Row) -> String {
             (NoiseMethod::Unknown, ..) | (_, None, _) | (_, _, None) => format!("{c:+.2} pt"),
             (m, Some(a), Some(b)) => format!(
                 "{c:+.2} pt (95% CI {a:+.2} .. {b:+.2} pt, {})",
-                if m == NoiseMethod::History {
-                    format!("against {} earlier runs", r.noise.n_base)
-                } else {
-                    format!("{} vs {} steps", r.noise.n_base, r.noise.n_new)
+                match m {
+                    NoiseMethod::History => format!("against {} earlier runs", r.noise.n_base),
+                    NoiseMethod::Calls => format!("{} vs {} calls", r.noise.n_base, r.noise.n_new),
+                    _ => format!("{} vs {} steps", r.noise.n_base, r.noise.n_new),
                 }
             ),
         };
@@ -777,6 +808,7 @@ fn change_words(r: &Row) -> String {
     let n = &r.noise;
     let what = match n.method {
         NoiseMethod::Steps => format!("{} vs {} steps", n.n_base, n.n_new),
+        NoiseMethod::Calls => format!("{} vs {} calls", n.n_base, n.n_new),
         NoiseMethod::History => format!("against {} earlier runs", n.n_base),
         NoiseMethod::Unknown => return pct,
     };
@@ -862,6 +894,7 @@ mod tests {
                 value: v,
                 definition: "",
                 steps: None,
+                calls: None,
             },
         )])
     }
@@ -942,6 +975,7 @@ mod tests {
                     value: mean,
                     definition: "",
                     steps: Some((Stat::MeanStep, s)),
+                    calls: None,
                 },
             )])
         };

@@ -82,7 +82,7 @@ view! {
     Share { sum_ns: Num }
     Composition { compute_ns: Num, families: Vec<Named> }
     TopEvents { by_sum: Vec<Named> }
-    Named { name: Option<String>, sum_ns: Num, count: Num }
+    Named { name: Option<String>, sum_ns: Num, count: Num, std_ns: Num }
 }
 
 #[cfg(test)]

@@ -193,6 +193,41 @@ pub fn from_steps(
     })
 }
 
+/// Fewer calls than this on a side: the noise of a mean per call is unknown.
+pub const MIN_CALLS: f64 = 30.0;
+
+/// The calls behind a mean per call (a kernel's mean duration): count, mean and population
+/// variance, ns.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Calls {
+    pub n: f64,
+    pub mean: f64,
+    pub var: f64,
+}
+
+/// The 95% interval of the change of a mean per call: the difference of the means ± 1.96
+/// standard errors (Welch's normal approximation, fair for the hundreds to millions of calls of
+/// a top kernel; calls inside one step are not independent, so it is the narrower, per-call
+/// noise). Fewer than [`MIN_CALLS`] calls on a side: unknown.
+pub fn from_calls(base: Calls, new: Calls) -> Result<Interval, String> {
+    if base.n < MIN_CALLS || new.n < MIN_CALLS {
+        return Err(format!(
+            "{} vs {} calls: fewer than {MIN_CALLS} on a side",
+            base.n, new.n
+        ));
+    }
+    let se = (base.var / base.n + new.var / new.n).sqrt();
+    let change = new.mean - base.mean;
+    let (low, high) = (change - 1.96 * se, change + 1.96 * se);
+    let pct = |x: f64| (base.mean != 0.0).then(|| 100.0 * x / base.mean.abs());
+    Ok(Interval {
+        low,
+        high,
+        low_pct: pct(low),
+        high_pct: pct(high),
+    })
+}
+
 /// t(0.975, df) for df 1..=30; 1.96 beyond.
 fn t975(df: usize) -> f64 {
     const T: [f64; 30] = [
@@ -259,6 +294,23 @@ mod tests {
         assert!(e.contains("single far-outlier"), "{e}");
         w[1][0] *= 10.0;
         assert!(from_steps(Stat::MeanStep, &w, &w, (1.0, 1.0)).is_ok());
+    }
+
+    /// Calls: means 100 and 103 ns, sd 10 ns, 400 calls each: SE = √(100/400 · 2) = 0.707,
+    /// so the interval is 3 ± 1.386 ns; 20 calls are too few.
+    #[test]
+    fn calls_give_a_normal_interval_of_the_difference_of_means() {
+        let c = |mean| Calls {
+            n: 400.0,
+            mean,
+            var: 100.0,
+        };
+        let i = from_calls(c(100.0), c(103.0)).unwrap();
+        let half = 1.96 * (0.5f64).sqrt();
+        assert!((i.low - (3.0 - half)).abs() < 1e-9 && (i.high - (3.0 + half)).abs() < 1e-9);
+        assert!((i.low_pct.unwrap() - (3.0 - half)).abs() < 1e-9);
+        let few = Calls { n: 20.0, ..c(1.0) };
+        assert!(from_calls(few, c(1.0)).is_err());
     }
 
     /// Five earlier values 100, 102, 98, 101, 99 (mean 100, sd 1.58): a new 101 is inside the

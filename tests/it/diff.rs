@@ -48,6 +48,15 @@ fn truth_means(t: &Truth) -> BTreeMap<String, f64> {
         .collect()
 }
 
+/// Calls of a compute kernel over all ranks, from the ground truth.
+fn truth_calls(t: &Truth, name: &str) -> u64 {
+    t.ranks
+        .iter()
+        .filter_map(|r| r.kernels.get(name))
+        .map(|k| k.count)
+        .sum()
+}
+
 fn diff_json(base: &Path, new: &Path, fail_on: &str) -> (i32, Value) {
     let out = profscope(&[
         "diff",
@@ -109,6 +118,12 @@ fn diff_reports_the_injected_change_and_gates_on_thresholds() {
         assert!((row["change"].as_f64().unwrap() - (want_new[name] - b)).abs() < 1e-6);
         assert_eq!(row["status"], "ok");
         assert_eq!(row["unit"], "ns");
+        // Kernel means are judged by their calls: as many as the ground truth counts, and a
+        // rise of 12-38 % over hundreds of calls lies outside the per-call noise.
+        assert_eq!(row["noise"]["method"], "calls", "{row}");
+        assert_eq!(row["noise"]["n_base"].as_u64(), Some(truth_calls(&base.truth, name)));
+        assert_eq!(row["noise"]["n_new"].as_u64(), Some(truth_calls(&new.truth, name)));
+        assert_eq!(row["verdict"], "regressed", "{row}");
     }
     // Run-level metrics beyond kernels are reported with their unit.
     for m in [
