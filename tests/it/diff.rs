@@ -121,8 +121,14 @@ fn diff_reports_the_injected_change_and_gates_on_thresholds() {
         // Kernel means are judged by their calls: as many as the ground truth counts, and a
         // rise of 12-38 % over hundreds of calls lies outside the per-call noise.
         assert_eq!(row["noise"]["method"], "calls", "{row}");
-        assert_eq!(row["noise"]["n_base"].as_u64(), Some(truth_calls(&base.truth, name)));
-        assert_eq!(row["noise"]["n_new"].as_u64(), Some(truth_calls(&new.truth, name)));
+        assert_eq!(
+            row["noise"]["n_base"].as_u64(),
+            Some(truth_calls(&base.truth, name))
+        );
+        assert_eq!(
+            row["noise"]["n_new"].as_u64(),
+            Some(truth_calls(&new.truth, name))
+        );
         assert_eq!(row["verdict"], "regressed", "{row}");
     }
     // Run-level metrics beyond kernels are reported with their unit.
