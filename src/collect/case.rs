@@ -11,6 +11,8 @@ use super::analyse::{self, RankRunStatus, kill_group};
 use super::archive;
 use super::http::{self, Response};
 use super::manifest::*;
+use super::progress::now;
+pub use super::progress::progress;
 use super::verify::{self, Export};
 use serde_json::json;
 use std::os::unix::process::CommandExt;
@@ -45,15 +47,6 @@ pub struct CaseOpts {
     pub tag: String,
     /// Known-failure signatures to match against a failed gate.
     pub knowledge: Option<PathBuf>,
-}
-
-fn now() -> String {
-    archive::compact_utc(std::time::SystemTime::now())
-}
-
-/// One progress line on stderr.
-pub fn progress(event: &str, detail: serde_json::Value) {
-    eprintln!("{}", json!({"t": now(), "event": event, "detail": detail}));
 }
 
 fn call(

@@ -100,7 +100,7 @@ impl ManifestError {
         if let Some(d) = dir {
             let (entries, errors) = super::knowledge::load(d);
             for e in errors {
-                super::case::progress("knowledge_unreadable", serde_json::json!({"error": e}));
+                super::progress::progress("knowledge_unreadable", serde_json::json!({"error": e}));
             }
             self.knowledge_matches = super::knowledge::best(&entries, &self.message, &self.gates);
         }

@@ -13,6 +13,7 @@ pub mod knowledge;
 pub mod manifest;
 pub mod memory;
 pub mod msprof;
+pub mod progress;
 pub mod sha256;
 pub mod verify;
 

@@ -10,8 +10,8 @@
 
 use super::analyse::kill_group;
 use super::archive::compact_utc;
-use super::case::progress;
 use super::manifest::{Call, ManifestError};
+use super::progress::progress;
 use super::sha256;
 use serde::{Deserialize, Serialize};
 use serde_json::json;

@@ -9,6 +9,7 @@ pub mod diff_input;
 pub mod headline;
 pub mod memory;
 pub mod noise;
+pub mod part;
 pub mod query;
 pub mod registry;
 

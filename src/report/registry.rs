@@ -5,7 +5,7 @@
 //! (a test checks they agree). Adding an analysis: its module in `analysis/`, one entry here
 //! (and its field in `Analyses`), its render section.
 
-use super::analyses::{AnalyzeOpts, Part};
+use super::part::{AnalyzeOpts, Part};
 use crate::analysis::devices::Device;
 use crate::analysis::{
     batch_audit, bubbles, communication, communication_ops, composition, cross_rank, device_time,

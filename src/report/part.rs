@@ -1,0 +1,91 @@
+//! The types the analyses fill and the scheduler reads: the options (`AnalyzeOpts`), the
+//! analyses' part of the report (`Analyses`) and one set of tables' results (`Part`). Both the
+//! registry ([`super::registry`]) and the scheduler ([`super::analyses`]) import them from here,
+//! so neither imports the other's types.
+
+use crate::analysis::{
+    batch_audit::BatchAudit,
+    bubbles::{BubbleOpts, DeviceBubbles},
+    communication::Communication,
+    communication_ops::CommunicationOps,
+    composition::Composition,
+    cross_rank::{CrossRank, DeviceExtract},
+    device_time::DeviceTime,
+    dispatch::DeviceDispatch,
+    kernel_types::KernelTypes,
+    mtp::Mtp,
+    op_types::OpTypes,
+    phases::Phases,
+    ranks::{FileFacts, Ranks},
+    step_sync::StepSyncSummary,
+    top_events::TopEvents,
+    vendor_agreement::VendorAgreement,
+};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone)]
+pub struct AnalyzeOpts {
+    pub bubbles: BubbleOpts,
+    /// Rows in top-N lists.
+    pub top_n: usize,
+    /// The batch size the decode audit requires; None: all qualified replays must agree.
+    pub batch: Option<i64>,
+    /// Run only these analyses (names as in `report::registry::REGISTRY`); None: all.
+    pub only: Option<Vec<String>>,
+    /// How many ranks the run should have (`--expected-ranks`); None: a file's world size.
+    pub expected_ranks: Option<u32>,
+}
+
+impl Default for AnalyzeOpts {
+    fn default() -> Self {
+        AnalyzeOpts {
+            bubbles: BubbleOpts::default(),
+            top_n: 10,
+            batch: None,
+            only: None,
+            expected_ranks: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Analyses {
+    /// Self-audit against the vendor's own numbers in the input (computed from device_time).
+    pub vendor_agreement: VendorAgreement,
+    pub device_time: Vec<DeviceTime>,
+    pub kernel_types: Vec<KernelTypes>,
+    /// HTA's default window: complete ProfilerSteps only (files with at least two steps).
+    pub kernel_types_complete_steps: Vec<KernelTypes>,
+    pub bubbles: Vec<DeviceBubbles>,
+    /// Launch links, launch latency, queue depth, host-bound idle, host API statistics.
+    pub dispatch: Vec<DeviceDispatch>,
+    pub step_sync: Vec<StepSyncSummary>,
+    pub mtp: Vec<Mtp>,
+    pub top_events: Vec<TopEvents>,
+    /// Compute time per op type (inputs with kernel details: db).
+    pub op_types: Vec<OpTypes>,
+    pub composition: Vec<Composition>,
+    pub communication: Vec<Communication>,
+    /// Per collective op: transit / wait / synchronization / idle, bandwidth per link type, the
+    /// link matrix; the slow rank and slow link.
+    pub communication_ops: CommunicationOps,
+    pub phases: Vec<Phases>,
+    /// None when not run (`--only`).
+    pub batch_audit: Option<BatchAudit>,
+    /// Rank anomalies: missing, CPU-only, truncated, failed, oversized, disjoint windows.
+    pub ranks: Ranks,
+    /// Per step and rank: computing / exposed communication / free, slowest rank and why,
+    /// collective start skew.
+    pub cross_rank: CrossRank,
+}
+
+/// The results of one set of tables (one file, or all files at once) and what the run-level
+/// analyses (ranks, cross_rank, the batch verdict) need from it.
+#[derive(Default, Serialize, Deserialize)]
+pub struct Part {
+    pub analyses: Analyses,
+    pub rank_facts: Vec<FileFacts>,
+    pub extracts: Vec<DeviceExtract>,
+    /// Per-file decode audits, merged into one verdict over the run.
+    pub audits: Vec<BatchAudit>,
+}
