@@ -52,12 +52,14 @@ impl Footprint {
         let mut f = Footprint::default();
         let mut seen = HashSet::new();
         for p in paths {
-            f.add(p, 0, &mut seen);
+            f.add(p, None, 0, &mut seen);
         }
         f
     }
 
-    fn add(&mut self, p: &Path, depth: usize, seen: &mut HashSet<PathBuf>) {
+    /// Adds `p`; `real` is its real path when the caller knows it (an entry that is not a link,
+    /// inside a folder whose real path is known: no `realpath` per file).
+    fn add(&mut self, p: &Path, real: Option<PathBuf>, depth: usize, seen: &mut HashSet<PathBuf>) {
         self.entries += 1;
         if self.entries > MAX_ENTRIES || depth > MAX_DEPTH {
             return;
@@ -65,17 +67,19 @@ impl Footprint {
         let Ok(meta) = std::fs::metadata(p) else {
             return;
         };
-        let Ok(real) = std::fs::canonicalize(p) else {
+        let Some(real) = real.or_else(|| std::fs::canonicalize(p).ok()) else {
             return;
         };
         if meta.is_dir() {
             if !seen.insert(real.clone()) {
                 return;
             }
-            self.folders.push(real);
+            self.folders.push(real.clone());
             let Ok(rd) = std::fs::read_dir(p) else { return };
             for e in rd.flatten() {
-                self.add(&e.path(), depth + 1, seen);
+                let link = e.file_type().is_ok_and(|t| t.is_symlink());
+                let known = (!link).then(|| real.join(e.file_name()));
+                self.add(&e.path(), known, depth + 1, seen);
             }
         } else {
             self.files.insert((meta.dev(), meta.ino()));
