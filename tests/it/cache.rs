@@ -32,26 +32,7 @@ fn analyze(root: &Path, cache: Option<&Path>, extra: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-/// The examples of diagnostic `code` (empty when absent).
-fn examples(r: &Value, code: &str) -> Vec<String> {
-    r["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|d| d["code"] == code)
-        .flat_map(|d| d["examples"].as_array().unwrap().clone())
-        .map(|e| e.as_str().unwrap().to_string())
-        .collect()
-}
-
-fn count(r: &Value, code: &str) -> u64 {
-    r["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["code"] == code)
-        .map_or(0, |d| d["count"].as_u64().unwrap())
-}
+use crate::common::{diag_count as count, diag_examples as examples};
 
 /// The report without the cache's diagnostics and the three timings.
 fn stripped(r: &Value) -> Value {

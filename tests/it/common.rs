@@ -241,3 +241,24 @@ pub fn open_sample_db(path: &Path) -> rusqlite::Connection {
     )
     .unwrap()
 }
+
+/// The examples of diagnostic `code` (empty when absent).
+pub fn diag_examples(r: &serde_json::Value, code: &str) -> Vec<String> {
+    r["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == code)
+        .flat_map(|d| d["examples"].as_array().unwrap().clone())
+        .map(|e| e.as_str().unwrap().to_string())
+        .collect()
+}
+
+pub fn diag_count(r: &serde_json::Value, code: &str) -> u64 {
+    r["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == code)
+        .map_or(0, |d| d["count"].as_u64().unwrap())
+}

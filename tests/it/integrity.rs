@@ -5,7 +5,7 @@
 //! there; the samples are never written. Expected values come from the unchanged copies (a
 //! root analysed once) or from SQLite on the same bytes, never from the code under test alone.
 
-use crate::common;
+use crate::common::{self, diag_count, diag_examples};
 use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -76,26 +76,6 @@ fn comparable(r: &Value) -> Value {
         .unwrap()
         .retain(|d| d["code"] != "input_duplicate");
     r
-}
-
-fn diag_count(r: &Value, code: &str) -> u64 {
-    r["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["code"] == code)
-        .map_or(0, |d| d["count"].as_u64().unwrap())
-}
-
-fn diag_examples(r: &Value, code: &str) -> Vec<String> {
-    r["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|d| d["code"] == code)
-        .flat_map(|d| d["examples"].as_array().unwrap().clone())
-        .map(|e| e.as_str().unwrap().to_string())
-        .collect()
 }
 
 /// `report --html`, `export --perfetto`, `export --parquet` and `analyze --save` onto an input
