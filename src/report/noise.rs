@@ -156,6 +156,9 @@ pub fn from_steps(
             new_strata[1].len()
         ));
     }
+    if base.len() + new.len() > BOOTSTRAP_MAX_STEPS {
+        return Ok(normal_interval(stat, base, new, metric));
+    }
     let (mut abs, mut rel) = (Vec::with_capacity(b), Vec::with_capacity(b));
     let mut picks = Vec::new();
     for _ in 0..b {
@@ -191,6 +194,53 @@ pub fn from_steps(
         low_pct: pct(0.025),
         high_pct: pct(0.975),
     })
+}
+
+/// Past this many steps in both runs together the interval is the normal approximation
+/// ([`normal_interval`]): at a million steps the central limit holds, and 200 resamples of
+/// millions of steps would take seconds per metric.
+pub const BOOTSTRAP_MAX_STEPS: usize = 1_000_000;
+
+/// The statistic of `steps` and its variance, by linearisation: a mean's is var/n; a share's
+/// (a ratio of sums, percent) is that of (x − R·y) / ȳ, times 100², over n (the delta method).
+fn stat_and_variance(stat: Stat, steps: &[Step]) -> (f64, f64) {
+    let n = steps.len() as f64;
+    let value = stat.of(steps);
+    let z: Vec<f64> = match stat {
+        Stat::MeanStep => steps.iter().map(|s| s[0]).collect(),
+        Stat::Share(k) => {
+            let (r, mean_y) = (value / 100.0, steps.iter().map(|s| s[0]).sum::<f64>() / n);
+            steps
+                .iter()
+                .map(|s| 100.0 * (s[k] - r * s[0]) / mean_y)
+                .collect()
+        }
+    };
+    let m = z.iter().sum::<f64>() / n;
+    let var = z.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0);
+    (value, var / n)
+}
+
+/// The 95% interval of the change from the normal approximation (see [`BOOTSTRAP_MAX_STEPS`]),
+/// shifted onto the metric as the bootstrap's is.
+fn normal_interval(stat: Stat, base: &[Step], new: &[Step], metric: (f64, f64)) -> Interval {
+    let ((b0, vb), (n0, vn)) = (stat_and_variance(stat, base), stat_and_variance(stat, new));
+    let (mb, mn) = metric;
+    let half = 1.96 * (vb + vn).sqrt();
+    let d0 = n0 - b0;
+    let shift = (mn - mb) - d0;
+    let rel = (b0 != 0.0 && mb != 0.0).then(|| {
+        let r0 = 100.0 * (n0 / b0 - 1.0);
+        let se = 100.0 * (vn / (b0 * b0) + n0 * n0 * vb / b0.powi(4)).sqrt();
+        let center = 100.0 * (mn / mb - 1.0);
+        (center - 1.96 * se, center + 1.96 * se, r0)
+    });
+    Interval {
+        low: d0 - half + shift,
+        high: d0 + half + shift,
+        low_pct: rel.map(|r| r.0),
+        high_pct: rel.map(|r| r.1),
+    }
 }
 
 /// Fewer calls than this on a side: the noise of a mean per call is unknown.
@@ -294,6 +344,47 @@ mod tests {
         assert!(e.contains("single far-outlier"), "{e}");
         w[1][0] *= 10.0;
         assert!(from_steps(Stat::MeanStep, &w, &w, (1.0, 1.0)).is_ok());
+    }
+
+    /// The normal approximation used past a million steps agrees with the bootstrap on a
+    /// unimodal sample small enough for both (4,000 steps a side, times spread ±10%, shifted by
+    /// 1%, computing 50-70% of each step): the intervals' widths within 15%, their centres
+    /// within a tenth of a width.
+    #[test]
+    fn the_normal_interval_agrees_with_the_bootstrap() {
+        let side = |scale: f64, seed: u64| -> Vec<Step> {
+            let mut r = Mix(seed);
+            (0..4000)
+                .map(|_| {
+                    let t = scale * (900.0 + r.below(201) as f64);
+                    let c = t * (0.5 + r.below(201) as f64 / 1000.0);
+                    [t, c, t * 0.1, t * 0.9 - c]
+                })
+                .collect()
+        };
+        let (b, n) = (side(1.0, 1), side(1.01, 2));
+        for stat in [Stat::MeanStep, Stat::Share(1)] {
+            let metric = (stat.of(&b), stat.of(&n));
+            let boot = from_steps(stat, &b, &n, metric).unwrap();
+            let norm = normal_interval(stat, &b, &n, metric);
+            let (wb, wn) = (boot.high - boot.low, norm.high - norm.low);
+            assert!(
+                (wb - wn).abs() < 0.15 * wb.max(1e-12),
+                "{stat:?}: {boot:?} vs {norm:?}"
+            );
+            let (cb, cn) = ((boot.high + boot.low) / 2.0, (norm.high + norm.low) / 2.0);
+            assert!(
+                (cb - cn).abs() < 0.1 * wb.max(1e-9),
+                "{stat:?}: {boot:?} vs {norm:?}"
+            );
+            if stat == Stat::MeanStep {
+                let (pb, pn) = (
+                    boot.high_pct.unwrap() - boot.low_pct.unwrap(),
+                    norm.high_pct.unwrap() - norm.low_pct.unwrap(),
+                );
+                assert!((pb - pn).abs() < 0.15 * pb, "{boot:?} vs {norm:?}");
+            }
+        }
     }
 
     /// Calls: means 100 and 103 ns, sd 10 ns, 400 calls each: SE = √(100/400 · 2) = 0.707,
