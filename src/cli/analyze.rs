@@ -134,6 +134,8 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     } else {
         args.paths.iter().map(|p| from_manifest(p)).collect()
     };
+    // The inputs' files, walked once (and only if an output or the cache needs them).
+    let footprint = crate::ingest::footprint::Footprint::of(&paths);
     let opts = RunOpts {
         analyze: AnalyzeOpts {
             bubbles: BubbleOpts {
@@ -148,13 +150,13 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         phase: args.phase,
         jobs: args.jobs.unwrap_or_else(rayon::current_num_threads).max(1),
         max_memory: args.max_memory.unwrap_or_else(pipeline::default_max_memory),
-        cache: super::cache::choose(args.cache.as_deref(), args.no_cache, &paths)?,
+        cache: super::cache::choose(args.cache.as_deref(), args.no_cache, &footprint)?,
         cache_max_bytes: args
             .cache_max_size
             .unwrap_or(pipeline::cache::DEFAULT_MAX_BYTES),
     };
     if let Some(save) = &args.save {
-        crate::cli::refuse_overwriting_inputs(save, &paths)?;
+        crate::cli::refuse_overwriting_inputs(save, &footprint)?;
     }
     let mut report = report_for(&paths, &opts, args.quiet)?;
     // Tables and Markdown read every entry; only the JSON's step lists are capped.

@@ -14,7 +14,7 @@ pub fn off_by_env() -> bool {
 pub fn choose(
     flag: Option<&Path>,
     no_cache: bool,
-    inputs: &[PathBuf],
+    inputs: &crate::ingest::footprint::Footprint,
 ) -> anyhow::Result<Option<PathBuf>> {
     if no_cache || (flag.is_none() && off_by_env()) {
         return Ok(None);
@@ -25,8 +25,7 @@ pub fn choose(
     else {
         return Ok(None);
     };
-    let footprint = crate::ingest::footprint::Footprint::of(inputs);
-    if let Some(why) = footprint.clash(&dir, true) {
+    if let Some(why) = inputs.clash(&dir, true) {
         anyhow::bail!(
             "the cache folder {}: {why}: inputs are never written to; choose another --cache folder or --no-cache",
             dir.display()

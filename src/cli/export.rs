@@ -125,6 +125,8 @@ pub fn run(a: ExportArgs) -> anyhow::Result<ExitCode> {
         (None, None) => Window::All,
     };
     let d = crate::ingest::discover(&a.paths)?;
+    // Walked once, for whichever outputs are asked for.
+    let footprint = crate::ingest::footprint::Footprint::of(&a.paths);
     anyhow::ensure!(
         !d.inputs.is_empty(),
         "no profiling inputs under {:?}",
@@ -136,7 +138,7 @@ pub fn run(a: ExportArgs) -> anyhow::Result<ExitCode> {
             "--parquet {}: exists and is not a folder (the Parquet export writes a folder)",
             dir.display()
         );
-        crate::cli::refuse_overwriting_inputs(dir, &a.paths)?;
+        crate::cli::refuse_overwriting_inputs(dir, &footprint)?;
         let tag = a
             .run
             .clone()
@@ -162,7 +164,7 @@ pub fn run(a: ExportArgs) -> anyhow::Result<ExitCode> {
     let Some(perfetto) = a.perfetto.clone() else {
         return Ok(ExitCode::SUCCESS);
     };
-    crate::cli::refuse_overwriting_inputs(&perfetto, &a.paths)?;
+    crate::cli::refuse_overwriting_inputs(&perfetto, &footprint)?;
     let o = PerfettoOpts {
         window,
         ranks: a.ranks.clone(),

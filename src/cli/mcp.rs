@@ -281,7 +281,12 @@ fn call_tool(name: &str, args: &Value) -> anyhow::Result<Value> {
             };
             let opts = RunOpts {
                 // The default cache, unless it would lie inside an input.
-                cache: super::cache::choose(None, false, &paths).unwrap_or(None),
+                cache: super::cache::choose(
+                    None,
+                    false,
+                    &crate::ingest::footprint::Footprint::of(&paths),
+                )
+                .unwrap_or(None),
                 ..RunOpts::new(
                     AnalyzeOpts {
                         only,

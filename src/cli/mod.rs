@@ -102,10 +102,9 @@ pub(crate) const MAX_RANKS: i64 = 1 << 17;
 /// never overwritten.
 pub(crate) fn refuse_overwriting_inputs(
     out: &std::path::Path,
-    inputs: &[std::path::PathBuf],
+    inputs: &crate::ingest::footprint::Footprint,
 ) -> anyhow::Result<()> {
-    let footprint = crate::ingest::footprint::Footprint::of(inputs);
-    if let Some(why) = footprint.clash(out, false) {
+    if let Some(why) = inputs.clash(out, false) {
         anyhow::bail!("{why}: inputs are never overwritten; choose another output path");
     }
     Ok(())

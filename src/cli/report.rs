@@ -31,7 +31,8 @@ pub struct ReportArgs {
 
 pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
     let inputs: Vec<PathBuf> = a.paths.iter().chain(&a.memory).cloned().collect();
-    crate::cli::refuse_overwriting_inputs(&a.html, &inputs)?;
+    let footprint = crate::ingest::footprint::Footprint::of(&inputs);
+    crate::cli::refuse_overwriting_inputs(&a.html, &footprint)?;
     let opts = RunOpts::new(AnalyzeOpts::default(), None);
     let report = super::analyze::report_for(&a.paths, &opts, a.quiet)?;
     let memory = if a.memory.is_empty() {

@@ -12,9 +12,17 @@ const MAX_DEPTH: usize = 64;
 /// Entries looked at in all; a larger tree is still guarded by its folders' real paths.
 const MAX_ENTRIES: usize = 1_000_000;
 
-/// The files and folders under some input paths.
-#[derive(Debug, Default)]
+/// The files and folders under some input paths, walked on first use and once however many
+/// outputs a command checks.
+#[derive(Debug)]
 pub struct Footprint {
+    paths: Vec<PathBuf>,
+    walked: std::sync::OnceLock<Walked>,
+}
+
+/// What the walk found.
+#[derive(Debug, Default)]
+struct Walked {
     files: HashSet<(u64, u64)>,
     file_paths: Vec<PathBuf>,
     folders: Vec<PathBuf>,
@@ -49,14 +57,64 @@ pub fn resolve_for_writing(p: &Path) -> PathBuf {
 impl Footprint {
     /// Everything under `paths` (files as given, folders walked with links followed).
     pub fn of(paths: &[PathBuf]) -> Footprint {
-        let mut f = Footprint::default();
-        let mut seen = HashSet::new();
-        for p in paths {
-            f.add(p, None, 0, &mut seen);
+        Footprint {
+            paths: paths.to_vec(),
+            walked: std::sync::OnceLock::new(),
         }
-        f
     }
 
+    fn walked(&self) -> &Walked {
+        self.walked.get_or_init(|| {
+            let mut w = Walked::default();
+            let mut seen = HashSet::new();
+            for p in &self.paths {
+                w.add(p, None, 0, &mut seen);
+            }
+            w
+        })
+    }
+
+    /// Why writing `out` (a file, or a folder written into) would touch an input, if it would:
+    /// it is an input file (same inode, or same real path), it holds one, or it lies inside an
+    /// input folder and `inside_folders_too`.
+    pub fn clash(&self, out: &Path, inside_folders_too: bool) -> Option<String> {
+        let w = self.walked();
+        let real = resolve_for_writing(out);
+        if let Some(f) = w.file_paths.iter().find(|f| **f == real) {
+            return Some(format!(
+                "{} is the input file {}",
+                out.display(),
+                f.display()
+            ));
+        }
+        if let Ok(m) = std::fs::metadata(out)
+            && w.files.contains(&(m.dev(), m.ino()))
+        {
+            return Some(format!(
+                "{} is an input file (or a link to one)",
+                out.display()
+            ));
+        }
+        let holds = w
+            .file_paths
+            .iter()
+            .chain(&w.folders)
+            .find(|f| f.starts_with(&real));
+        if let Some(f) = holds {
+            return Some(format!("{} holds the input {}", out.display(), f.display()));
+        }
+        if inside_folders_too && let Some(d) = w.folders.iter().find(|d| real.starts_with(d)) {
+            return Some(format!(
+                "{} is inside the input folder {}",
+                out.display(),
+                d.display()
+            ));
+        }
+        None
+    }
+}
+
+impl Walked {
     /// Adds `p`; `real` is its real path when the caller knows it (an entry that is not a link,
     /// inside a folder whose real path is known: no `realpath` per file).
     fn add(&mut self, p: &Path, real: Option<PathBuf>, depth: usize, seen: &mut HashSet<PathBuf>) {
@@ -85,44 +143,6 @@ impl Footprint {
             self.files.insert((meta.dev(), meta.ino()));
             self.file_paths.push(real);
         }
-    }
-
-    /// Why writing `out` (a file, or a folder written into) would touch an input, if it would:
-    /// it is an input file (same inode, or same real path), it holds one, or it lies inside an
-    /// input folder and `inside_folders_too`.
-    pub fn clash(&self, out: &Path, inside_folders_too: bool) -> Option<String> {
-        let real = resolve_for_writing(out);
-        if let Some(f) = self.file_paths.iter().find(|f| **f == real) {
-            return Some(format!(
-                "{} is the input file {}",
-                out.display(),
-                f.display()
-            ));
-        }
-        if let Ok(m) = std::fs::metadata(out)
-            && self.files.contains(&(m.dev(), m.ino()))
-        {
-            return Some(format!(
-                "{} is an input file (or a link to one)",
-                out.display()
-            ));
-        }
-        let holds = self
-            .file_paths
-            .iter()
-            .chain(&self.folders)
-            .find(|f| f.starts_with(&real));
-        if let Some(f) = holds {
-            return Some(format!("{} holds the input {}", out.display(), f.display()));
-        }
-        if inside_folders_too && let Some(d) = self.folders.iter().find(|d| real.starts_with(d)) {
-            return Some(format!(
-                "{} is inside the input folder {}",
-                out.display(),
-                d.display()
-            ));
-        }
-        None
     }
 }
 

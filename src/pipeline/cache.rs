@@ -413,7 +413,7 @@ impl Cache {
         };
         let path = self.entry_path(input);
         let cap = self.max_bytes.min(MAX_ENTRY_BYTES);
-        let body = match read_entry(&path, cap) {
+        let bytes = match read_entry(&path, cap) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Lookup::Miss("not in the cache".into(), Some(now));
@@ -425,7 +425,7 @@ impl Cache {
                 );
             }
         };
-        match postcard::from_bytes::<Entry<T>>(&body) {
+        match decode_entry::<T>(&bytes) {
             Ok(e) if e.identity == now && e.input == input.path && e.options == self.options => {
                 // Recently used: the last entries pruning removes (best effort).
                 let _ = std::fs::File::options()
@@ -522,17 +522,20 @@ pub fn unseal(bytes: &[u8]) -> Result<&[u8], &'static str> {
     Ok(&data[MAGIC.len()..])
 }
 
-/// Decodes entry bytes as a lookup does: the seal checked, then the entry decoded (what the
-/// `cache_entry` fuzz target drives with arbitrary bytes, raw and sealed).
-pub fn check_entry<T: DeserializeOwned>(bytes: &[u8]) -> Result<(), String> {
+/// An entry's bytes decoded: the seal checked, then the postcard entry.
+fn decode_entry<T: DeserializeOwned>(bytes: &[u8]) -> Result<Entry<T>, String> {
     let body = unseal(bytes).map_err(str::to_string)?;
-    postcard::from_bytes::<Entry<T>>(body)
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+    postcard::from_bytes::<Entry<T>>(body).map_err(|e| e.to_string())
 }
 
-/// The checked body of the entry at `path`: opened without following a link or blocking on a
-/// FIFO, a regular file of at most `cap` bytes, sealed (see [`unseal`]).
+/// Decodes entry bytes as a lookup does ([`decode_entry`]; what the `cache_entry` fuzz target
+/// drives with arbitrary bytes, raw and sealed).
+pub fn check_entry<T: DeserializeOwned>(bytes: &[u8]) -> Result<(), String> {
+    decode_entry::<T>(bytes).map(|_| ())
+}
+
+/// The bytes of the entry at `path`: opened without following a link or blocking on a FIFO, a
+/// regular file of at most `cap` bytes (the seal is [`decode_entry`]'s to check).
 fn read_entry(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     let f = std::fs::File::options()
@@ -561,9 +564,6 @@ fn read_entry(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
     if bytes.len() as u64 > cap {
         return Err(std::io::Error::other("grew past the cap while read"));
     }
-    let body = unseal(&bytes).map_err(std::io::Error::other)?.len();
-    bytes.drain(..MAGIC.len());
-    bytes.truncate(body);
     Ok(bytes)
 }
 

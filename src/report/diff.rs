@@ -787,38 +787,35 @@ pub fn diff(
 
 /// A change and its interval in words: `+5.3% (95% CI +3.1% .. +7.4%, 102 vs 102 steps)`.
 fn change_words(r: &Row) -> String {
-    if r.unit == MetricUnit::Pct {
-        let c = r.change.unwrap_or(0.0);
-        return match (r.noise.method, r.noise.ci_low, r.noise.ci_high) {
-            (NoiseMethod::Unknown, ..) | (_, None, _) | (_, _, None) => format!("{c:+.2} pt"),
-            (m, Some(a), Some(b)) => format!(
-                "{c:+.2} pt (95% CI {a:+.2} .. {b:+.2} pt, {})",
-                match m {
-                    NoiseMethod::History => format!("against {} earlier runs", r.noise.n_base),
-                    NoiseMethod::Calls => format!("{} vs {} calls", r.noise.n_base, r.noise.n_new),
-                    _ => format!("{} vs {} steps", r.noise.n_base, r.noise.n_new),
-                }
-            ),
-        };
-    }
-    let pct = r.change_pct.map_or_else(
-        || format!("{:+.3}", r.change.unwrap_or(0.0)),
-        |p| format!("{p:+.2}%"),
-    );
     let n = &r.noise;
+    let (change, interval) = if r.unit == MetricUnit::Pct {
+        let c = r.change.unwrap_or(0.0);
+        let ci = n.ci_low.zip(n.ci_high);
+        (
+            format!("{c:+.2} pt"),
+            ci.map(|(a, b)| format!("{a:+.2} .. {b:+.2} pt")),
+        )
+    } else {
+        let change = r.change_pct.map_or_else(
+            || format!("{:+.3}", r.change.unwrap_or(0.0)),
+            |p| format!("{p:+.2}%"),
+        );
+        let ci = match (n.ci_low_pct.zip(n.ci_high_pct), n.ci_low.zip(n.ci_high)) {
+            (Some((a, b)), _) => Some(format!("{a:+.2}% .. {b:+.2}%")),
+            (None, Some((a, b))) => Some(format!("{a:+.3} .. {b:+.3}")),
+            _ => None,
+        };
+        (change, ci)
+    };
     let what = match n.method {
         NoiseMethod::Steps => format!("{} vs {} steps", n.n_base, n.n_new),
         NoiseMethod::Calls => format!("{} vs {} calls", n.n_base, n.n_new),
         NoiseMethod::History => format!("against {} earlier runs", n.n_base),
-        NoiseMethod::Unknown => return pct,
+        NoiseMethod::Unknown => return change,
     };
-    match (n.ci_low_pct, n.ci_high_pct) {
-        (Some(a), Some(b)) => format!("{pct} (95% CI {a:+.2}% .. {b:+.2}%, {what})"),
-        _ => format!(
-            "{pct} (95% CI {:+.3} .. {:+.3}, {what})",
-            n.ci_low.unwrap_or(0.0),
-            n.ci_high.unwrap_or(0.0)
-        ),
+    match interval {
+        Some(ci) => format!("{change} (95% CI {ci}, {what})"),
+        None => change,
     }
 }
 

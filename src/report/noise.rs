@@ -112,14 +112,6 @@ fn strata(steps: &[Step]) -> [Vec<usize>; 2] {
     [regular, outliers]
 }
 
-/// Far outlier steps of a run (see [`strata`]).
-pub fn outlier_steps(steps: &[Step]) -> usize {
-    if steps.len() < MIN_STEPS {
-        return 0;
-    }
-    strata(steps)[1].len()
-}
-
 /// One stratified resample: as many draws from each stratum as it holds.
 fn resample(strata: &[Vec<usize>; 2], rng: &mut Mix, out: &mut Vec<usize>) {
     out.clear();
