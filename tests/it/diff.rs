@@ -441,7 +441,7 @@ fn a_history_of_saved_reports_is_the_baseline() {
 }
 
 /// Real roots: the one-step text and db level1 roots (1 step per rank) say the noise is
-/// unknown; the two legacy CANN captures (10 iterations each) differ by +7.4% in mean step time,
+/// unknown; the two legacy CANN captures (rank 0 and rank 1 of one job, 10 iterations each) differ by +7.4% in mean step time,
 /// most of it in one warm-up iteration per capture (47.6 vs 57.5 ms; the other nine: Welch's t
 /// computed here is below 2): one outlier per run has no spread to estimate, so the noise is
 /// unknown and the 1% threshold applies as given (exit 1, the reason in the summary); a capture
