@@ -12,6 +12,7 @@ pub mod decode_steps;
 pub mod device_time;
 pub mod devices;
 pub mod dispatch;
+pub mod evidence;
 pub mod families;
 pub mod grouping;
 pub mod intervals;

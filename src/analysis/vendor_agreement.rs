@@ -1,57 +1,122 @@
 //! Self-audit: how far profscope's device-time numbers are from the vendor's own numbers in the
-//! same input (the `Overlap Analysis` rows of a trace_view.json / msprof json, the db's
-//! OVERLAP_ANALYSIS table). Each device and metric (computing, communication, communication not
-//! overlapped, free) is one check; a check agrees when the difference is at most
-//! [`TOLERANCE_PCT_OF_WINDOW`] percent of the device's window. The verdict is one line every format
-//! shows first, so a reader (or an agent) knows whether to trust the numbers below it.
+//! same input: the `Overlap Analysis` rows of a trace_view.json / msprof json and the db's
+//! OVERLAP_ANALYSIS table (the device's whole window), and the vendor's step table
+//! (analysis.db `StepTraceTime`, the text export's `step_trace_time.csv`; per step, against the
+//! cross-rank analysis's step rows, or the whole window when the vendor wrote one row for the
+//! capture and we found no steps). Each device, source, step and metric (computing,
+//! communication, communication not overlapped, free) is one check; a check agrees when the
+//! difference is at most [`TOLERANCE_PCT_OF_WINDOW`] percent of the window compared. The
+//! verdict is one line every format shows first, so a reader (or an agent) knows whether to
+//! trust the numbers below it.
 
+use super::cross_rank::{DeviceExtract, StepRow};
 use super::device_time::DeviceTime;
+use super::evidence::{FileEvidence, VendorStep};
 use crate::diag::{Diagnostics, Severity};
 pub use crate::report::contract::vendor_agreement::*;
 
 /// A difference larger than this share of the window (percent) is a disagreement.
 pub const TOLERANCE_PCT_OF_WINDOW: f64 = 1.0;
 
-/// The checks of every device_time row that has vendor numbers.
-pub fn compute(device_time: &[DeviceTime]) -> VendorAgreement {
+/// Our four numbers and the vendor's, with the window they are shares of.
+struct Compared {
+    source: String,
+    step: Option<i64>,
+    window_ns: i64,
+    ours: [i64; 4],
+    vendor: [i64; 4],
+}
+
+const METRICS: [TimeMetric; 4] = [
+    TimeMetric::Computing,
+    TimeMetric::Communication,
+    TimeMetric::CommunicationNotOverlapped,
+    TimeMetric::Free,
+];
+
+fn of_step(s: &StepRow) -> [i64; 4] {
+    [
+        s.computing_ns,
+        s.communication_ns,
+        s.communication_not_overlapped_ns,
+        s.free_ns,
+    ]
+}
+
+fn of_vendor(v: &VendorStep) -> [i64; 4] {
+    [
+        v.computing_ns,
+        v.communication_ns,
+        v.communication_not_overlapped_ns,
+        v.free_ns,
+    ]
+}
+
+/// The checks of every device_time row against every vendor source its file holds.
+/// `extracts`: the cross-rank step rows (empty when cross_rank did not run); `evidence`: the
+/// vendor step tables per file.
+pub fn compute(
+    device_time: &[DeviceTime],
+    extracts: &[DeviceExtract],
+    evidence: &[FileEvidence],
+) -> VendorAgreement {
     let mut checks = Vec::new();
     let mut checked = 0u64;
     let mut disagreeing = 0u64;
+    let mut unmatched = 0u64;
+    let mut sources: Vec<String> = Vec::new();
     for d in device_time {
-        let Some(v) = &d.vendor else {
+        let mut compared = Vec::new();
+        if let Some(v) = &d.vendor {
+            compared.push(Compared {
+                source: v.source.clone(),
+                step: None,
+                window_ns: d.window_ns,
+                ours: [
+                    d.computing_ns,
+                    d.communication_ns,
+                    d.communication_not_overlapped_ns,
+                    d.free_ns,
+                ],
+                vendor: [
+                    v.computing_ns,
+                    v.communication_ns,
+                    v.communication_not_overlapped_ns,
+                    v.free_ns,
+                ],
+            });
+            push_source(&mut sources, "Overlap Analysis");
+        }
+        let (c, u) = step_table(d, device_time, extracts, evidence);
+        unmatched += u;
+        for x in &c {
+            push_source(&mut sources, x.source.split(" of ").next().unwrap_or(""));
+        }
+        compared.extend(c);
+        if compared.is_empty() {
             continue;
-        };
+        }
         checked += 1;
         let mut bad = false;
-        for (metric, ours, vendor) in [
-            (TimeMetric::Computing, d.computing_ns, v.computing_ns),
-            (
-                TimeMetric::Communication,
-                d.communication_ns,
-                v.communication_ns,
-            ),
-            (
-                TimeMetric::CommunicationNotOverlapped,
-                d.communication_not_overlapped_ns,
-                v.communication_not_overlapped_ns,
-            ),
-            (TimeMetric::Free, d.free_ns, v.free_ns),
-        ] {
-            let diff = ours - vendor;
-            let pct = diff as f64 * 100.0 / d.window_ns.max(1) as f64;
-            let agrees = pct.abs() <= TOLERANCE_PCT_OF_WINDOW;
-            bad |= !agrees;
-            checks.push(Check {
-                device: d.device.clone(),
-                source: v.source.clone(),
-                metric,
-                ours_ns: ours,
-                vendor_ns: vendor,
-                diff_ns: diff,
-                window_ns: d.window_ns,
-                diff_pct_of_window: pct,
-                agrees,
-            });
+        for c in compared {
+            for (k, metric) in METRICS.into_iter().enumerate() {
+                let diff = c.ours[k] - c.vendor[k];
+                let pct = diff as f64 * 100.0 / c.window_ns.max(1) as f64;
+                let agrees = pct.abs() <= TOLERANCE_PCT_OF_WINDOW;
+                bad |= !agrees;
+                checks.push(Check {
+                    device: d.device.clone(),
+                    source: c.source.clone(),
+                    step: c.step,
+                    metric,
+                    ours_ns: c.ours[k],
+                    vendor_ns: c.vendor[k],
+                    diff_ns: diff,
+                    window_ns: c.window_ns,
+                    diff_pct_of_window: pct,
+                    agrees,
+                });
+            }
         }
         disagreeing += u64::from(bad);
     }
@@ -59,10 +124,14 @@ pub fn compute(device_time: &[DeviceTime]) -> VendorAgreement {
         .iter()
         .map(|c| c.diff_pct_of_window.abs())
         .fold(0.0, f64::max);
-    let verdict = verdict(&checks, checked, disagreeing, max);
+    let total = device_time.len() as u64;
+    let verdict = verdict(&checks, checked, total, disagreeing, max, &sources);
     VendorAgreement {
         tolerance_pct_of_window: TOLERANCE_PCT_OF_WINDOW,
         devices_checked: checked,
+        devices_total: total,
+        sources,
+        vendor_steps_unmatched: unmatched,
         devices_disagreeing: disagreeing,
         max_diff_pct_of_window: max,
         checks,
@@ -70,18 +139,97 @@ pub fn compute(device_time: &[DeviceTime]) -> VendorAgreement {
     }
 }
 
+fn push_source(sources: &mut Vec<String>, s: &str) {
+    if !sources.iter().any(|x| x == s) {
+        sources.push(s.to_string());
+    }
+}
+
+/// The vendor step rows of `d`'s file against our steps of the same number; the whole window
+/// when the vendor wrote one row and we have no step of that number. A file's step table has
+/// no device column, so files with several devices are not compared. Returns the comparisons
+/// and how many vendor rows matched nothing.
+fn step_table(
+    d: &DeviceTime,
+    device_time: &[DeviceTime],
+    extracts: &[DeviceExtract],
+    evidence: &[FileEvidence],
+) -> (Vec<Compared>, u64) {
+    let Some(ev) = evidence
+        .iter()
+        .find(|e| e.file == d.device.file && !e.vendor_steps.is_empty())
+    else {
+        return (Vec::new(), 0);
+    };
+    if device_time
+        .iter()
+        .filter(|x| x.device.file == d.device.file)
+        .count()
+        != 1
+    {
+        return (Vec::new(), ev.vendor_steps.len() as u64);
+    }
+    let steps: Vec<&StepRow> = extracts
+        .iter()
+        .filter(|x| x.device == d.device)
+        .flat_map(|x| &x.steps)
+        .collect();
+    let mut out = Vec::new();
+    let mut unmatched = 0u64;
+    let whole = ev.vendor_steps.len() == 1;
+    for v in &ev.vendor_steps {
+        let ours = v.step.and_then(|k| steps.iter().rev().find(|s| s.key == k));
+        let (window_ns, ours) = match ours {
+            Some(s) => (s.step_ns(), of_step(s)),
+            None if whole && (v.step.is_none() || steps.is_empty()) => (
+                d.window_ns,
+                [
+                    d.computing_ns,
+                    d.communication_ns,
+                    d.communication_not_overlapped_ns,
+                    d.free_ns,
+                ],
+            ),
+            None => {
+                unmatched += 1;
+                continue;
+            }
+        };
+        out.push(Compared {
+            source: format!("{} of {}", v.source, d.device.file),
+            step: ours_step(v, &steps),
+            window_ns,
+            ours,
+            vendor: of_vendor(v),
+        });
+    }
+    (out, unmatched)
+}
+
+/// The step number a comparison is labelled with: the vendor's when we have that step.
+fn ours_step(v: &VendorStep, steps: &[&StepRow]) -> Option<i64> {
+    v.step.filter(|k| steps.iter().any(|s| s.key == *k))
+}
+
 fn ms(ns: i64) -> String {
     format!("{:.3} ms", ns as f64 / 1e6)
 }
 
-fn verdict(checks: &[Check], checked: u64, disagreeing: u64, max: f64) -> String {
+fn verdict(
+    checks: &[Check],
+    checked: u64,
+    total: u64,
+    disagreeing: u64,
+    max: f64,
+    sources: &[String],
+) -> String {
     if checked == 0 {
-        return "vendor self-audit: the input carries no vendor overlap numbers to check against"
-            .into();
+        return "vendor self-audit: the input carries no vendor numbers (Overlap Analysis, StepTraceTime, step_trace_time.csv) to check against".into();
     }
+    let from = sources.join(", ");
     if disagreeing == 0 {
         return format!(
-            "agrees with the vendor's Overlap Analysis within {max:.2}% of the window on {checked}/{checked} devices (computing, communication, exposed communication, free)"
+            "agrees with the vendor's own numbers ({from}) within {max:.2}% of the window on {checked} of {total} devices (computing, communication, exposed communication, free)"
         );
     }
     let worst = checks
@@ -94,9 +242,13 @@ fn verdict(checks: &[Check], checked: u64, disagreeing: u64, max: f64) -> String
         })
         .expect("a disagreeing device has a failing check");
     format!(
-        "DISAGREES with the vendor's Overlap Analysis on {disagreeing}/{checked} devices; worst: {} {}: ours {}, vendor {} ({:+.2}% of the window; tolerance {TOLERANCE_PCT_OF_WINDOW}%)",
+        "DISAGREES with the vendor's own numbers ({from}) on {disagreeing} of {checked} checked devices ({total} in all); worst: {} {}{}: ours {}, vendor {} ({:+.2}% of the window; tolerance {TOLERANCE_PCT_OF_WINDOW}%)",
         worst.device.title(),
         worst.metric,
+        worst
+            .step
+            .map(|k| format!(" in step {k}"))
+            .unwrap_or_default(),
         ms(worst.ours_ns),
         ms(worst.vendor_ns),
         worst.diff_pct_of_window
@@ -109,10 +261,11 @@ pub fn diagnostics(v: &VendorAgreement) -> Diagnostics {
     for c in v.checks.iter().filter(|c| !c.agrees) {
         d.add("vendor_disagreement", Severity::Warning, || {
             format!(
-                "{} ({}): {}: ours {} ns, vendor {} ns ({:+.2}% of the {} ns window; {})",
+                "{} ({}): {}{}: ours {} ns, vendor {} ns ({:+.2}% of the {} ns window; {})",
                 c.device.title(),
                 c.device.file,
                 c.metric,
+                c.step.map(|k| format!(" in step {k}")).unwrap_or_default(),
                 c.ours_ns,
                 c.vendor_ns,
                 c.diff_pct_of_window,

@@ -4,7 +4,7 @@
 
 pub use super::part::{Analyses, AnalyzeOpts, Part};
 use super::registry::{Analysis, REGISTRY};
-use crate::analysis::{communication_ops, devices, vendor_agreement};
+use crate::analysis::{communication_ops, devices, evidence, vendor_agreement};
 use crate::model::Tables;
 
 /// Runs every analysis on one set of tables.
@@ -46,6 +46,7 @@ pub fn run_part(t: &Tables, o: &AnalyzeOpts) -> Part {
         }
     });
     let mut out = Part::default();
+    out.analyses.evidence = evidence::facts(t, &devs);
     for (a, mut part) in order.iter().zip(parts) {
         (a.merge)(&mut out, &mut part);
     }
@@ -58,10 +59,18 @@ pub fn run_part(t: &Tables, o: &AnalyzeOpts) -> Part {
 pub fn finish(parts: Vec<Part>, o: &AnalyzeOpts) -> Analyses {
     let mut run = Part::default();
     for mut p in parts {
+        run.analyses.evidence.append(&mut p.analyses.evidence);
         for a in REGISTRY {
             (a.merge)(&mut run, &mut p);
         }
     }
+    // Before cross_rank's finish consumes the step rows the vendor's step table is checked
+    // against.
+    run.analyses.vendor_agreement = vendor_agreement::compute(
+        &run.analyses.device_time,
+        &run.extracts,
+        &run.analyses.evidence,
+    );
     for a in REGISTRY.iter().filter(|a| selected(o, a.name)) {
         if let Some(f) = a.finish {
             f(&mut run, o);
@@ -69,6 +78,5 @@ pub fn finish(parts: Vec<Part>, o: &AnalyzeOpts) -> Analyses {
     }
     let a = &mut run.analyses;
     a.communication_ops.summary = communication_ops::summarize(&a.communication_ops.devices);
-    a.vendor_agreement = vendor_agreement::compute(&a.device_time);
     run.analyses
 }

@@ -1,15 +1,16 @@
-//! The headline: the answer in at most six lines, first in every format. Built from the report's
-//! results only (pure): window and steps; computing / exposed communication / free shares with a
-//! verdict and the rule that decided it (idle-bound becomes host-bound when most idle waited for
-//! late launches); the slowest rank by device time and the rank the others
-//! wait for (by arrival, and by the wait ratio of the collectives); the top bubble cause; the vendor self-audit; which capture was read when a folder held several; how many warnings.
+//! The headline: the answer in a few lines, first in every format. Built from the report's
+//! results only (pure): the verdict's status when it is not confident and why (report::verdict);
+//! window and steps; computing / exposed communication / free shares with the bound verdict and
+//! the rule that decided it (idle-bound becomes host-bound when most idle waited for late
+//! launches); the slowest rank by device time and the rank the others wait for (by arrival, and
+//! by the wait ratio of the collectives); the top bubble cause; the vendor self-audit; which
+//! capture was read when a folder held several; how many warnings. A withheld verdict drops the
+//! bound, bubble-cause and rank lines; a withheld cross-rank part drops the rank line.
 
 use super::analyses::Analyses;
+use super::verdict::{BOUND_MIN_PCT, bound};
+use crate::analysis::evidence::{Status, Verdict};
 use crate::diag::{Diagnostic, Severity};
-
-/// A share is the verdict only when it is the largest of the three and at least this many
-/// percent of the summed device windows; else the run is `mixed`.
-pub const BOUND_MIN_PCT: f64 = 50.0;
 
 fn ms(ns: i64) -> String {
     format!("{:.3} ms", ns as f64 / 1e6)
@@ -18,13 +19,19 @@ fn ms(ns: i64) -> String {
 /// The headline lines of a run.
 pub fn build(
     a: &Analyses,
+    v: &Verdict,
     diagnostics: &[Diagnostic],
     other_captures: &[(String, String)],
 ) -> Vec<String> {
     let mut out = Vec::new();
+    let withheld = v.status == Status::Withheld;
+    if v.status != Status::Confident {
+        out.push(v.statement.clone());
+    }
     if a.device_time.is_empty() {
         // Said only when no device analysis found a device (not when `--only` skipped device_time).
-        if a.bubbles.is_empty()
+        if !withheld
+            && a.bubbles.is_empty()
             && a.dispatch.is_empty()
             && a.kernel_types.is_empty()
             && a.communication_ops.devices.is_empty()
@@ -33,10 +40,16 @@ pub fn build(
         }
     } else {
         out.push(window_and_steps(a));
-        out.push(verdict(a));
+        if !withheld {
+            out.extend(verdict(a));
+        }
     }
-    out.extend(who_is_slow(a));
-    out.extend(top_bubble_cause(a));
+    if v.cross_rank_status != Status::Withheld {
+        out.extend(who_is_slow(a));
+    }
+    if !withheld {
+        out.extend(top_bubble_cause(a));
+    }
     out.push(a.vendor_agreement.verdict.clone());
     out.extend(capture_read(other_captures));
     out.push(warnings(diagnostics));
@@ -86,52 +99,18 @@ fn window_and_steps(a: &Analyses) -> String {
 }
 
 /// The bound verdict with its shares and the rule that decided it.
-fn verdict(a: &Analyses) -> String {
-    let dt = &a.device_time;
-    let window: i64 = dt.iter().map(|d| d.window_ns).sum();
-    let sum =
-        |f: fn(&crate::analysis::device_time::DeviceTime) -> i64| -> i64 { dt.iter().map(f).sum() };
-    let share = |x: i64| x as f64 * 100.0 / window.max(1) as f64;
-    let shares = [
-        ("compute-bound", share(sum(|d| d.computing_ns)), "computing"),
-        (
-            "communication-bound",
-            share(sum(|d| d.communication_not_overlapped_ns)),
-            "exposed communication",
-        ),
-        ("idle-bound", share(sum(|d| d.free_ns)), "free"),
-    ];
-    let top = shares
-        .iter()
-        .max_by(|x, y| x.1.total_cmp(&y.1))
-        .expect("three shares");
-    let verdict = if top.1 >= BOUND_MIN_PCT {
-        top.0
-    } else {
-        "mixed"
-    };
-    // Idle that the host caused (late launches) makes an idle-bound run host-bound.
-    let (host, idle) = a.dispatch.iter().fold((0i64, 0i64), |(h, i), d| {
-        (h + d.host_bound.host_bound_ns, i + d.host_bound.idle_ns)
-    });
-    let host_pct = host as f64 * 100.0 / idle.max(1) as f64;
-    let verdict = if verdict == "idle-bound" && host_pct >= BOUND_MIN_PCT {
-        "host-bound"
-    } else {
-        verdict
-    };
-    format!(
-        "{verdict}: computing {:.1}%, exposed communication {:.1}%, free {:.1}% of the summed device windows{} (rule: the largest share if ≥ {BOUND_MIN_PCT}%, else mixed; idle-bound is host-bound when ≥ {BOUND_MIN_PCT}% of idle waited for a late launch)",
-        shares[0].1,
-        shares[1].1,
-        shares[2].1,
-        // Only when some launch is linked: without links nothing can be called host-bound.
-        if idle > 0 && a.dispatch.iter().any(|d| d.linked_tasks > 0) {
-            format!(", {host_pct:.1}% of idle host-bound")
-        } else {
-            String::new()
-        }
-    )
+fn verdict(a: &Analyses) -> Option<String> {
+    let b = bound(a)?;
+    Some(format!(
+        "{}: computing {:.1}%, exposed communication {:.1}%, free {:.1}% of the summed device windows{} (rule: the largest share if ≥ {BOUND_MIN_PCT}%, else mixed; idle-bound is host-bound when ≥ {BOUND_MIN_PCT}% of idle waited for a late launch)",
+        b.kind,
+        b.computing_pct,
+        b.exposed_communication_pct,
+        b.free_pct,
+        b.host_bound_pct
+            .map(|p| format!(", {p:.1}% of idle host-bound"))
+            .unwrap_or_default()
+    ))
 }
 
 /// The slowest rank by device time, by arrival, and by collective wait.

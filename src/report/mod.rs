@@ -12,6 +12,7 @@ pub mod noise;
 pub mod part;
 pub mod query;
 pub mod registry;
+pub mod verdict;
 
 pub use analyses::{Analyses, AnalyzeOpts};
 
@@ -19,7 +20,7 @@ use crate::analysis::summary::Summary;
 use crate::diag::{Diagnostic, Diagnostics};
 use serde::Serialize;
 
-pub const SCHEMA_VERSION: &str = "0.8.0";
+pub const SCHEMA_VERSION: &str = "0.9.0";
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -31,6 +32,9 @@ pub struct Report {
     /// The answer in at most six lines (report::headline): window and steps, the bound verdict
     /// with its rule, slowest / waited-for rank, top bubble cause, vendor verdict, warnings.
     pub headline: Vec<String>,
+    /// The bound verdict with its status (`confident`, `qualified`, `withheld`), the reasons and
+    /// the coverage signals behind it (report::verdict, docs/evidence.md).
+    pub verdict: crate::analysis::evidence::Verdict,
     /// One line: how far the numbers are from the vendor's own numbers in the input
     /// (`analyses.vendor_agreement.verdict`), first so a reader knows what to trust.
     pub vendor_verdict: String,
@@ -61,13 +65,17 @@ impl Report {
         other_captures: &[(String, String)],
         ingest_ms: Option<f64>,
     ) -> Report {
+        let verdict = verdict::build(&analyses);
+        let mut diagnostics = diagnostics.clone();
+        diagnostics.merge(verdict::diagnostics(&verdict));
         let listed: Vec<Diagnostic> = diagnostics.iter().cloned().collect();
         Report {
             schema_version: SCHEMA_VERSION,
             tool: "profscope",
             tool_version: env!("CARGO_PKG_VERSION"),
             inputs,
-            headline: headline::build(&analyses, &listed, other_captures),
+            headline: headline::build(&analyses, &verdict, &listed, other_captures),
+            verdict,
             vendor_verdict: analyses.vendor_agreement.verdict.clone(),
             detail_capped: Vec::new(),
             summary,

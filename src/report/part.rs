@@ -12,6 +12,7 @@ use crate::analysis::{
     cross_rank::{CrossRank, DeviceExtract},
     device_time::DeviceTime,
     dispatch::DeviceDispatch,
+    evidence::FileEvidence,
     kernel_types::KernelTypes,
     mtp::Mtp,
     op_types::OpTypes,
@@ -52,6 +53,9 @@ impl Default for AnalyzeOpts {
 pub struct Analyses {
     /// Self-audit against the vendor's own numbers in the input (computed from device_time).
     pub vendor_agreement: VendorAgreement,
+    /// What each input file can support (launch coverage, stream captures, the device's share
+    /// of the host window, the vendor's step table): always computed, the verdict's evidence.
+    pub evidence: Vec<FileEvidence>,
     pub device_time: Vec<DeviceTime>,
     pub kernel_types: Vec<KernelTypes>,
     /// HTA's default window: complete ProfilerSteps only (files with at least two steps).

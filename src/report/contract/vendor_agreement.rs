@@ -22,12 +22,16 @@ pub struct Check {
     pub device: DeviceRef,
     /// Where the vendor's number was read.
     pub source: String,
+    /// The step compared (the vendor's step table); None: the whole window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<i64>,
     pub metric: TimeMetric,
     pub ours_ns: i64,
     pub vendor_ns: i64,
     /// ours − vendor.
     pub diff_ns: i64,
-    /// The device's window (device_time's), the denominator of `diff_pct_of_window`.
+    /// The device's window (device_time's), or the step's device window for a step check: the
+    /// denominator of `diff_pct_of_window`.
     pub window_ns: i64,
     pub diff_pct_of_window: f64,
     pub agrees: bool,
@@ -38,6 +42,16 @@ pub struct VendorAgreement {
     pub tolerance_pct_of_window: f64,
     /// Devices whose input carries the vendor's numbers.
     pub devices_checked: u64,
+    /// Devices with a device timeline (device_time rows): `devices_checked` of these.
+    #[serde(default)]
+    pub devices_total: u64,
+    /// The vendor sources compared (`Overlap Analysis`, `analysis.db StepTraceTime`,
+    /// `step_trace_time.csv`).
+    #[serde(default)]
+    pub sources: Vec<String>,
+    /// Vendor step rows with no matching step of ours (a step number we did not find).
+    #[serde(default)]
+    pub vendor_steps_unmatched: u64,
     /// Devices with at least one check over the tolerance.
     pub devices_disagreeing: u64,
     /// The largest |diff| over all checks, percent of the window.

@@ -1,0 +1,397 @@
+//! What each input file can support, measured before any conclusion is drawn from it
+//! (docs/evidence.md): how many host launches have their device work in the trace, whether
+//! launches were recorded into a graph during stream capture (recorded, not executed), how much
+//! of the host's window the device events cover, and the vendor's own per-step numbers for the
+//! self-audit. The thresholds that turn these signals into a verdict's reasons are here, in one
+//! place; `report::verdict` applies them.
+
+use super::devices::Device;
+use crate::model::hash::{FxHashMap, FxHashSet};
+use crate::model::{Category, ProcessRole, StrId, Tables};
+pub use crate::report::contract::evidence::*;
+
+/// Launch coverage is judged on files with at least this many executed launches.
+pub const MIN_LAUNCHES: u64 = 20;
+/// Below this percent of executed launches with device work, the verdict is qualified.
+pub const LAUNCH_COVERAGE_QUALIFIED_PCT: f64 = 90.0;
+/// Below this percent, the verdict is withheld: most of the host's work has no device record.
+pub const LAUNCH_COVERAGE_WITHHELD_PCT: f64 = 50.0;
+/// When captured launches are at least this percent of all launches, the trace is a capture:
+/// withheld. Any captured launch below it qualifies the verdict.
+pub const CAPTURE_WITHHELD_PCT: f64 = 50.0;
+/// A file whose device window is below this percent of its host window is a sliver: withheld.
+pub const DEVICE_SLIVER_WITHHELD_PCT: f64 = 1.0;
+/// Below this percent (and at or above the withheld one), qualified.
+pub const DEVICE_SLIVER_QUALIFIED_PCT: f64 = 10.0;
+/// Host windows shorter than this are too short to judge a sliver by (ns).
+pub const DEVICE_SLIVER_MIN_HOST_WINDOW_NS: i64 = 1_000_000;
+/// Host windows longer than this mix clocks (msprof_0.db's MSTX rows sit on another epoch):
+/// the sliver is not judged (ns; one hour).
+pub const DEVICE_SLIVER_MAX_HOST_WINDOW_NS: i64 = 3_600_000_000_000;
+/// When our computing time is below this percent of the vendor's step table's, the export holds
+/// a fraction of the device work: withheld.
+pub const EXPORT_COMPLETE_MIN_PCT: f64 = 50.0;
+
+/// What a host call is to the evidence.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Call {
+    Other,
+    /// Launches device work that carries its link id.
+    Launch,
+    /// Replays a graph.
+    GraphLaunch,
+    CaptureBegin,
+    CaptureEnd,
+}
+
+/// The API name without the Ascend level prefix (`AscendCL@aclmdlRICaptureBegin`).
+fn api(name: &str) -> &str {
+    name.rsplit('@').next().unwrap_or(name)
+}
+
+fn classify(name: &str) -> Call {
+    if name == "Node@launch" {
+        return Call::Launch;
+    }
+    let a = api(name);
+    match a {
+        "cudaGraphLaunch"
+        | "hipGraphLaunch"
+        | "cuGraphLaunch"
+        | "aclmdlRIExecuteAsync"
+        | "aclmdlRIExecute" => return Call::GraphLaunch,
+        "aclmdlRICaptureBegin" => return Call::CaptureBegin,
+        "aclmdlRICaptureEnd" => return Call::CaptureEnd,
+        _ => {}
+    }
+    let runtime = a.starts_with("cuda") || a.starts_with("hip") || a.starts_with("cu");
+    if !runtime {
+        return Call::Other;
+    }
+    if [
+        "cudaStreamBeginCapture",
+        "hipStreamBeginCapture",
+        "cuStreamBeginCapture",
+    ]
+    .iter()
+    .any(|p| a.starts_with(p))
+    {
+        return Call::CaptureBegin;
+    }
+    if [
+        "cudaStreamEndCapture",
+        "hipStreamEndCapture",
+        "cuStreamEndCapture",
+    ]
+    .iter()
+    .any(|p| a.starts_with(p))
+    {
+        return Call::CaptureEnd;
+    }
+    let launches = a.contains("LaunchKernel")
+        || a.contains("LaunchCooperativeKernel")
+        || a.contains("Memcpy")
+        || a.contains("Memset");
+    if launches && !a.contains("HostFunc") {
+        Call::Launch
+    } else {
+        Call::Other
+    }
+}
+
+/// True for the Ascend spelling: captures bind a stream, and launches may come from the task
+/// queue's thread, so its windows hold for the whole process.
+fn process_wide(name: &str) -> bool {
+    api(name).starts_with("aclmdlRI")
+}
+
+/// The evidence of every file of `t`.
+pub fn facts(t: &Tables, devices: &[Device]) -> Vec<FileEvidence> {
+    let nf = t.files.len();
+    let mut out: Vec<FileEvidence> = (0..nf)
+        .map(|f| FileEvidence {
+            file: t.files.path[f].clone(),
+            rank: t.files.rank[f],
+            ..FileEvidence::default()
+        })
+        .collect();
+    // Device side: counts, windows and the link ids the device events carry.
+    let mut dev_span: Vec<Option<(i64, i64)>> = vec![None; nf];
+    let mut correlations: Vec<FxHashSet<i64>> = vec![FxHashSet::default(); nf];
+    let mut connections: Vec<FxHashSet<i64>> = vec![FxHashSet::default(); nf];
+    for d in devices {
+        let f = d.file.idx();
+        let kineto = t.processes.role[d.process.idx()] == ProcessRole::KinetoDevice;
+        out[f].device_events += d.events.len() as u64;
+        for &i in &d.events {
+            let i = i as usize;
+            widen(&mut dev_span[f], t.events.ts_ns[i], t.events.end_ns(i));
+            let (set, id) = if kineto {
+                (&mut correlations[f], t.events.correlation_id.at(i))
+            } else {
+                (&mut connections[f], t.events.connection_id.at(i))
+            };
+            if id >= 0 {
+                set.insert(id);
+            }
+        }
+    }
+    // Host side: windows, launches and capture calls.
+    let mut host_span: Vec<Option<(i64, i64)>> = vec![None; nf];
+    let mut memo: FxHashMap<StrId, Call> = FxHashMap::default();
+    let mut launches: Vec<usize> = Vec::new();
+    let mut captures: Vec<(usize, Call)> = Vec::new();
+    for i in 0..t.events.len() {
+        let c = t.events.category[i];
+        if c.is_device() || c == Category::VendorOverlap || t.event_is_device_side(i) {
+            continue;
+        }
+        let f = t.event_file(i).idx();
+        out[f].host_events += 1;
+        widen(&mut host_span[f], t.events.ts_ns[i], t.events.end_ns(i));
+        if c != Category::HostOp {
+            continue;
+        }
+        let name = t.events.name[i];
+        let call = *memo.entry(name).or_insert_with(|| classify(t.str(name)));
+        match call {
+            Call::Other => {}
+            Call::Launch | Call::GraphLaunch => launches.push(i),
+            Call::CaptureBegin | Call::CaptureEnd => captures.push((i, call)),
+        }
+    }
+    let windows = capture_windows(t, &captures, &host_span);
+    for w in windows.values().flatten() {
+        out[w.file].capture_windows += 1;
+        out[w.file].capture_ns += w.end - w.start;
+    }
+    let mut launch_span: Vec<Option<(i64, i64)>> = vec![None; nf];
+    for &i in &launches {
+        let f = t.event_file(i).idx();
+        let graph = memo[&t.events.name[i]] == Call::GraphLaunch;
+        let ascend = t.str(t.events.name[i]).contains('@');
+        if graph {
+            out[f].graph_launches += 1;
+            if ascend {
+                continue;
+            }
+        }
+        out[f].launches += 1;
+        let corr = t.events.correlation_id.at(i);
+        let conn = t.events.connection_id.at(i);
+        if (corr >= 0 && correlations[f].contains(&corr))
+            || (conn >= 0 && connections[f].contains(&conn))
+        {
+            out[f].launches_with_device_work += 1;
+        }
+        if !windows.is_empty() && captured(t, &windows, i) {
+            out[f].captured_launches += 1;
+        } else {
+            widen(&mut launch_span[f], t.events.ts_ns[i], t.events.end_ns(i));
+        }
+    }
+    for f in 0..nf {
+        out[f].host_window_ns = host_span[f].map_or(0, |s| s.1 - s.0);
+        out[f].device_window_ns = dev_span[f].map_or(0, |s| s.1 - s.0);
+        out[f].launch_window_ns = launch_span[f].map_or(0, |s| s.1 - s.0);
+        out[f].vendor_steps = vendor_steps(t, f);
+    }
+    out
+}
+
+fn widen(span: &mut Option<(i64, i64)>, s: i64, e: i64) {
+    *span = Some(match *span {
+        None => (s, e),
+        Some((a, b)) => (a.min(s), b.max(e)),
+    });
+}
+
+/// A capture window: its file and time span.
+struct Window {
+    file: usize,
+    start: i64,
+    end: i64,
+}
+
+/// The scope a capture call binds: (true, process) for Ascend, (false, thread) otherwise.
+type ScopeKey = (bool, u32);
+
+fn scope_of(t: &Tables, i: usize, process_wide: bool) -> ScopeKey {
+    if process_wide {
+        (true, t.event_process(i).0)
+    } else {
+        (false, t.events.thread[i].0)
+    }
+}
+
+/// Begin..end pairs per scope, by start: each begin closes at the first end after it in the
+/// same scope (an end without a begin is ignored; a begin without an end runs to the file's
+/// last host event).
+fn capture_windows(
+    t: &Tables,
+    calls: &[(usize, Call)],
+    host_span: &[Option<(i64, i64)>],
+) -> FxHashMap<ScopeKey, Vec<Window>> {
+    let mut by_scope: FxHashMap<ScopeKey, Vec<(i64, i64, Call, usize)>> = FxHashMap::default();
+    for &(i, c) in calls {
+        let key = scope_of(t, i, process_wide(t.str(t.events.name[i])));
+        by_scope
+            .entry(key)
+            .or_default()
+            .push((t.events.ts_ns[i], t.events.end_ns(i), c, i));
+    }
+    let mut out: FxHashMap<ScopeKey, Vec<Window>> = FxHashMap::default();
+    for (key, mut v) in by_scope {
+        v.sort_by_key(|x| (x.0, x.1));
+        let mut open: Option<(i64, usize)> = None;
+        let mut ws = Vec::new();
+        for (s, e, c, i) in v {
+            match (c, open) {
+                (Call::CaptureBegin, None) => open = Some((s, t.event_file(i).idx())),
+                (Call::CaptureEnd, Some((b, f))) => {
+                    ws.push(Window {
+                        file: f,
+                        start: b,
+                        end: e,
+                    });
+                    open = None;
+                }
+                _ => {}
+            }
+        }
+        if let Some((b, f)) = open {
+            ws.push(Window {
+                file: f,
+                start: b,
+                end: i64::MAX,
+            });
+        }
+        out.insert(key, ws);
+    }
+    for ws in out.values_mut() {
+        for w in ws.iter_mut().filter(|w| w.end == i64::MAX) {
+            w.end = host_span[w.file].map_or(w.start, |s| s.1.max(w.start));
+        }
+    }
+    out
+}
+
+/// True when launch `i` lies inside a capture window of its thread or process.
+fn captured(t: &Tables, windows: &FxHashMap<ScopeKey, Vec<Window>>, i: usize) -> bool {
+    let (s, e) = (t.events.ts_ns[i], t.events.end_ns(i));
+    [true, false].iter().any(|&wide| {
+        windows
+            .get(&scope_of(t, i, wide))
+            .is_some_and(|ws| ws.iter().any(|w| w.start <= s && e <= w.end))
+    })
+}
+
+/// The normalized column name: lower case, letters and digits only
+/// (`Communication(Not Overlapped)` and `communication_not_overlapped` are one name).
+fn norm(s: &str) -> String {
+    s.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+/// The vendor's step rows of file `f`: analysis.db `StepTraceTime` and the text export's
+/// `step_trace_time*.csv` (not msprof-analyze's cluster file, whose rows are per rank).
+fn vendor_steps(t: &Tables, f: usize) -> Vec<VendorStep> {
+    let r = &t.reference;
+    // (table, row) → (step, [computing, communication, not overlapped, free]) in µs.
+    type Row = (Option<i64>, [f64; 4]);
+    let mut rows: std::collections::BTreeMap<(StrId, u32), Row> = Default::default();
+    for k in 0..r.len() {
+        if r.file[k].idx() != f {
+            continue;
+        }
+        let table = t.str(r.table[k]);
+        if table != "StepTraceTime" && !table.starts_with("step_trace_time") {
+            continue;
+        }
+        let e = rows
+            .entry((r.table[k], r.row[k]))
+            .or_insert((None, [f64::NAN; 4]));
+        let n = r.number[k];
+        match norm(t.str(r.column[k])).as_str() {
+            "step" => {
+                e.0 = if n.is_finite() {
+                    Some(n as i64)
+                } else {
+                    let digits: String = t
+                        .str(r.text[k])
+                        .chars()
+                        .filter(char::is_ascii_digit)
+                        .collect();
+                    digits.parse().ok()
+                }
+            }
+            "computing" => e.1[0] = n,
+            "communication" => e.1[1] = n,
+            "communicationnotoverlapped" => e.1[2] = n,
+            "free" => e.1[3] = n,
+            _ => {}
+        }
+    }
+    let ns = |us: f64| (us * 1000.0).round() as i64;
+    rows.into_iter()
+        .filter(|(_, (_, v))| v.iter().all(|x| x.is_finite()))
+        .map(|((table, _), (step, v))| VendorStep {
+            source: match t.str(table) {
+                "StepTraceTime" => "analysis.db StepTraceTime".to_string(),
+                other => other.to_string(),
+            },
+            step,
+            computing_ns: ns(v[0]),
+            communication_ns: ns(v[1]),
+            communication_not_overlapped_ns: ns(v[2]),
+            free_ns: ns(v[3]),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls_are_classified_by_their_api_name() {
+        for (name, want) in [
+            ("cudaLaunchKernel", Call::Launch),
+            ("cudaLaunchKernelExC", Call::Launch),
+            ("cuLaunchKernelEx", Call::Launch),
+            ("hipExtModuleLaunchKernel", Call::Launch),
+            ("cudaMemcpyAsync", Call::Launch),
+            ("hipMemsetAsync", Call::Launch),
+            ("Node@launch", Call::Launch),
+            ("cudaLaunchHostFunc", Call::Other),
+            ("cudaGraphLaunch", Call::GraphLaunch),
+            ("AscendCL@aclmdlRIExecuteAsync", Call::GraphLaunch),
+            ("cudaStreamBeginCapture", Call::CaptureBegin),
+            ("hipStreamBeginCapture", Call::CaptureBegin),
+            ("AscendCL@aclmdlRICaptureBegin", Call::CaptureBegin),
+            ("cudaStreamEndCapture", Call::CaptureEnd),
+            ("AscendCL@aclmdlRICaptureEnd", Call::CaptureEnd),
+            // Probes prove nothing: PyTorch calls them outside captures too.
+            ("cudaStreamGetCaptureInfo", Call::Other),
+            ("cudaStreamIsCapturing", Call::Other),
+            ("AscendCL@aclmdlRICaptureGetInfo", Call::Other),
+            ("aten::copy_", Call::Other),
+        ] {
+            assert!(classify(name) == want, "{name}");
+        }
+    }
+
+    #[test]
+    fn vendor_column_names_normalize_to_one_spelling() {
+        assert_eq!(
+            norm("Communication(Not Overlapped)"),
+            norm("communication_not_overlapped")
+        );
+        assert_ne!(
+            norm("Communication(Not Overlapped and Exclude Receive)"),
+            norm("communication_not_overlapped")
+        );
+    }
+}
