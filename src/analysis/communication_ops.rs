@@ -655,6 +655,10 @@ pub fn summarize(devices: &[DeviceCommOps]) -> CommOpsSummary {
     };
     if let Some(&(rank, low)) = s.wait_ratios.iter().min_by(|a, b| a.1.total_cmp(&b.1))
         && s.wait_ratios.len() >= 2
+        && devices
+            .iter()
+            .filter(|d| d.device.rank >= 0)
+            .all(|d| d.total.ops >= SLOW_RANK_MIN_OPS)
         && s.wait_ratios
             .iter()
             .all(|x| x.0 == rank || x.1 - low >= SLOW_RANK_MARGIN)

@@ -380,28 +380,28 @@ fn cohort_of(format: &'static str, devs: Vec<DeviceExtract>, top_n: usize) -> Co
         if n < 2 {
             continue;
         }
-        let slow = (0..n)
-            .max_by_key(|&r| (rows[r].busy_outside_comm_ns(), std::cmp::Reverse(r)))
-            .expect("n >= 2");
+        // Ties are never broken by rank order: a step whose most busy time is shared has no
+        // slowest rank.
+        let (slow, slow_tied) = unique_max(n, |r| rows[r].busy_outside_comm_ns());
         let others = |f: fn(&StepRow) -> i64| {
             median((0..n).filter(|&r| r != slow).map(|r| f(rows[r])).collect()).round() as i64
         };
         let comp_excess = rows[slow].computing_ns - others(|s| s.computing_ns);
         let free_excess = rows[slow].free_ns - others(|s| s.free_ns);
         // Who started the step last (on the device: its first compute kernel or collective).
-        let late = (0..n)
-            .max_by_key(|&r| (rows[r].start_ns, std::cmp::Reverse(r)))
-            .expect("n >= 2");
+        let (late, late_tied) = unique_max(n, |r| rows[r].start_ns);
         let first_start = rows.iter().map(|r| r.start_ns).min().expect("rows");
         let (reason, excess) = if comp_excess >= free_excess {
             (SlowReason::Computing, comp_excess)
         } else {
             (SlowReason::Free, free_excess)
         };
-        slowest_count[slow] += 1;
-        let e = reasons[slow].entry(reason).or_default();
-        e.0 += 1;
-        e.1 += excess;
+        if !slow_tied {
+            slowest_count[slow] += 1;
+            let e = reasons[slow].entry(reason).or_default();
+            e.0 += 1;
+            e.1 += excess;
+        }
         let differ = rows
             .windows(2)
             .any(|w| w[0].compute_kernels != w[1].compute_kernels);
@@ -412,47 +412,36 @@ fn cohort_of(format: &'static str, devs: Vec<DeviceExtract>, top_n: usize) -> Co
             key: k,
             step_min_ns: *times.iter().min().expect("rows"),
             step_max_ns: *times.iter().max().expect("rows"),
-            slowest_rank: devs[slow].device.rank,
-            slowest_file: devs[slow].device.file.clone(),
+            slowest_rank: if slow_tied {
+                -1
+            } else {
+                devs[slow].device.rank
+            },
+            slowest_file: if slow_tied {
+                String::new()
+            } else {
+                devs[slow].device.file.clone()
+            },
             reason,
             excess_ns: excess,
             kernel_counts_differ: differ,
-            last_start_rank: devs[late].device.rank,
+            last_start_rank: if late_tied {
+                -1
+            } else {
+                devs[late].device.rank
+            },
             start_spread_ns: rows[late].start_ns - first_start,
         });
     }
     let (skew, per) = collective_skew(&devs, top_n);
-    let waited_for = waited_for(&devs, &per, skew.matched);
+    let waited_for = waited_for(&devs, &per, &skew);
     let ranks = devs
         .iter()
         .enumerate()
         .map(|(r, d)| rank_steps(d, slowest_count[r], &per[r]))
         .collect();
     let slowest = (!compared.is_empty())
-        .then(|| {
-            let r = (0..n).max_by_key(|&r| (slowest_count[r], std::cmp::Reverse(r)))?;
-            let (&reason, &(steps, excess)) = reasons[r].iter().max_by_key(|(_, v)| v.0)?;
-            let d = &devs[r].device;
-            let mean = excess as f64 / steps as f64;
-            Some(Slowest {
-                rank: d.rank,
-                file: d.file.clone(),
-                steps: slowest_count[r],
-                of_steps: compared.len() as u64,
-                reason,
-                mean_excess_ns: mean,
-                statement: format!(
-                    "rank {} is the slowest in {} of {} step{}, mostly by more {} time ({} above the other ranks' median per step)",
-                    d.rank,
-                    slowest_count[r],
-                    compared.len(),
-                    if compared.len() == 1 { "" } else { "s" },
-                    reason,
-                    human_duration(mean)
-                ),
-            })
-        })
-        .flatten();
+        .then(|| slowest(&devs, &slowest_count, &reasons, compared.len() as u64));
     let steps_compared = compared.len() as u64;
     compared.sort_by_key(|s| std::cmp::Reverse((s.step_max_ns - s.step_min_ns, -s.key)));
     compared.truncate(top_n);
@@ -547,57 +536,80 @@ struct PerRankCollectives {
 fn waited_for(
     devs: &[DeviceExtract],
     per: &[PerRankCollectives],
-    matched: u64,
+    skew: &CollectiveSkew,
 ) -> Option<WaitedFor> {
-    if devs.len() < 2 || matched == 0 {
+    let n = devs.len();
+    if n < 2 || skew.matched == 0 {
         return None;
     }
     // By total lateness, not by count: one collective entered 5 ms late keeps the others
-    // waiting longer than three entered 10 µs late.
-    let r = (0..devs.len()).max_by_key(|&r| {
+    // waiting longer than three entered 10 µs late. A tie names nobody.
+    let key = |r: usize| {
         (
             per[r].lateness_ns,
             per[r].last,
             std::cmp::Reverse(per[r].wait_ns),
-            std::cmp::Reverse(r),
         )
-    })?;
+    };
+    let top = (0..n).map(key).max()?;
+    let mut at = (0..n).filter(|&r| key(r) == top);
+    let r = at.next()?;
     if per[r].last == 0 {
         return None;
     }
+    let tied = at.next().is_some();
     let d = &devs[r].device;
     let mean = per[r].lateness_ns as f64 / per[r].last as f64;
-    let others = median(
-        (0..devs.len())
-            .filter(|&x| x != r)
-            .map(|x| per[x].wait_ns)
-            .collect(),
-    );
+    let others = median((0..n).filter(|&x| x != r).map(|x| per[x].wait_ns).collect());
     let waits_least = (per[r].wait_ns as f64) <= others;
-    Some(WaitedFor {
-        rank: d.rank,
-        file: d.file.clone(),
-        last_into: per[r].last,
-        of_collectives: matched,
-        mean_lateness_ns: mean,
-        wait_ns: per[r].wait_ns,
-        others_median_wait_ns: others,
-        statement: format!(
-            "rank {} arrives latest: last into {} of {} collectives, {} after the first rank in total ({} on average), and waits {} in them ({} vs the others' median {}){}",
-            d.rank,
-            per[r].last,
-            matched,
-            human_duration(per[r].lateness_ns as f64),
-            human_duration(mean),
-            if waits_least { "less" } else { "more" },
-            human_duration(per[r].wait_ns as f64),
-            human_duration(others),
+    let p = if tied {
+        1.0
+    } else {
+        turns_p(per[r].last, skew.with_one_last, n)
+    };
+    let stands_out = p < SIGNIFICANCE;
+    let facts = format!(
+        "rank {} is last into {} of {} collectives, {} after the first rank in total ({} on average), and waits {} in them ({} vs the others' median {})",
+        d.rank,
+        per[r].last,
+        skew.matched,
+        human_duration(per[r].lateness_ns as f64),
+        human_duration(mean),
+        if waits_least { "less" } else { "more" },
+        human_duration(per[r].wait_ns as f64),
+        human_duration(others),
+    );
+    let statement = if tied {
+        format!(
+            "no rank stands out by arrival: ranks {} are equally late",
+            ranks_list(devs, (0..n).filter(|&x| key(x) == top))
+        )
+    } else if stands_out {
+        format!(
+            "{facts}{}; p = {p:.2e} against {n} ranks arriving last in turn",
             if waits_least {
                 ": the others wait for it"
             } else {
                 ""
             }
-        ),
+        )
+    } else {
+        format!(
+            "no rank stands out by arrival (rank {} last into {} of {} collectives: p = {p:.2} against {n} ranks arriving last in turn)",
+            d.rank, per[r].last, skew.matched
+        )
+    };
+    Some(WaitedFor {
+        rank: if tied { -1 } else { d.rank },
+        file: if tied { String::new() } else { d.file.clone() },
+        last_into: per[r].last,
+        of_collectives: skew.matched,
+        mean_lateness_ns: mean,
+        wait_ns: per[r].wait_ns,
+        others_median_wait_ns: others,
+        stands_out,
+        p_value: p,
+        statement,
     })
 }
 
@@ -674,11 +686,13 @@ fn collective_skew(
         let spans: Vec<Iv> = starts.iter().flatten().copied().collect();
         let starts: Vec<i64> = spans.iter().map(|x| x.0).collect();
         let first = (0..n).min_by_key(|&r| (starts[r], r)).expect("n >= 2");
-        let lastr = (0..n)
-            .max_by_key(|&r| (starts[r], std::cmp::Reverse(r)))
-            .expect("n >= 2");
-        per[lastr].last += 1;
-        per[lastr].lateness_ns += starts[lastr] - starts[first];
+        // A shared last start names nobody (ties are never broken by rank order).
+        let (lastr, tied) = unique_max(n, |r| starts[r]);
+        if !tied {
+            per[lastr].last += 1;
+            per[lastr].lateness_ns += starts[lastr] - starts[first];
+            out.with_one_last += 1;
+        }
         let transit = spans.iter().map(|x| x.1 - x.0).min().expect("n >= 2");
         for (p, x) in per.iter_mut().zip(&spans) {
             p.transit_ns += transit;
@@ -690,7 +704,7 @@ fn collective_skew(
             starts[first],
             starts[lastr] - starts[first],
             devs[first].device.rank,
-            devs[lastr].device.rank,
+            if tied { -1 } else { devs[lastr].device.rank },
         ));
     }
     out.matched = skews.len() as u64;
@@ -717,4 +731,106 @@ fn collective_skew(
         )
         .collect();
     (out, per)
+}
+
+/// The rank with the largest `key`, and whether another rank shares it (then no rank is it).
+fn unique_max(n: usize, key: impl Fn(usize) -> i64) -> (usize, bool) {
+    let top = (0..n).map(&key).max().expect("n >= 1");
+    let mut at = (0..n).filter(|&r| key(r) == top);
+    let first = at.next().expect("the max is attained");
+    (first, at.next().is_some())
+}
+
+/// The single rank at the top of `count` (None on a tie or when every count is 0).
+fn single_top(count: &[u64]) -> Option<usize> {
+    let top = *count.iter().max()?;
+    let mut at = (0..count.len()).filter(|&r| count[r] == top);
+    let first = at.next()?;
+    (top > 0 && at.next().is_none()).then_some(first)
+}
+
+/// Bonferroni-corrected binomial tail: the chance that, of `n` ranks taking turns, some rank is
+/// the one in at least `k` of `m` trials.
+fn turns_p(k: u64, m: u64, n: usize) -> f64 {
+    (super::stats::binomial_tail(k, m, 1.0 / n as f64) * n as f64).min(1.0)
+}
+
+fn ranks_list(devs: &[DeviceExtract], idx: impl Iterator<Item = usize>) -> String {
+    idx.map(|r| devs[r].device.rank.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The slowest rank by device time, when one rank is slowest in significantly more steps than
+/// ranks taking turns would be; otherwise "no rank stands out", with the numbers.
+fn slowest(
+    devs: &[DeviceExtract],
+    count: &[u64],
+    reasons: &[BTreeMap<SlowReason, (u64, i64)>],
+    of: u64,
+) -> Slowest {
+    let n = devs.len();
+    let steps = |m: u64| format!("{m} step{}", if m == 1 { "" } else { "s" });
+    let Some(r) = single_top(count) else {
+        let top = count.iter().copied().max().unwrap_or(0);
+        let statement = if top == 0 {
+            format!(
+                "no rank stands out by device time: the ranks tie in every one of {}",
+                steps(of)
+            )
+        } else {
+            format!(
+                "no rank stands out by device time: ranks {} are each the slowest in {top} of {}",
+                ranks_list(devs, (0..n).filter(|&r| count[r] == top)),
+                steps(of)
+            )
+        };
+        return Slowest {
+            rank: -1,
+            file: String::new(),
+            steps: top,
+            of_steps: of,
+            reason: SlowReason::Computing,
+            mean_excess_ns: 0.0,
+            stands_out: false,
+            p_value: 1.0,
+            statement,
+        };
+    };
+    let (&reason, &(k, excess)) = reasons[r]
+        .iter()
+        .max_by_key(|(_, v)| v.0)
+        .expect("a rank slowest in a step has a reason");
+    let d = &devs[r].device;
+    let mean = excess as f64 / k.max(1) as f64;
+    let p = turns_p(count[r], of, n);
+    let stands_out = p < SIGNIFICANCE;
+    let facts = format!(
+        "rank {} is the slowest in {} of {}, mostly by more {} time ({} above the other ranks' median per step)",
+        d.rank,
+        count[r],
+        steps(of),
+        reason,
+        human_duration(mean)
+    );
+    Slowest {
+        rank: d.rank,
+        file: d.file.clone(),
+        steps: count[r],
+        of_steps: of,
+        reason,
+        mean_excess_ns: mean,
+        stands_out,
+        p_value: p,
+        statement: if stands_out {
+            format!("{facts}; p = {p:.2e} against {n} ranks taking turns")
+        } else {
+            format!(
+                "no rank stands out by device time (rank {} slowest in {} of {}: p = {p:.2} against {n} ranks taking turns)",
+                d.rank,
+                count[r],
+                steps(of)
+            )
+        },
+    }
 }

@@ -84,3 +84,53 @@ mod tests {
         assert_eq!(median(Vec::new()), 0.0);
     }
 }
+
+/// P(X ≥ k) for X ~ Binomial(m, p): the chance that one of ranks taking turns at random is
+/// "the slowest" or "the last" in at least `k` of `m` trials. Summed from the k-th term upward
+/// in log space (exact to rounding for any m).
+pub fn binomial_tail(k: u64, m: u64, p: f64) -> f64 {
+    if k == 0 {
+        return 1.0;
+    }
+    if k > m || p <= 0.0 {
+        return 0.0;
+    }
+    if p >= 1.0 {
+        return 1.0;
+    }
+    // ln C(m, k) by the shorter product.
+    let r = k.min(m - k);
+    let ln_choose: f64 = (0..r)
+        .map(|j| ((m - j) as f64).ln() - ((j + 1) as f64).ln())
+        .sum();
+    let mut term = (ln_choose + k as f64 * p.ln() + (m - k) as f64 * (1.0 - p).ln()).exp();
+    let mut sum = 0.0;
+    let ratio = p / (1.0 - p);
+    for j in k..=m {
+        sum += term;
+        if term < sum * 1e-17 {
+            break;
+        }
+        term *= (m - j) as f64 / (j + 1) as f64 * ratio;
+    }
+    sum.min(1.0)
+}
+
+#[cfg(test)]
+mod binomial_tests {
+    use super::binomial_tail;
+
+    #[test]
+    fn binomial_tail_matches_hand_computed_values() {
+        // P(X >= 4 | 4, 1/2) = 1/16; P(X >= 8 | 10, 1/2) = (45 + 10 + 1) / 1024.
+        assert!((binomial_tail(4, 4, 0.5) - 0.0625).abs() < 1e-12);
+        assert!((binomial_tail(8, 10, 0.5) - 56.0 / 1024.0).abs() < 1e-12);
+        // P(X >= 1 | 3, 1/4) = 1 - (3/4)^3.
+        assert!((binomial_tail(1, 3, 0.25) - (1.0 - 0.421875)).abs() < 1e-12);
+        assert_eq!(binomial_tail(0, 5, 0.5), 1.0);
+        assert_eq!(binomial_tail(6, 5, 0.5), 0.0);
+        // Large m stays finite: P(X >= 31 | 61, 1/2) = 1/2 (61 is odd, symmetric).
+        assert!((binomial_tail(31, 61, 0.5) - 0.5).abs() < 1e-9);
+        assert!(binomial_tail(60_000, 100_000, 0.5) < 1e-300_f64.max(0.0) + 1e-100);
+    }
+}

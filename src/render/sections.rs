@@ -817,8 +817,9 @@ fn slowest_links(c: &crate::report::contract::CommunicationOps) -> Option<Sectio
                 ratios.join(", ")
             ),
             None => format!(
-                "no slow rank: wait ratios within {} of each other ({})",
+                "no slow rank: wait ratios within {} of each other, or fewer than {} collectives on a rank ({})",
                 crate::report::contract::SLOW_RANK_MARGIN,
+                crate::report::contract::SLOW_RANK_MIN_OPS,
                 ratios.join(", ")
             ),
         });

@@ -118,10 +118,18 @@ fn who_is_slow(a: &Analyses) -> Option<String> {
     let mut who = Vec::new();
     for c in &a.cross_rank.cohorts {
         if let Some(s) = &c.slowest {
-            who.push(format!("by device time, {}", s.statement));
+            who.push(if s.stands_out {
+                format!("by device time, {}", s.statement)
+            } else {
+                s.statement.clone()
+            });
         }
         if let Some(w) = &c.waited_for {
-            who.push(format!("by arrival, {}", w.statement));
+            who.push(if w.stands_out {
+                format!("by arrival, {}", w.statement)
+            } else {
+                w.statement.clone()
+            });
         }
     }
     let c = &a.communication_ops.summary;

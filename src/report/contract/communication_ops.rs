@@ -8,6 +8,9 @@ use serde::{Deserialize, Serialize};
 
 /// How much lower (absolute) a rank's wait ratio must be than every other's to call it slow.
 pub const SLOW_RANK_MARGIN: f64 = 0.1;
+/// The slow rank by wait ratio is named only when every rank has at least this many collective
+/// ops: a ratio over two or three ops is one accident, not a pattern.
+pub const SLOW_RANK_MIN_OPS: u64 = 5;
 
 closed_set! {
     /// A link type bytes are counted under.
@@ -134,7 +137,8 @@ pub struct CommOpsSummary {
     /// Per rank, the wait ratio of all its collectives: (rank, wait / (wait + transit)).
     pub wait_ratios: Vec<(i32, f64)>,
     /// The rank the others wait for: its wait ratio is at least [`SLOW_RANK_MARGIN`] below every
-    /// other rank's. None with one rank, or when ranks wait alike.
+    /// other rank's, every rank having at least [`SLOW_RANK_MIN_OPS`] collectives. None with one
+    /// rank, fewer ops, or when ranks wait alike.
     pub slow_rank: Option<i32>,
     /// The off-chip link with the lowest bandwidth over all its transfers, and its rank.
     pub slow_link: Option<MatrixCell>,

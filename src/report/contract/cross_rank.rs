@@ -150,6 +150,12 @@ pub struct WaitedFor {
     /// Its own collective wait, and the median of the other ranks' (the late rank waits least).
     pub wait_ns: i64,
     pub others_median_wait_ns: f64,
+    /// True when it is last into more collectives than ranks arriving last in turn would make
+    /// it: `p_value` below [`SIGNIFICANCE`]. False: "no rank stands out".
+    pub stands_out: bool,
+    /// Binomial tail P(X ≥ last_into) over the collectives with one last rank, chance 1/ranks,
+    /// times the rank count (Bonferroni); 1 when no single rank is the candidate.
+    pub p_value: f64,
     pub statement: String,
 }
 
@@ -164,8 +170,17 @@ pub struct Slowest {
     pub reason: SlowReason,
     /// Mean excess over the other ranks' median in those steps, ns.
     pub mean_excess_ns: f64,
+    /// True when it is slowest in more steps than ranks taking turns would make it: `p_value`
+    /// below [`SIGNIFICANCE`]. False: "no rank stands out" (`rank` is -1 on a tie).
+    pub stands_out: bool,
+    /// Binomial tail P(X ≥ steps) over the compared steps, chance 1/ranks, times the rank
+    /// count (Bonferroni); 1 when no single rank is the candidate.
+    pub p_value: f64,
     pub statement: String,
 }
+
+/// A claim about one rank ("slowest", "arrives latest") is made only below this p-value.
+pub const SIGNIFICANCE: f64 = 0.05;
 
 /// One collective op matched across ranks.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -185,6 +200,9 @@ pub struct CollectiveSkew {
     pub matched: u64,
     /// Ops some rank lacks.
     pub unmatched: u64,
+    /// Matched ops whose last start belongs to one rank (the others tie for last).
+    #[serde(default)]
+    pub with_one_last: u64,
     pub skew_mean_ns: f64,
     /// Median by linear interpolation (stats::quantile; numpy's default).
     pub skew_p50_ns: f64,
