@@ -555,7 +555,22 @@ fn waited_for(
     let mut at = (0..n).filter(|&r| key(r) == top);
     let r = at.next()?;
     if per[r].last == 0 {
-        return None;
+        // Every matched collective had its last start shared: nobody arrives last.
+        return Some(WaitedFor {
+            rank: -1,
+            file: String::new(),
+            last_into: 0,
+            of_collectives: skew.matched,
+            mean_lateness_ns: 0.0,
+            wait_ns: 0,
+            others_median_wait_ns: 0.0,
+            stands_out: false,
+            p_value: 1.0,
+            statement: format!(
+                "no rank stands out by arrival: the ranks start each of the {} matched collectives together",
+                skew.matched
+            ),
+        });
     }
     let tied = at.next().is_some();
     let d = &devs[r].device;
@@ -775,7 +790,7 @@ fn slowest(
         let top = count.iter().copied().max().unwrap_or(0);
         let statement = if top == 0 {
             format!(
-                "no rank stands out by device time: the ranks tie in every one of {}",
+                "no rank stands out by device time: the ranks tie in each of the {} compared",
                 steps(of)
             )
         } else {

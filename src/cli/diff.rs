@@ -151,17 +151,26 @@ pub fn run(a: DiffArgs) -> anyhow::Result<ExitCode> {
         metrics.push(m);
     }
     let new_metrics = metrics.pop().expect("two sides");
+    let sides: Vec<(&str, &Value)> = base
+        .iter()
+        .chain(std::iter::once(&new))
+        .map(|(l, v)| (l.as_str(), v))
+        .collect();
     let d = diff::diff(
         a.base.display().to_string(),
         &metrics,
         a.new.display().to_string(),
         &new_metrics,
         &thresholds,
-    )?;
+    )?
+    .with_verdicts(&sides);
     crate::cli::write_stdout(&crate::render::diff::render(&d, a.format))?;
-    Ok(if d.failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
+    Ok(match d.gate {
+        diff::Gate::CannotTell => {
+            eprintln!("profscope diff: {}", d.summary);
+            ExitCode::from(2)
+        }
+        _ if d.failed => ExitCode::from(1),
+        _ => ExitCode::SUCCESS,
     })
 }

@@ -144,6 +144,7 @@ fn protected(at: &str) -> bool {
         .is_some_and(|rest| !rest.contains(['.', '[']));
     per_device
         || at == "$.headline"
+        || at == "$.verdict.reasons"
         || at == "$.inputs"
         || at == "$.summary.ranks"
         || at == "$.analyses.ranks.rows"
@@ -156,6 +157,7 @@ fn protected(at: &str) -> bool {
 /// Analyses left out, in this order, when cutting arrays is not enough: detail first, then the
 /// per-device sections; what stays is the headline, the verdicts and the per-rank rows.
 const DROP_ORDER: &[&str] = &[
+    "evidence",
     "composition",
     "op_types",
     "top_events",
@@ -200,7 +202,7 @@ fn cut(v: &mut Value, n: usize, at: &str, all: bool, cuts: &mut Vec<String>) {
 /// [`DROP_ORDER`], each replaced by a line saying how to ask for it.
 pub fn bounded(tool: &str, v: Value, max: usize) -> Value {
     let full = v.to_string().len();
-    let wrap = |result: Value, cuts: Vec<String>| json!({"schema_version": crate::report::SCHEMA_VERSION, "tool": tool, "truncated": !cuts.is_empty(), "full_bytes": full, "cut": cuts.iter().take(20).collect::<Vec<_>>(), "result": result});
+    let wrap = |result: Value, cuts: Vec<String>| json!({"schema_version": crate::report::SCHEMA_VERSION, "tool": tool, "truncated": !cuts.is_empty(), "full_bytes": full, "cut": cuts.iter().take(10).collect::<Vec<_>>(), "result": result});
     if full <= max {
         return wrap(v, vec![]);
     }
@@ -327,7 +329,8 @@ fn call_tool(name: &str, args: &Value) -> anyhow::Result<Value> {
                 n.into(),
                 &crate::report::diff::metrics(&new)?,
                 &th,
-            )?;
+            )?
+            .with_verdicts(&[(b, &base), (n, &new)]);
             Ok(serde_json::to_value(&d)?)
         }
         "list_ranks" => {

@@ -9,6 +9,7 @@ pub mod memory;
 pub mod query;
 pub mod sections;
 pub mod table;
+pub mod verdict;
 
 use crate::report::Report;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -84,6 +84,7 @@ pub fn build(r: &Report) -> Vec<Section> {
     let mut out = Vec::new();
     // The answer first (the headline is printed above the sections), the inventory of what was
     // read (files, categories, streams) last.
+    out.push(super::verdict::section(r));
     ranks(r, &mut out);
     cross_rank(r, &mut out);
     timeline(r, &mut out);
@@ -352,9 +353,11 @@ fn vendor_agreement(r: &Report, out: &mut Vec<Section>) {
         return;
     }
     let mut t = sec(
-        "Vendor agreement (ours against the vendor's Overlap Analysis in the same input)",
+        "Vendor agreement (ours against the vendor's own numbers in the same input)",
         vec![
             "device",
+            "source",
+            "step",
             "metric",
             "ours",
             "vendor",
@@ -365,6 +368,12 @@ fn vendor_agreement(r: &Report, out: &mut Vec<Section>) {
     for c in &v.checks {
         t.rows.push(vec![
             dev(&c.device),
+            c.source
+                .split(" of ")
+                .next()
+                .unwrap_or(&c.source)
+                .to_string(),
+            c.step.map_or_else(|| "window".into(), |k| k.to_string()),
             c.metric.to_string(),
             human_ns(c.ours_ns),
             human_ns(c.vendor_ns),
@@ -374,7 +383,7 @@ fn vendor_agreement(r: &Report, out: &mut Vec<Section>) {
     }
     t.notes.push(v.verdict.clone());
     t.notes.push(format!(
-        "a check agrees when |ours − vendor| ≤ {}% of the device's window",
+        "a check agrees when |ours − vendor| ≤ {}% of the window compared (the device's, or the step's)",
         v.tolerance_pct_of_window
     ));
     out.push(t);

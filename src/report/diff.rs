@@ -516,6 +516,17 @@ pub struct Row {
 pub enum Gate {
     Pass,
     Fail,
+    /// A side's verdict is withheld: its numbers cannot support a comparison (exit 2).
+    CannotTell,
+}
+
+/// The verdict of one side, as its report states it (`verdict.status`, `verdict.statement`);
+/// absent in reports older than schema 0.9.0.
+#[derive(Debug, Clone, Serialize)]
+pub struct SideVerdict {
+    pub run: String,
+    pub status: String,
+    pub statement: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -531,7 +542,56 @@ pub struct Diff {
     pub rows: Vec<Row>,
     /// Thresholds that matched no metric of either run (not evaluated).
     pub unmatched_thresholds: Vec<String>,
+    /// Each side's verdict status when it is not `confident` (a qualified side is said in the
+    /// summary; a withheld one makes the gate `cannot_tell`).
+    pub verdicts: Vec<SideVerdict>,
     pub failed: bool,
+}
+
+impl Diff {
+    /// Applies the sides' verdicts (run label, report JSON): a withheld side never passes
+    /// (`cannot_tell`), a qualified one is named in the summary.
+    pub fn with_verdicts(mut self, sides: &[(&str, &serde_json::Value)]) -> Diff {
+        for (run, v) in sides {
+            let status = v["verdict"]["status"].as_str().unwrap_or("confident");
+            if status != "confident" {
+                self.verdicts.push(SideVerdict {
+                    run: run.to_string(),
+                    status: status.to_string(),
+                    statement: v["verdict"]["statement"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                });
+            }
+        }
+        let said = |s: &SideVerdict| format!("{} is {}: {}", s.run, s.status, s.statement);
+        let withheld: Vec<String> = self
+            .verdicts
+            .iter()
+            .filter(|s| s.status == "withheld")
+            .map(said)
+            .collect();
+        let qualified: Vec<String> = self
+            .verdicts
+            .iter()
+            .filter(|s| s.status == "qualified")
+            .map(said)
+            .collect();
+        if !withheld.is_empty() {
+            self.gate = Gate::CannotTell;
+            self.failed = true;
+            self.summary = format!(
+                "CANNOT TELL: {} (the gate never passes on a run whose verdict is withheld); {}",
+                withheld.join("; "),
+                self.summary
+            );
+        }
+        if !qualified.is_empty() {
+            self.summary = format!("{} [{}]", self.summary, qualified.join("; "));
+        }
+        self
+    }
 }
 
 /// True when a rise of the metric is the worse direction (bandwidth and the computing share:
@@ -781,6 +841,7 @@ pub fn diff(
             .filter(|(_, u)| !u)
             .map(|(t, _)| t.text.clone())
             .collect(),
+        verdicts: Vec::new(),
         failed,
     })
 }

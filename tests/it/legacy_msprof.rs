@@ -306,10 +306,10 @@ fn headline_says_communication_bound_with_the_vendor_shares() {
             .any(|l| l.contains("top cause waiting_for_collective")),
         "{h:?}"
     );
-    assert!(
-        h.iter()
-            .any(|l| l.starts_with("agrees with the vendor's Overlap Analysis"))
-    );
+    assert!(h.iter().any(|l| {
+        l.starts_with("agrees with the vendor's own numbers (Overlap Analysis)")
+            && l.contains("on 2 of 2 devices")
+    }));
     // No serving phase scopes in a training capture: --phase keeps nothing, and says so.
     let out = crate::common::profscope_command()
         .args([

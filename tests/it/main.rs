@@ -49,4 +49,5 @@ mod synth_truth;
 mod truncation;
 mod vendor_agreement;
 mod vendor_files;
+mod verdict;
 mod weights;

@@ -69,8 +69,9 @@ fn registry_help_mcp_report_and_docs_agree() {
         .unwrap();
     assert_eq!(set(only.iter().map(|v| v.as_str().unwrap())), registry);
 
-    // The report's `analyses` keys: every registered name, plus the two that are not `--only`
-    // choices (the vendor self-audit, and kernel_types' HTA-window twin).
+    // The report's `analyses` keys: every registered name, plus the three that are not `--only`
+    // choices (the vendor self-audit, kernel_types' HTA-window twin, and the evidence the
+    // verdict rests on, always computed).
     let report: Value =
         serde_json::from_str(&run(&["analyze", "--format", "json", "--quiet"], "")).unwrap();
     let keys = set(report["analyses"]
@@ -79,7 +80,11 @@ fn registry_help_mcp_report_and_docs_agree() {
         .keys()
         .map(|k| k.as_str()));
     let mut expected = registry.clone();
-    expected.extend(set(["vendor_agreement", "kernel_types_complete_steps"]));
+    expected.extend(set([
+        "vendor_agreement",
+        "kernel_types_complete_steps",
+        "evidence",
+    ]));
     assert_eq!(keys, expected);
 
     // One page per analysis in docs/analyses/ (plus memory, which is its own command, and the
@@ -91,7 +96,7 @@ fn registry_help_mcp_report_and_docs_agree() {
         .filter_map(|n| n.strip_suffix(".md").map(String::from))
         .collect();
     let mut expected = registry;
-    expected.extend(set(["memory", "vendor_agreement"]));
+    expected.extend(set(["memory", "vendor_agreement", "evidence"]));
     assert_eq!(pages, expected);
 }
 

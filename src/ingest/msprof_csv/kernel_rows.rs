@@ -24,6 +24,8 @@ struct Cols {
     device: Option<usize>,
     block: Option<usize>,
     mix_block: Option<usize>,
+    /// `Step Id` (torch_npu kernel_details.csv): the rows' ProfilerStep.
+    step: Option<usize>,
     shapes: [Option<usize>; 6],
 }
 
@@ -54,6 +56,7 @@ impl Cols {
             device: any(&["Device_id"]),
             block: any(&["Block Num", "Block Dim"]),
             mix_block: any(&["Mix Block Num", "Mix Block Dim"]),
+            step: any(&["Step Id", "Step ID"]),
             shapes: [
                 any(&["Input Shapes"]),
                 any(&["Input Data Types"]),
@@ -127,6 +130,7 @@ pub fn ingest_bytes(path: &str, bytes: &[u8], b: &mut TablesBuilder) -> Result<(
         bad: 0,
         first_bad: String::new(),
         lossy: 0,
+        steps: Default::default(),
     };
     let mut rec = csv::ByteRecord::new();
     loop {
@@ -186,6 +190,8 @@ struct Rows<'p> {
     bad: u64,
     first_bad: String,
     lossy: u64,
+    /// `Step Id` → first start and last end of its rows.
+    steps: std::collections::BTreeMap<i64, (i64, i64)>,
 }
 
 impl Rows<'_> {
@@ -209,6 +215,11 @@ impl Rows<'_> {
                 format!("{path}:{line}: start {ts} ns, duration {dur} ns: {why}; row skipped")
             });
             return;
+        }
+        if let Some(k) = int(rec, cols.step) {
+            let e = self.steps.entry(k).or_insert((ts, ts + dur));
+            e.0 = e.0.min(ts);
+            e.1 = e.1.max(ts + dur);
         }
         let device = int(rec, cols.device).unwrap_or(-1) as i32;
         let stream = int(rec, cols.stream).unwrap_or(-1);
@@ -298,6 +309,17 @@ impl Rows<'_> {
     /// The rows skipped for a missing start or duration and the cells decoded lossily.
     fn report(self, b: &mut TablesBuilder) {
         let path = self.path;
+        // The steps the rows name, as STEP_TIME would give them: a CSV-only export has no host
+        // ProfilerStep events to take them from.
+        let source = b.intern("kernel_details.csv Step Id");
+        for (&k, &(start, end)) in &self.steps {
+            let s = &mut b.t.steps;
+            s.file.push(self.file);
+            s.step.push(k);
+            s.start_ns.push(start);
+            s.end_ns.push(end);
+            s.source.push(source);
+        }
         b.diag()
             .add_n("csv_row_skipped", Severity::DataLoss, self.bad, || {
                 self.first_bad
