@@ -260,12 +260,16 @@ pub const TABLES: &[TableSchema] = &[
     },
     TableSchema {
         name: "steps",
-        doc: "Steps as the profiler recorded them (db STEP_TIME: host span of ProfilerStep#N).",
+        doc: "Steps as the profiler recorded them (db STEP_TIME: host span of ProfilerStep#N; a CSV-only text export: kernel_details.csv Step Id, the span of that step's device rows).",
         columns: cols![
             ("file", "FileId", "Row of files."),
-            ("step", "i64", "N of ProfilerStep#N."),
-            ("start_ns / end_ns", "i64 ns", "Host time span."),
-            ("source", "str", "STEP_TIME."),
+            ("step", "i64", "N of ProfilerStep#N (Step Id)."),
+            (
+                "start_ns / end_ns",
+                "i64 ns",
+                "Host time span (kernel_details.csv: first start to last end of the step's rows)."
+            ),
+            ("source", "str", "STEP_TIME | kernel_details.csv Step Id."),
         ],
     },
     TableSchema {
