@@ -18,6 +18,7 @@
 //!   type and link the ops sorted by bandwidth give top1, middle, bottom1-3 and the total.
 
 use super::devices::{CommSource, Device, iv};
+use crate::model::files::SourceFormat;
 use crate::model::hash::FxHashMap;
 use crate::model::{ProcessRole, StrId, Tables};
 pub use crate::report::contract::communication_ops::*;
@@ -193,11 +194,24 @@ pub fn compute(t: &Tables, devices: &[Device], top_n: usize) -> Vec<DeviceCommOp
     let steps = super::cross_rank::step_windows(t);
     devices
         .iter()
-        .filter(|d| {
-            d.comm_source == CommSource::HcclGroupOps
+        .filter_map(|d| {
+            if d.comm_source == CommSource::HcclGroupOps
                 && t.processes.role[d.process.idx()] == ProcessRole::AscendHardware
+            {
+                Some(one(
+                    &v,
+                    d,
+                    &tasks[d.file.idx()],
+                    &steps[d.file.idx()],
+                    top_n,
+                ))
+            } else if t.files.format[d.file.idx()] == Some(SourceFormat::KernelCsv) {
+                // A CSV-only export: no plane tasks, the vendor's split from communication.json.
+                super::communication_ops_vendor::from_communication_json(t, d, top_n)
+            } else {
+                None
+            }
         })
-        .map(|d| one(&v, d, &tasks[d.file.idx()], &steps[d.file.idx()], top_n))
         .collect()
 }
 
@@ -331,6 +345,7 @@ fn one(
         .collect();
     DeviceCommOps {
         device: d.evidence.clone(),
+        source: None,
         ops_total,
         plane_tasks,
         ops_without_tasks: without,
@@ -342,7 +357,7 @@ fn one(
     }
 }
 
-fn empty_total(step: Option<i64>) -> StepTotal {
+pub(super) fn empty_total(step: Option<i64>) -> StepTotal {
     StepTotal {
         step,
         ops: 0,
@@ -353,7 +368,7 @@ fn empty_total(step: Option<i64>) -> StepTotal {
     }
 }
 
-fn add_op(s: &mut StepTotal, op: &CommOp) {
+pub(super) fn add_op(s: &mut StepTotal, op: &CommOp) {
     s.ops += 1;
     if let Some(x) = &op.times {
         s.times.add(x);
@@ -375,7 +390,7 @@ fn add_op(s: &mut StepTotal, op: &CommOp) {
     }
 }
 
-fn finish_total(s: &mut StepTotal) {
+pub(super) fn finish_total(s: &mut StepTotal) {
     s.wait_ratio = s.times.wait_ratio();
     s.synchronization_ratio = s.times.synchronization_ratio();
     for b in &mut s.bandwidth {

@@ -6,6 +6,7 @@ pub mod batch_audit;
 pub mod bubbles;
 pub mod communication;
 pub mod communication_ops;
+pub mod communication_ops_vendor;
 pub mod composition;
 pub mod cross_rank;
 pub mod decode_steps;

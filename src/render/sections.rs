@@ -672,7 +672,13 @@ fn step_sync(r: &Report, out: &mut Vec<Section>) {
 fn communication_ops(r: &Report, out: &mut Vec<Section>) {
     let c = &r.analyses.communication_ops;
     for d in &c.devices {
-        out.push(collective_ops(d));
+        let mut s = collective_ops(d);
+        if let Some(src) = &d.source {
+            s.notes.push(format!(
+                "from the vendor's {src} (a CSV-only export has no HCCL plane tasks to recompute them from)"
+            ));
+        }
+        out.push(s);
     }
     out.extend(slowest_links(c));
 }

@@ -344,6 +344,28 @@ fn a_csv_only_export_is_read_fully_and_a_cut_one_is_withheld() {
         (Some(2), Some(0))
     );
 
+    // Collective-op depth from communication.json (no plane tasks without the trace): 4 ops per
+    // rank; rank 0's elapsed and wait equal the file's "Total Op Info" (Elapse 105.99187771875
+    // ms, Wait 5.94061871875 ms), its wait ratio 0.6173 and rank 1's 0.0472.
+    let c = &r["analyses"]["communication_ops"];
+    let d0 = &c["devices"][0];
+    assert_eq!(d0["source"], "communication.json");
+    assert_eq!(
+        (d0["ops_total"].as_u64(), d0["total"]["ops"].as_u64()),
+        (Some(4), Some(4))
+    );
+    assert_eq!(d0["total"]["times"]["elapsed_ns"], 105_991_878);
+    assert_eq!(d0["total"]["times"]["wait_ns"], 5_940_619);
+    let ratios: Vec<f64> = c["summary"]["wait_ratios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| (x[1].as_f64().unwrap() * 1e4).round() / 1e4)
+        .collect();
+    assert_eq!(ratios, vec![0.6173, 0.0472]);
+    // 4 collectives per rank: fewer than SLOW_RANK_MIN_OPS, so no slow rank from 4 ops.
+    assert_eq!(c["summary"]["slow_rank"], Value::Null);
+
     // Cut to 21 rows per rank: withheld, export_incomplete, with both numbers.
     for r in 0..2 {
         let k = dir.join(format!(

@@ -115,6 +115,9 @@ pub struct MatrixCell {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DeviceCommOps {
     pub device: DeviceRef,
+    /// Where the numbers come from when not recomputed from HCCL plane tasks:
+    /// `communication.json` (the vendor's split, for a CSV-only text export); null otherwise.
+    pub source: Option<String>,
     /// Collective ops of the device's file.
     pub ops_total: u64,
     /// HCCL plane tasks matched to those ops.

@@ -22,8 +22,8 @@ pub struct Check {
     pub device: DeviceRef,
     /// Where the vendor's number was read.
     pub source: String,
-    /// The step compared (the vendor's step table); None: the whole window.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The step compared (the vendor's step table); None: the whole window. (Always written:
+    /// the cache's postcard entries have no optional fields.)
     pub step: Option<i64>,
     pub metric: TimeMetric,
     pub ours_ns: i64,
