@@ -32,7 +32,18 @@ pub fn run_part(t: &Tables, o: &AnalyzeOpts) -> Part {
     }
     // FIFO: a plain scope runs the spawning thread's own tasks newest first, which started the
     // costliest analyses last.
+    let mut facts = Vec::new();
     rayon::scope_fifo(|s| {
+        // The evidence the verdict rests on is always computed (not an `--only` choice).
+        let (all, facts) = (&devs, &mut facts);
+        s.spawn_fifo(move |_| {
+            let started = t0.elapsed().as_secs_f64();
+            *facts = evidence::facts(t, all);
+            if timing {
+                let done = t0.elapsed().as_secs_f64();
+                eprintln!("analysis evidence: {started:.3} s .. {done:.3} s");
+            }
+        });
         for (a, part) in order.iter().zip(parts.iter_mut()) {
             let devs = &devs;
             s.spawn_fifo(move |_| {
@@ -46,7 +57,7 @@ pub fn run_part(t: &Tables, o: &AnalyzeOpts) -> Part {
         }
     });
     let mut out = Part::default();
-    out.analyses.evidence = evidence::facts(t, &devs);
+    out.analyses.evidence = facts;
     for (a, mut part) in order.iter().zip(parts) {
         (a.merge)(&mut out, &mut part);
     }
