@@ -195,6 +195,7 @@ pub fn facts(t: &Tables, devices: &[Device]) -> Vec<FileEvidence> {
         out[f].device_window_ns = dev_span[f].map_or(0, |s| s.1 - s.0);
         out[f].launch_window_ns = launch_span[f].map_or(0, |s| s.1 - s.0);
         out[f].vendor_steps = vendor_steps(t, f);
+        out[f].vendor_collectives = vendor_collectives(t, f);
     }
     out
 }
@@ -347,6 +348,77 @@ fn vendor_steps(t: &Tables, f: usize) -> Vec<VendorStep> {
             communication_ns: ns(v[1]),
             communication_not_overlapped_ns: ns(v[2]),
             free_ns: ns(v[3]),
+        })
+        .collect()
+}
+
+/// The vendor's collective totals per step of file `f`: communication.json's `Total Op Info`
+/// records of `collective` ops (not the matrix file, not msprof-analyze's cluster file), and
+/// analysis.db CommAnalyzerTime's `collective` rows summed per step (ms → ns).
+fn vendor_collectives(t: &Tables, f: usize) -> Vec<VendorCollectives> {
+    let r = &t.reference;
+    #[derive(Default)]
+    struct Rec {
+        db: bool,
+        step: Option<i64>,
+        collective: bool,
+        total: bool,
+        v: [f64; 3],
+    }
+    let mut recs: std::collections::BTreeMap<(StrId, u32), Rec> = Default::default();
+    for k in 0..r.len() {
+        if r.file[k].idx() != f {
+            continue;
+        }
+        let table = t.str(r.table[k]);
+        let db = table == "CommAnalyzerTime";
+        let json = table.starts_with("communication") && !table.starts_with("communication_matrix");
+        if !db && !json {
+            continue;
+        }
+        let e = recs.entry((r.table[k], r.row[k])).or_insert(Rec {
+            db,
+            v: [f64::NAN; 3],
+            ..Rec::default()
+        });
+        let text = t.str(r.text[k]);
+        match t.str(r.column[k]) {
+            "step" => {
+                let d: String = text.chars().filter(char::is_ascii_digit).collect();
+                e.step = d.parse().ok();
+            }
+            "kind" | "type" => e.collective = text == "collective",
+            "op" => e.total = text == "Total Op Info",
+            "Communication Time Info/Elapse Time(ms)" | "elapse_time" => e.v[0] = r.number[k],
+            "Communication Time Info/Transit Time(ms)" | "transit_time" => e.v[1] = r.number[k],
+            "Communication Time Info/Wait Time(ms)" | "wait_time" => e.v[2] = r.number[k],
+            _ => {}
+        }
+    }
+    // (source, step) → summed ms.
+    let mut sums: std::collections::BTreeMap<(&str, Option<i64>), [f64; 3]> = Default::default();
+    for x in recs.into_values() {
+        if !x.collective || !x.v.iter().all(|v| v.is_finite()) || (!x.db && !x.total) {
+            continue;
+        }
+        let source = if x.db {
+            "analysis.db CommAnalyzerTime"
+        } else {
+            "communication.json"
+        };
+        let e = sums.entry((source, x.step)).or_insert([0.0; 3]);
+        for (a, v) in e.iter_mut().zip(x.v) {
+            *a += v;
+        }
+    }
+    let ns = |ms: f64| (ms * 1e6).round() as i64;
+    sums.into_iter()
+        .map(|((source, step), v)| VendorCollectives {
+            source: source.to_string(),
+            step,
+            elapsed_ns: ns(v[0]),
+            transit_ns: ns(v[1]),
+            wait_ns: ns(v[2]),
         })
         .collect()
 }

@@ -9,6 +9,7 @@
 //! verdict is one line every format shows first, so a reader (or an agent) knows whether to
 //! trust the numbers below it.
 
+use super::communication_ops::DeviceCommOps;
 use super::cross_rank::{DeviceExtract, StepRow};
 use super::device_time::DeviceTime;
 use super::evidence::{FileEvidence, VendorStep};
@@ -18,14 +19,21 @@ pub use crate::report::contract::vendor_agreement::*;
 /// A difference larger than this share of the window (percent) is a disagreement.
 pub const TOLERANCE_PCT_OF_WINDOW: f64 = 1.0;
 
-/// Our four numbers and the vendor's, with the window they are shares of.
+/// Our numbers and the vendor's (of `metrics`), with the window they are shares of.
 struct Compared {
     source: String,
     step: Option<i64>,
     window_ns: i64,
+    metrics: &'static [TimeMetric],
     ours: [i64; 4],
     vendor: [i64; 4],
 }
+
+const COLLECTIVE_METRICS: [TimeMetric; 3] = [
+    TimeMetric::CollectiveElapsed,
+    TimeMetric::CollectiveTransit,
+    TimeMetric::CollectiveWait,
+];
 
 const METRICS: [TimeMetric; 4] = [
     TimeMetric::Computing,
@@ -58,6 +66,7 @@ fn of_vendor(v: &VendorStep) -> [i64; 4] {
 pub fn compute(
     device_time: &[DeviceTime],
     extracts: &[DeviceExtract],
+    comm_ops: &[DeviceCommOps],
     evidence: &[FileEvidence],
 ) -> VendorAgreement {
     let mut checks = Vec::new();
@@ -72,6 +81,7 @@ pub fn compute(
                 source: v.source.clone(),
                 step: None,
                 window_ns: d.window_ns,
+                metrics: &METRICS,
                 ours: [
                     d.computing_ns,
                     d.communication_ns,
@@ -85,21 +95,27 @@ pub fn compute(
                     v.free_ns,
                 ],
             });
-            push_source(&mut sources, "Overlap Analysis");
         }
         let (c, u) = step_table(d, device_time, extracts, evidence);
         unmatched += u;
-        for x in &c {
-            push_source(&mut sources, x.source.split(" of ").next().unwrap_or(""));
-        }
         compared.extend(c);
+        compared.extend(collectives(d, comm_ops, evidence));
+        for x in &compared {
+            // device_time's source reads `Overlap Analysis process of <file>`.
+            let kind = if x.source.starts_with("Overlap Analysis") {
+                "Overlap Analysis"
+            } else {
+                x.source.split(" of ").next().unwrap_or("")
+            };
+            push_source(&mut sources, kind);
+        }
         if compared.is_empty() {
             continue;
         }
         checked += 1;
         let mut bad = false;
         for c in compared {
-            for (k, metric) in METRICS.into_iter().enumerate() {
+            for (k, &metric) in c.metrics.iter().enumerate() {
                 let diff = c.ours[k] - c.vendor[k];
                 let pct = diff as f64 * 100.0 / c.window_ns.max(1) as f64;
                 let agrees = pct.abs() <= TOLERANCE_PCT_OF_WINDOW;
@@ -199,11 +215,45 @@ fn step_table(
             source: format!("{} of {}", v.source, d.device.file),
             step: ours_step(v, &steps),
             window_ns,
+            metrics: &METRICS,
             ours,
             vendor: of_vendor(v),
         });
     }
     (out, unmatched)
+}
+
+/// communication.json's collective totals per step against our collective-op depth of the same
+/// step (recomputed from the HCCL plane tasks; a device whose ops came from communication.json
+/// itself, or that has no timed ops in the step, is not compared).
+fn collectives(
+    d: &DeviceTime,
+    comm_ops: &[DeviceCommOps],
+    evidence: &[FileEvidence],
+) -> Vec<Compared> {
+    let Some(ev) = evidence.iter().find(|e| e.file == d.device.file) else {
+        return Vec::new();
+    };
+    let Some(ours) = comm_ops
+        .iter()
+        .find(|c| c.device == d.device && c.source.is_none())
+    else {
+        return Vec::new();
+    };
+    ev.vendor_collectives
+        .iter()
+        .filter_map(|v| {
+            let s = ours.steps.iter().find(|s| s.step == v.step && s.ops > 0)?;
+            Some(Compared {
+                source: format!("{} of {}", v.source, d.device.file),
+                step: v.step,
+                window_ns: d.window_ns,
+                metrics: &COLLECTIVE_METRICS,
+                ours: [s.times.elapsed_ns, s.times.transit_ns, s.times.wait_ns, 0],
+                vendor: [v.elapsed_ns, v.transit_ns, v.wait_ns, 0],
+            })
+        })
+        .collect()
 }
 
 /// The step number a comparison is labelled with: the vendor's when we have that step.
@@ -229,7 +279,8 @@ fn verdict(
     let from = sources.join(", ");
     if disagreeing == 0 {
         return format!(
-            "agrees with the vendor's own numbers ({from}) within {max:.2}% of the window on {checked} of {total} devices (computing, communication, exposed communication, free)"
+            "agrees with the vendor's own numbers ({from}) within {max:.2}% of the window on {checked} of {total} devices ({} checks)",
+            checks.len()
         );
     }
     let worst = checks

@@ -80,6 +80,7 @@ pub fn finish(parts: Vec<Part>, o: &AnalyzeOpts) -> Analyses {
     run.analyses.vendor_agreement = vendor_agreement::compute(
         &run.analyses.device_time,
         &run.extracts,
+        &run.analyses.communication_ops.devices,
         &run.analyses.evidence,
     );
     for a in REGISTRY.iter().filter(|a| selected(o, a.name)) {

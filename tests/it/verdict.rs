@@ -71,6 +71,9 @@ const BOUND: [&str; 5] = [
 #[test]
 fn every_shared_real_root_is_confident_and_audited_on_every_device() {
     let s = common::samples_dir();
+    // Sources per root: which vendor files each capture holds (ls of the sample folders; level0
+    // has no HCCL plane tasks to recompute the collective split from, so communication.json /
+    // CommAnalyzerTime are not compared there).
     for (root, sources) in [
         (
             "ascend-pt/text/level0",
@@ -78,18 +81,33 @@ fn every_shared_real_root_is_confident_and_audited_on_every_device() {
         ),
         (
             "ascend-pt/text/level1",
-            json!(["Overlap Analysis", "step_trace_time.csv"]),
+            json!([
+                "Overlap Analysis",
+                "step_trace_time.csv",
+                "communication.json"
+            ]),
         ),
         (
             "ascend-pt/text/level2",
-            json!(["Overlap Analysis", "step_trace_time.csv"]),
+            json!([
+                "Overlap Analysis",
+                "step_trace_time.csv",
+                "communication.json"
+            ]),
         ),
         ("ascend-pt/db/level0", json!(["analysis.db StepTraceTime"])),
         (
             "ascend-pt/db/level1",
-            json!(["Overlap Analysis", "analysis.db StepTraceTime"]),
+            json!([
+                "Overlap Analysis",
+                "analysis.db StepTraceTime",
+                "analysis.db CommAnalyzerTime"
+            ]),
         ),
-        ("ascend-pt/db/level2", json!(["analysis.db StepTraceTime"])),
+        (
+            "ascend-pt/db/level2",
+            json!(["analysis.db StepTraceTime", "analysis.db CommAnalyzerTime"]),
+        ),
         ("ascend-msprof-legacy", json!(["Overlap Analysis"])),
     ] {
         let r = analyze(&s.join(root));
@@ -121,10 +139,12 @@ fn every_shared_real_root_is_confident_and_audited_on_every_device() {
                 .iter()
                 .filter_map(|c| c["step"].as_i64())
                 .collect();
+            // 4 step-table metrics per device, plus 3 collective ones where plane tasks exist.
+            let coll = if root.ends_with("level0") { 0 } else { 6 };
             assert_eq!(
                 steps,
-                vec![50; 8],
-                "{root}: 4 metrics x 2 devices in step 50"
+                vec![50; 8 + coll],
+                "{root}: every step check is step 50"
             );
         }
     }
@@ -143,7 +163,24 @@ fn db_level1_step_trace_time_is_checked_on_the_device_without_overlap_analysis()
     let checks = r["analyses"]["vendor_agreement"]["checks"]
         .as_array()
         .unwrap();
-    let rank1: Vec<&Value> = checks.iter().filter(|c| c["device"]["rank"] == 1).collect();
+    let all1: Vec<&Value> = checks.iter().filter(|c| c["device"]["rank"] == 1).collect();
+    // Its collective split against CommAnalyzerTime's collective rows of step50 summed
+    // (sqlite3: sum(elapse_time) = 98.5901898125 ms over 4 rows of rank 1's analysis.db).
+    let coll: Vec<&&Value> = all1
+        .iter()
+        .filter(|c| c["metric"].as_str().unwrap().starts_with("collective"))
+        .collect();
+    assert_eq!(coll.len(), 3);
+    assert!(coll.iter().all(|c| c["agrees"] == true));
+    let elapsed = coll
+        .iter()
+        .find(|c| c["metric"] == "collective_elapsed")
+        .unwrap();
+    assert_eq!(elapsed["vendor_ns"], 98_590_190);
+    let rank1: Vec<&Value> = all1
+        .into_iter()
+        .filter(|c| !c["metric"].as_str().unwrap().starts_with("collective"))
+        .collect();
     assert_eq!(rank1.len(), 4);
     assert!(rank1.iter().all(|c| {
         c["source"]

@@ -44,6 +44,21 @@ pub struct FileEvidence {
     /// The vendor's own per-step numbers in the input (analysis.db StepTraceTime,
     /// step_trace_time.csv), for the self-audit.
     pub vendor_steps: Vec<VendorStep>,
+    /// The vendor's collective totals per step (communication.json `Total Op Info` of the
+    /// `collective` ops; analysis.db CommAnalyzerTime's collective rows summed per step), for
+    /// the self-audit of the collective-op depth.
+    pub vendor_collectives: Vec<VendorCollectives>,
+}
+
+/// communication.json's `Total Op Info` of one step's collective ops, in ns.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct VendorCollectives {
+    /// `communication.json` or `analysis.db CommAnalyzerTime`.
+    pub source: String,
+    pub step: Option<i64>,
+    pub elapsed_ns: i64,
+    pub transit_ns: i64,
+    pub wait_ns: i64,
 }
 
 /// One row of the vendor's step table, in ns.

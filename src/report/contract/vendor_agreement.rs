@@ -13,6 +13,10 @@ closed_set! {
         Communication = "communication",
         CommunicationNotOverlapped = "communication_not_overlapped",
         Free = "free",
+        /// Summed elapsed time of a step's collective ops (communication.json).
+        CollectiveElapsed = "collective_elapsed",
+        CollectiveTransit = "collective_transit",
+        CollectiveWait = "collective_wait",
     }
 }
 
