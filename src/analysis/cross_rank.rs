@@ -584,13 +584,11 @@ fn waited_for(
     };
     let stands_out = p < SIGNIFICANCE;
     let facts = format!(
-        "rank {} is last into {} of {} collectives, {} after the first rank in total ({} on average), and waits {} in them ({} vs the others' median {})",
+        "by arrival, rank {} is last into {} of {} collectives, {} late on average (p = {p:.1e}); it waits {} in them, the others' median {}",
         d.rank,
         per[r].last,
         skew.matched,
-        human_duration(per[r].lateness_ns as f64),
         human_duration(mean),
-        if waits_least { "less" } else { "more" },
         human_duration(per[r].wait_ns as f64),
         human_duration(others),
     );
@@ -601,16 +599,16 @@ fn waited_for(
         )
     } else if stands_out {
         format!(
-            "{facts}{}; p = {p:.2e} against {n} ranks arriving last in turn",
+            "{facts}{}",
             if waits_least {
-                ": the others wait for it"
+                ": they wait for it"
             } else {
                 ""
             }
         )
     } else {
         format!(
-            "no rank stands out by arrival (rank {} last into {} of {} collectives: p = {p:.2} against {n} ranks arriving last in turn)",
+            "no rank stands out by arrival (rank {} last into {} of {} collectives; p = {p:.2}, {n} ranks taking turns)",
             d.rank, per[r].last, skew.matched
         )
     };
@@ -821,7 +819,7 @@ fn slowest(
     let p = turns_p(count[r], of, n);
     let stands_out = p < SIGNIFICANCE;
     let facts = format!(
-        "rank {} is the slowest in {} of {}, mostly by more {} time ({} above the other ranks' median per step)",
+        "by device time, rank {} is the slowest in {} of {}, mostly by more {} time (+{} per step over the others' median",
         d.rank,
         count[r],
         steps(of),
@@ -838,10 +836,10 @@ fn slowest(
         stands_out,
         p_value: p,
         statement: if stands_out {
-            format!("{facts}; p = {p:.2e} against {n} ranks taking turns")
+            format!("{facts}; p = {p:.1e})")
         } else {
             format!(
-                "no rank stands out by device time (rank {} slowest in {} of {}: p = {p:.2} against {n} ranks taking turns)",
+                "no rank stands out by device time (rank {} slowest in {} of {}; p = {p:.2}, {n} ranks taking turns)",
                 d.rank,
                 count[r],
                 steps(of)

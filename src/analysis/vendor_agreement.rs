@@ -276,10 +276,14 @@ fn verdict(
     if checked == 0 {
         return "vendor self-audit: the input carries no vendor numbers (Overlap Analysis, StepTraceTime, step_trace_time.csv) to check against".into();
     }
-    let from = sources.join(", ");
+    let from = sources
+        .iter()
+        .map(|s| s.trim_start_matches("analysis.db "))
+        .collect::<Vec<_>>()
+        .join(", ");
     if disagreeing == 0 {
         return format!(
-            "agrees with the vendor's own numbers ({from}) within {max:.2}% of the window on {checked} of {total} devices ({} checks)",
+            "agrees with the vendor ({from}) within {max:.2}% of the window on {checked} of {total} devices ({} checks)",
             checks.len()
         );
     }
@@ -293,12 +297,16 @@ fn verdict(
         })
         .expect("a disagreeing device has a failing check");
     format!(
-        "DISAGREES with the vendor's own numbers ({from}) on {disagreeing} of {checked} checked devices ({total} in all); worst: {} {}{}: ours {}, vendor {} ({:+.2}% of the window; tolerance {TOLERANCE_PCT_OF_WINDOW}%)",
-        worst.device.title(),
+        "DISAGREES with the vendor ({from}) on {disagreeing} of {checked} devices; worst: {} {}{}: ours {}, vendor {} ({:+.2}% of the window)",
+        if worst.device.rank >= 0 {
+            format!("rank {}", worst.device.rank)
+        } else {
+            worst.device.title()
+        },
         worst.metric,
         worst
             .step
-            .map(|k| format!(" in step {k}"))
+            .map(|k| format!(", step {k}"))
             .unwrap_or_default(),
         ms(worst.ours_ns),
         ms(worst.vendor_ns),

@@ -216,10 +216,10 @@ fn cross_rank(r: &Report, out: &mut Vec<Section>) {
             ]);
         }
         if let Some(w) = &c.slowest {
-            s.notes.push(format!("by device time: {}", w.statement));
+            s.notes.push(w.statement.clone());
         }
         if let Some(w) = &c.waited_for {
-            s.notes.push(format!("by arrival: {}", w.statement));
+            s.notes.push(w.statement.clone());
         }
         s.notes.push(format!(
             "{} compared, {} not on every rank, {} with different compute-kernel counts; shares are of the summed step time",

@@ -8,7 +8,7 @@
 //! bound, bubble-cause and rank lines; a withheld cross-rank part drops the rank line.
 
 use super::analyses::Analyses;
-use super::verdict::{BOUND_MIN_PCT, bound};
+use super::verdict::bound;
 use crate::analysis::evidence::{Status, Verdict};
 use crate::diag::{Diagnostic, Severity};
 
@@ -102,34 +102,26 @@ fn window_and_steps(a: &Analyses) -> String {
 fn verdict(a: &Analyses) -> Option<String> {
     let b = bound(a)?;
     Some(format!(
-        "{}: computing {:.1}%, exposed communication {:.1}%, free {:.1}% of the summed device windows{} (rule: the largest share if ≥ {BOUND_MIN_PCT}%, else mixed; idle-bound is host-bound when ≥ {BOUND_MIN_PCT}% of idle waited for a late launch)",
+        "{}: computing {:.1}%, exposed communication {:.1}%, free {:.1}% of the summed device windows{}",
         b.kind,
         b.computing_pct,
         b.exposed_communication_pct,
         b.free_pct,
         b.host_bound_pct
-            .map(|p| format!(", {p:.1}% of idle host-bound"))
+            .map(|p| format!("; {p:.1}% of idle host-bound"))
             .unwrap_or_default()
     ))
 }
 
-/// The slowest rank by device time, by arrival, and by collective wait.
-fn who_is_slow(a: &Analyses) -> Option<String> {
+/// The slowest rank by device time, by arrival, and by collective wait: one line each.
+fn who_is_slow(a: &Analyses) -> Vec<String> {
     let mut who = Vec::new();
     for c in &a.cross_rank.cohorts {
         if let Some(s) = &c.slowest {
-            who.push(if s.stands_out {
-                format!("by device time, {}", s.statement)
-            } else {
-                s.statement.clone()
-            });
+            who.push(s.statement.clone());
         }
         if let Some(w) = &c.waited_for {
-            who.push(if w.stands_out {
-                format!("by arrival, {}", w.statement)
-            } else {
-                w.statement.clone()
-            });
+            who.push(w.statement.clone());
         }
     }
     let c = &a.communication_ops.summary;
@@ -146,7 +138,7 @@ fn who_is_slow(a: &Analyses) -> Option<String> {
             others.join(", ")
         ));
     }
-    (!who.is_empty()).then(|| who.join("; "))
+    who
 }
 
 /// The idle time, its gaps, and the cause with the most idle.

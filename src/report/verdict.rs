@@ -148,6 +148,9 @@ pub fn build(a: &Analyses) -> Verdict {
     Verdict {
         status,
         kind,
+        rule: format!(
+            "the largest of computing / exposed communication / free if ≥ {BOUND_MIN_PCT}% of the summed device windows, else mixed; idle-bound is host-bound when ≥ {BOUND_MIN_PCT}% of idle waited for a late launch"
+        ),
         cross_rank_status,
         statement,
         coverage: coverage(a),
@@ -172,7 +175,7 @@ fn statement(status: Status, kind: Option<&str>, reasons: &[Reason]) -> String {
                 "cannot tell: {}{}",
                 first.detail,
                 if more > 0 {
-                    format!(" (+{more} more reason{}: see Verdict)", plural(more))
+                    format!(" (+{more} more: see Verdict)")
                 } else {
                     String::new()
                 }
@@ -185,17 +188,13 @@ fn statement(status: Status, kind: Option<&str>, reasons: &[Reason]) -> String {
                 kind.map(|k| format!(" {k}")).unwrap_or_default(),
                 run[0].detail,
                 if more > 0 {
-                    format!(" (+{more} more reason{}: see Verdict)", plural(more))
+                    format!(" (+{more} more: see Verdict)")
                 } else {
                     String::new()
                 }
             )
         }
     }
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
 }
 
 /// Launches recorded into a graph during stream capture: a capture trace is withheld, a
@@ -206,7 +205,6 @@ fn captures(files: &[FileEvidence], reasons: &mut Vec<Reason>) {
         return;
     }
     let launches: u64 = files.iter().map(|f| f.launches).sum();
-    let windows: u64 = files.iter().map(|f| f.capture_windows).sum();
     let device_events: u64 = files
         .iter()
         .filter(|f| f.captured_launches > 0)
@@ -232,7 +230,7 @@ fn captures(files: &[FileEvidence], reasons: &mut Vec<Reason>) {
             Scope::Run,
             Status::Withheld,
             format!(
-                "this trace is a graph capture - {} launches were recorded into a graph in {windows} stream-capture window(s), not executed, and {} device event(s) ran; profile the replays instead",
+                "this trace is a graph capture - {} launches were recorded into a graph, not executed ({} device events ran); profile the replays instead",
                 count(captured),
                 count(device_events)
             ),
@@ -244,7 +242,7 @@ fn captures(files: &[FileEvidence], reasons: &mut Vec<Reason>) {
             Scope::Run,
             Status::Qualified,
             format!(
-                "{} of {} launches ({share:.1}%) were recorded into a graph during stream capture, not executed: the device looks idle while they were recorded",
+                "{} of {} launches ({share:.1}%) were recorded into a graph, not executed: the device looks idle meanwhile",
                 count(captured),
                 count(launches)
             ),
@@ -290,9 +288,8 @@ fn launch_coverage(files: &[FileEvidence], reasons: &mut Vec<Reason>) {
         Scope::Run,
         effect,
         format!(
-            "only {p:.1}% of the host's launches in {} have their device work in the trace (threshold {}%): the device trace is incomplete (buffer overflow, a cut capture or a profiler that stopped early), so idle time is overstated",
-            short(&f.file),
-            ev::LAUNCH_COVERAGE_QUALIFIED_PCT
+            "only {p:.1}% of the launches in {} have their device work in the trace: the device trace is incomplete, idle is overstated",
+            short(&f.file)
         ),
         low,
     ));
@@ -330,9 +327,8 @@ fn slivers(files: &[FileEvidence], reasons: &mut Vec<Reason>) {
         Scope::Run,
         effect,
         format!(
-            "the device events of {} cover {p:.2}% of the host's window ({} device events in {:.3} ms of {:.3} ms): the shares describe that sliver only, not the run",
+            "device events cover {p:.2}% of the host's window in {} ({:.3} of {:.3} ms): the shares would describe a sliver",
             short(&f.file),
-            count(f.device_events),
             f.device_window_ns as f64 / 1e6,
             f.host_window_ns as f64 / 1e6
         ),
@@ -359,8 +355,8 @@ fn vendor(a: &Analyses, reasons: &mut Vec<Reason>) {
             Scope::Run,
             Status::Withheld,
             format!(
-                "the export holds a fraction of the device work its own step table counts: {} computing {:.3} ms in the device rows read, {:.3} ms in the vendor's {}",
-                c.device.title(),
+                "the export is incomplete - {} computing {:.3} ms in its device rows, {:.3} ms in its own {}",
+                who(&c.device),
                 c.ours_ns as f64 / 1e6,
                 c.vendor_ns as f64 / 1e6,
                 c.source.split(" of ").next().unwrap_or(&c.source)
@@ -407,7 +403,7 @@ fn rank_anomalies(a: &Analyses, reasons: &mut Vec<Reason>) {
             Scope::Run,
             Status::Qualified,
             format!(
-                "{} rank(s) have a file that ends mid-event: events after the cut are missing",
+                "{} rank(s) have a file cut mid-event: the events after the cut are missing",
                 r.truncated.len()
             ),
             list(&r.truncated),
@@ -419,7 +415,7 @@ fn rank_anomalies(a: &Analyses, reasons: &mut Vec<Reason>) {
             Scope::CrossRank,
             Status::Qualified,
             format!(
-                "{} of {} expected ranks are missing: claims about ranks cover the captured ranks only",
+                "{} of {} expected ranks are missing: rank claims cover the captured ranks only",
                 r.missing.len(),
                 r.expected.unwrap_or(0)
             ),
@@ -432,7 +428,7 @@ fn rank_anomalies(a: &Analyses, reasons: &mut Vec<Reason>) {
             Scope::CrossRank,
             Status::Withheld,
             format!(
-                "the windows of {} rank(s) overlap no other rank's: their clocks cannot be compared, so no rank is called slowest or late",
+                "the windows of {} rank(s) overlap no other rank's: clocks cannot be compared, no rank is called late",
                 r.disjoint.len()
             ),
             list(&r.disjoint),
@@ -445,6 +441,15 @@ fn judged(f: &FileEvidence) -> bool {
     f.device_events > 0
         && (ev::DEVICE_SLIVER_MIN_HOST_WINDOW_NS..=ev::DEVICE_SLIVER_MAX_HOST_WINDOW_NS)
             .contains(&f.host_window_ns)
+}
+
+/// `rank 0`, else the device's title.
+fn who(d: &crate::report::contract::DeviceRef) -> String {
+    if d.rank >= 0 {
+        format!("rank {}", d.rank)
+    } else {
+        d.title()
+    }
 }
 
 fn short(path: &str) -> &str {

@@ -165,7 +165,7 @@ fn tables_read_as_answers() {
     );
     // One step cannot single out a rank (docs/evidence.md): the numbers, and no claim.
     assert!(
-        s.contains("no rank stands out by device time (rank 1 slowest in 1 of 1 step:"),
+        s.contains("no rank stands out by device time (rank 1 slowest in 1 of 1 step;"),
         "{s}"
     );
     assert!(

@@ -164,7 +164,7 @@ fn agreement_says_so_and_no_input_says_there_is_nothing_to_check() {
     let verdict = j["vendor_verdict"].as_str().unwrap();
     assert!(
         verdict.starts_with(
-            "agrees with the vendor's own numbers (Overlap Analysis) within 0.00% of the window on 1 of 1 devices"
+            "agrees with the vendor (Overlap Analysis) within 0.00% of the window on 1 of 1 devices"
         ),
         "{verdict}"
     );

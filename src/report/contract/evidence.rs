@@ -168,6 +168,8 @@ pub struct Verdict {
     /// `compute-bound`, `communication-bound`, `idle-bound`, `host-bound` or `mixed`; None when
     /// withheld or without a device timeline.
     pub kind: Option<String>,
+    /// The rule that decides `kind`.
+    pub rule: String,
     /// Claims about ranks: at best `status`, withheld on disjoint clocks.
     pub cross_rank_status: Status,
     /// One line: the status and the first reason, the headline's first line when not confident.
