@@ -281,9 +281,12 @@ fn capture_windows(
 fn captured(t: &Tables, windows: &FxHashMap<ScopeKey, Vec<Window>>, i: usize) -> bool {
     let (s, e) = (t.events.ts_ns[i], t.events.end_ns(i));
     [true, false].iter().any(|&wide| {
-        windows
-            .get(&scope_of(t, i, wide))
-            .is_some_and(|ws| ws.iter().any(|w| w.start <= s && e <= w.end))
+        windows.get(&scope_of(t, i, wide)).is_some_and(|ws| {
+            // A scope's windows are disjoint and by start (paired in time order): the one
+            // that could hold the launch is the last starting at or before it.
+            let k = ws.partition_point(|w| w.start <= s);
+            k > 0 && e <= ws[k - 1].end
+        })
     })
 }
 

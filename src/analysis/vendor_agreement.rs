@@ -12,9 +12,11 @@
 use super::communication_ops::DeviceCommOps;
 use super::cross_rank::{DeviceExtract, StepRow};
 use super::device_time::DeviceTime;
+use super::devices::DeviceRef;
 use super::evidence::{FileEvidence, VendorStep};
 use crate::diag::{Diagnostics, Severity};
 pub use crate::report::contract::vendor_agreement::*;
+use std::collections::HashMap;
 
 /// A difference larger than this share of the window (percent) is a disagreement.
 pub const TOLERANCE_PCT_OF_WINDOW: f64 = 1.0;
@@ -74,6 +76,7 @@ pub fn compute(
     let mut disagreeing = 0u64;
     let mut unmatched = 0u64;
     let mut sources: Vec<String> = Vec::new();
+    let ix = Index::new(device_time, extracts, comm_ops, evidence);
     for d in device_time {
         let mut compared = Vec::new();
         if let Some(v) = &d.vendor {
@@ -96,10 +99,10 @@ pub fn compute(
                 ],
             });
         }
-        let (c, u) = step_table(d, device_time, extracts, evidence);
+        let (c, u) = step_table(d, &ix);
         unmatched += u;
         compared.extend(c);
-        compared.extend(collectives(d, comm_ops, evidence));
+        compared.extend(collectives(d, &ix));
         for x in &compared {
             // device_time's source reads `Overlap Analysis process of <file>`.
             let kind = if x.source.starts_with("Overlap Analysis") {
@@ -165,36 +168,69 @@ fn push_source(sources: &mut Vec<String>, s: &str) {
 /// when the vendor wrote one row and we have no step of that number. A file's step table has
 /// no device column, so files with several devices are not compared. Returns the comparisons
 /// and how many vendor rows matched nothing.
-fn step_table(
-    d: &DeviceTime,
-    device_time: &[DeviceTime],
-    extracts: &[DeviceExtract],
-    evidence: &[FileEvidence],
-) -> (Vec<Compared>, u64) {
-    let Some(ev) = evidence
-        .iter()
-        .find(|e| e.file == d.device.file && !e.vendor_steps.is_empty())
+/// The inputs looked up per device, indexed once (thousands of ranks make linear scans
+/// quadratic).
+struct Index<'a> {
+    evidence: HashMap<&'a str, &'a FileEvidence>,
+    devices_in_file: HashMap<&'a str, usize>,
+    comm: HashMap<&'a DeviceRef, &'a DeviceCommOps>,
+    extracts: HashMap<&'a DeviceRef, Vec<&'a DeviceExtract>>,
+}
+
+impl<'a> Index<'a> {
+    fn new(
+        device_time: &'a [DeviceTime],
+        extracts: &'a [DeviceExtract],
+        comm_ops: &'a [DeviceCommOps],
+        evidence: &'a [FileEvidence],
+    ) -> Self {
+        let mut devices_in_file: HashMap<&str, usize> = HashMap::new();
+        for d in device_time {
+            *devices_in_file.entry(d.device.file.as_str()).or_default() += 1;
+        }
+        let mut by_device: HashMap<&DeviceRef, Vec<&DeviceExtract>> = HashMap::new();
+        for x in extracts {
+            by_device.entry(&x.device).or_default().push(x);
+        }
+        Index {
+            evidence: evidence.iter().map(|e| (e.file.as_str(), e)).collect(),
+            devices_in_file,
+            comm: comm_ops
+                .iter()
+                .filter(|c| c.source.is_none())
+                .map(|c| (&c.device, c))
+                .collect(),
+            extracts: by_device,
+        }
+    }
+}
+
+fn step_table(d: &DeviceTime, ix: &Index<'_>) -> (Vec<Compared>, u64) {
+    let Some(ev) = ix
+        .evidence
+        .get(d.device.file.as_str())
+        .filter(|e| !e.vendor_steps.is_empty())
     else {
         return (Vec::new(), 0);
     };
-    if device_time
-        .iter()
-        .filter(|x| x.device.file == d.device.file)
-        .count()
-        != 1
-    {
+    if ix.devices_in_file.get(d.device.file.as_str()) != Some(&1) {
         return (Vec::new(), ev.vendor_steps.len() as u64);
     }
-    let steps: Vec<&StepRow> = extracts
-        .iter()
-        .filter(|x| x.device == d.device)
+    // By step number (the last row of a number wins, as in the cross-rank comparison): vendor
+    // tables and captures can both hold tens of thousands of steps.
+    let steps: HashMap<i64, &StepRow> = ix
+        .extracts
+        .get(&d.device)
+        .into_iter()
+        .flatten()
         .flat_map(|x| &x.steps)
+        .map(|s| (s.key, s))
         .collect();
     let mut out = Vec::new();
     let mut unmatched = 0u64;
     let whole = ev.vendor_steps.len() == 1;
     for v in &ev.vendor_steps {
-        let ours = v.step.and_then(|k| steps.iter().rev().find(|s| s.key == k));
+        let ours = v.step.and_then(|k| steps.get(&k).copied());
         let (window_ns, ours) = match ours {
             Some(s) => (s.step_ns(), of_step(s)),
             None if whole && (v.step.is_none() || steps.is_empty()) => (
@@ -226,18 +262,11 @@ fn step_table(
 /// communication.json's collective totals per step against our collective-op depth of the same
 /// step (recomputed from the HCCL plane tasks; a device whose ops came from communication.json
 /// itself, or that has no timed ops in the step, is not compared).
-fn collectives(
-    d: &DeviceTime,
-    comm_ops: &[DeviceCommOps],
-    evidence: &[FileEvidence],
-) -> Vec<Compared> {
-    let Some(ev) = evidence.iter().find(|e| e.file == d.device.file) else {
-        return Vec::new();
-    };
-    let Some(ours) = comm_ops
-        .iter()
-        .find(|c| c.device == d.device && c.source.is_none())
-    else {
+fn collectives(d: &DeviceTime, ix: &Index<'_>) -> Vec<Compared> {
+    let (Some(ev), Some(ours)) = (
+        ix.evidence.get(d.device.file.as_str()),
+        ix.comm.get(&d.device),
+    ) else {
         return Vec::new();
     };
     ev.vendor_collectives
@@ -257,8 +286,8 @@ fn collectives(
 }
 
 /// The step number a comparison is labelled with: the vendor's when we have that step.
-fn ours_step(v: &VendorStep, steps: &[&StepRow]) -> Option<i64> {
-    v.step.filter(|k| steps.iter().any(|s| s.key == *k))
+fn ours_step(v: &VendorStep, steps: &HashMap<i64, &StepRow>) -> Option<i64> {
+    v.step.filter(|k| steps.contains_key(k))
 }
 
 fn ms(ns: i64) -> String {

@@ -6,7 +6,7 @@ use crate::model::closed_set::closed_set;
 use serde::{Deserialize, Serialize};
 
 /// Where a device's numbers come from (every result carries it as evidence).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct DeviceRef {
     pub file: String,
     /// -1 when unknown.
