@@ -311,24 +311,7 @@ fn one(
     step_ids.dedup();
     let per_step = step_ids.len() <= top_n.max(1);
     let matrix = matrix(&ops, &name_of, &op_links, per_step);
-    let mut by_step: Vec<StepTotal> = Vec::new();
-    let mut total = empty_total(None);
-    for op in ops.iter().filter(|o| o.times.is_some()) {
-        let k = match by_step.iter().position(|s| s.step == op.step) {
-            Some(k) => k,
-            None => {
-                by_step.push(empty_total(op.step));
-                by_step.len() - 1
-            }
-        };
-        for s in [&mut by_step[k], &mut total] {
-            add_op(s, op);
-        }
-    }
-    by_step.sort_by_key(|s| s.step);
-    for s in by_step.iter_mut().chain(std::iter::once(&mut total)) {
-        finish_total(s);
-    }
+    let (by_step, total) = totals(ops.iter().filter(|o| o.times.is_some()));
     let ops_total = d.comm_ops.len() as u64;
     let mut listed: Vec<(StrId, CommOp)> = names.into_iter().zip(ops).collect();
     listed.sort_by(|(_, x), (_, y)| {
@@ -357,7 +340,30 @@ fn one(
     }
 }
 
-pub(super) fn empty_total(step: Option<i64>) -> StepTotal {
+/// The ops summed per step (by step) and over all of them (the vendor's "Total Op Info").
+pub(super) fn totals<'a>(ops: impl Iterator<Item = &'a CommOp>) -> (Vec<StepTotal>, StepTotal) {
+    let mut by_step: Vec<StepTotal> = Vec::new();
+    let mut total = empty_total(None);
+    for op in ops {
+        let k = match by_step.iter().position(|s| s.step == op.step) {
+            Some(k) => k,
+            None => {
+                by_step.push(empty_total(op.step));
+                by_step.len() - 1
+            }
+        };
+        for s in [&mut by_step[k], &mut total] {
+            add_op(s, op);
+        }
+    }
+    by_step.sort_by_key(|s| s.step);
+    for s in by_step.iter_mut().chain(std::iter::once(&mut total)) {
+        finish_total(s);
+    }
+    (by_step, total)
+}
+
+fn empty_total(step: Option<i64>) -> StepTotal {
     StepTotal {
         step,
         ops: 0,
@@ -368,7 +374,7 @@ pub(super) fn empty_total(step: Option<i64>) -> StepTotal {
     }
 }
 
-pub(super) fn add_op(s: &mut StepTotal, op: &CommOp) {
+fn add_op(s: &mut StepTotal, op: &CommOp) {
     s.ops += 1;
     if let Some(x) = &op.times {
         s.times.add(x);
@@ -390,7 +396,7 @@ pub(super) fn add_op(s: &mut StepTotal, op: &CommOp) {
     }
 }
 
-pub(super) fn finish_total(s: &mut StepTotal) {
+fn finish_total(s: &mut StepTotal) {
     s.wait_ratio = s.times.wait_ratio();
     s.synchronization_ratio = s.times.synchronization_ratio();
     for b in &mut s.bandwidth {

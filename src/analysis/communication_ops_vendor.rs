@@ -5,7 +5,7 @@
 //! CANN's (docs/analyses/communication_ops.md), marked `source: communication.json` so a reader
 //! knows they were not recomputed; the link matrix stays empty.
 
-use super::communication_ops::{BANDS, add_op, empty_total, finish_total};
+use super::communication_ops::{BANDS, totals};
 use super::devices::Device;
 use crate::model::{StrId, Tables};
 pub use crate::report::contract::communication_ops::*;
@@ -54,23 +54,7 @@ pub fn from_communication_json(t: &Tables, d: &Device, top_n: usize) -> Option<D
         return None;
     }
     ops.sort_by_key(|o| o.start_ns);
-    let mut by_step: Vec<StepTotal> = Vec::new();
-    let mut total = empty_total(None);
-    for op in &ops {
-        let k = match by_step.iter().position(|s| s.step == op.step) {
-            Some(k) => k,
-            None => {
-                by_step.push(empty_total(op.step));
-                by_step.len() - 1
-            }
-        };
-        add_op(&mut by_step[k], op);
-        add_op(&mut total, op);
-    }
-    by_step.sort_by_key(|s| s.step);
-    for s in by_step.iter_mut().chain(std::iter::once(&mut total)) {
-        finish_total(s);
-    }
+    let (by_step, total) = totals(ops.iter());
     let n = ops.len() as u64;
     let mut slowest = ops;
     slowest.sort_by(|x, y| {
