@@ -25,8 +25,9 @@
 //!    began);
 //! 9. `unknown`: no evidence (e.g. tasks without a launch link).
 
-use super::device_time::busy_unions;
-use super::devices::{CommSource, Device, iv, wait_kind, windows};
+pub use super::devices::busy::device_gaps;
+use super::devices::busy::{BusyGaps, busy_gaps};
+use super::devices::{CommSource, Device, iv, wait_kind};
 use super::intervals::{self, Iv};
 use super::stats::pct;
 use crate::model::category::WaitKind;
@@ -68,63 +69,6 @@ fn neighbour(t: &Tables, i: u32) -> Neighbour {
         ts_ns: t.events.ts_ns[u],
         dur_ns: t.events.dur_ns.at(u),
     }
-}
-
-/// The gaps ≥ `min_gap_ns` of `d`'s busy time inside its observed windows, sorted.
-pub fn device_gaps(t: &Tables, d: &Device, min_gap_ns: i64) -> Vec<Iv> {
-    busy_gaps(t, d, min_gap_ns).map_or_else(Vec::new, |b| b.gaps)
-}
-
-/// The busy time of a device (compute ∪ communication) as bubbles reads it.
-struct BusyGaps {
-    /// First start to last end.
-    window: Iv,
-    /// Time inside the observed windows (the capture's pieces).
-    observed_ns: i64,
-    busy_ns: i64,
-    /// Gaps ≥ min_gap inside the observed windows, sorted.
-    gaps: Vec<Iv>,
-}
-
-/// A capture in one piece is merged on the fly (a device can have tens of millions of busy
-/// intervals, and only the gaps are kept); one in pieces stores the union to cut it at them.
-fn busy_gaps(t: &Tables, d: &Device, min_gap_ns: i64) -> Option<BusyGaps> {
-    let (compute, comm) = busy_unions(t, d);
-    if d.spans.len() >= 2 {
-        let busy = intervals::union_of(compute, comm);
-        let observed = windows(d, &busy);
-        return Some(BusyGaps {
-            window: (busy.first()?.0, busy.last()?.1),
-            observed_ns: observed.iter().map(|w| w.1 - w.0).sum(),
-            busy_ns: intervals::total(&busy),
-            gaps: gaps_in(&busy, &observed, min_gap_ns),
-        });
-    }
-    let mut busy = intervals::merged(compute, comm);
-    let first = busy.next()?;
-    let (mut last, mut busy_ns, mut gaps) = (first, first.1 - first.0, Vec::new());
-    for x in busy {
-        busy_ns += x.1 - x.0;
-        if x.0 - last.1 >= min_gap_ns {
-            gaps.push((last.1, x.0));
-        }
-        last = x;
-    }
-    Some(BusyGaps {
-        window: (first.0, last.1),
-        observed_ns: last.1 - first.0,
-        busy_ns,
-        gaps,
-    })
-}
-
-/// The gaps ≥ `min_gap_ns` of `busy` inside each observed window.
-fn gaps_in(busy: &[Iv], observed: &[Iv], min_gap_ns: i64) -> Vec<Iv> {
-    observed
-        .iter()
-        .flat_map(|&w| intervals::gaps(busy, w))
-        .filter(|&(a, b)| b - a >= min_gap_ns)
-        .collect()
 }
 
 /// Device events in start order with the running maximum of their ends, so that "the first one
@@ -383,7 +327,7 @@ impl<'a> Rules<'a> {
         let serving = &mut self.serving;
         let serving_notify = notify.filter(|_| {
             *serving.get_or_insert_with(|| {
-                !super::decode_steps::segment(t, d).is_empty() || host_step_context(t, d)
+                !super::devices::decode_steps::segment(t, d).is_empty() || host_step_context(t, d)
             })
         });
         let dispatch_bound_replay = replay_of(&ev.replays, (a, b))
@@ -539,7 +483,7 @@ fn largest_of(t: &Tables, mut largest: Vec<RawGap>, top_n: usize) -> Vec<Gap> {
 
 /// Idle inside each decode step (graph-replay steps of the device).
 fn step_idle(t: &Tables, d: &Device, gaps: &[Iv]) -> Vec<StepIdle> {
-    let steps = super::decode_steps::segment(t, d);
+    let steps = super::devices::decode_steps::segment(t, d);
     steps
         .iter()
         .enumerate()

@@ -16,23 +16,10 @@ use super::devices::{AsyncCopy, Device, iv, windows};
 use super::intervals::{self, Iv};
 use super::stats::pct;
 use crate::model::vendor_overlap::OVERLAP_KINDS;
-use crate::model::{Category, ProcessRole, Tables};
+use crate::model::{ProcessRole, Tables};
 pub use crate::report::contract::device_time::*;
 
-/// Compute-kernel and communication unions of a device (computed once per device).
-pub fn busy_unions<'d>(t: &Tables, d: &'d Device) -> &'d (Vec<Iv>, Vec<Iv>) {
-    d.busy.get_or_init(|| unions(t, d))
-}
-
-fn unions(t: &Tables, d: &Device) -> (Vec<Iv>, Vec<Iv>) {
-    let is_compute = |&&i: &&u32| t.events.category[i as usize] == Category::ComputeKernel;
-    // Sized exactly: a device can have tens of millions of kernels, and a collected Vec grows
-    // by doubling.
-    let mut compute = Vec::with_capacity(d.events.iter().filter(is_compute).count());
-    compute.extend(d.events.iter().filter(is_compute).map(|&i| iv(t, i)));
-    let comm = d.comm_ops.iter().map(|&i| iv(t, i)).collect();
-    (intervals::union(compute), intervals::union(comm))
-}
+pub use super::devices::busy::busy_unions;
 
 pub fn compute(t: &Tables, devices: &[Device]) -> Vec<DeviceTime> {
     devices.iter().filter_map(|d| one(t, d)).collect()

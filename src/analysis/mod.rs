@@ -9,7 +9,6 @@ pub mod communication_ops;
 pub mod communication_ops_vendor;
 pub mod composition;
 pub mod cross_rank;
-pub mod decode_steps;
 pub mod device_time;
 pub mod devices;
 pub mod dispatch;

@@ -1,10 +1,10 @@
 //! MTP (multi-token prediction) heads per decode step: after the main model's replay burst, each
-//! MEM_WAIT_VALUE opens a head whose burst follows (segmentation in [`super::decode_steps`]). Per
+//! MEM_WAIT_VALUE opens a head whose burst follows (segmentation in [`super::devices::decode_steps`]). Per
 //! device: heads per step, MEM_WAIT_VALUE count and total, and per head index the mean burst and the
 //! NOTIFY_WAIT / burst ratio (how the step's update_step_context sync compares to each head's work).
 
-use super::decode_steps;
 use super::devices::Device;
+use super::devices::decode_steps;
 use super::stats::pct;
 use crate::model::Tables;
 pub use crate::report::contract::mtp::*;

@@ -1,10 +1,10 @@
 //! update_step_context overhead per decode step, on the device (steps and replay bursts as
-//! segmented by [`super::decode_steps`]). Ratio = NOTIFY_WAIT / burst. Verdict bands (the seed's): < 5% excellent,
+//! segmented by [`super::devices::decode_steps`]). Ratio = NOTIFY_WAIT / burst. Verdict bands (the seed's): < 5% excellent,
 //! 5-25% acceptable, > 25% needs attention. Also the host side: total `update_step_context` scope
 //! time vs total device burst time (> 5% needs attention).
 
-use super::decode_steps;
 use super::devices::Device;
+use super::devices::decode_steps;
 use crate::model::Tables;
 pub use crate::report::contract::step_sync::*;
 

@@ -5,7 +5,7 @@
 //! next NOTIFY_WAIT / CAPTURE_RECORD opens an MTP head, whose burst runs from the wait's end to the
 //! last kernel before the next such task.
 
-use super::devices::{Device, iv, wait_kind};
+use super::{Device, iv, wait_kind};
 use crate::model::category::WaitKind;
 use crate::model::{Category, Tables};
 

@@ -3,11 +3,15 @@
 //! collective ops that count as its communication (HCCL group ops of the same file when present,
 //! else the device's own communication kernels).
 
-use super::decode_steps::DecodeSteps;
+pub mod busy;
+pub mod decode_steps;
+pub mod launches;
+
 use super::intervals::Iv;
 use crate::model::category::WaitKind;
 use crate::model::{Category, FileId, ProcessId, ProcessRole, Tables};
 pub use crate::report::contract::devices::*;
+use decode_steps::DecodeSteps;
 use rayon::slice::ParallelSliceMut;
 use std::sync::OnceLock;
 
@@ -41,7 +45,7 @@ pub struct Device {
     /// Derived once on first use, shared by the analyses that need them (they run in parallel).
     pub(super) busy: OnceLock<(Vec<Iv>, Vec<Iv>)>,
     pub(super) decode_steps: OnceLock<DecodeSteps>,
-    pub(super) launches: OnceLock<super::dispatch::Launches>,
+    pub(super) launches: OnceLock<launches::Launches>,
 }
 
 /// Every device with at least one device event.
