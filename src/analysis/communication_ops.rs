@@ -18,7 +18,6 @@
 //!   type and link the ops sorted by bandwidth give top1, middle, bottom1-3 and the total.
 
 use super::devices::{CommSource, Device, iv};
-use crate::model::files::SourceFormat;
 use crate::model::hash::FxHashMap;
 use crate::model::{ProcessRole, StrId, Tables};
 pub use crate::report::contract::communication_ops::*;
@@ -194,24 +193,11 @@ pub fn compute(t: &Tables, devices: &[Device], top_n: usize) -> Vec<DeviceCommOp
     let steps = super::cross_rank::step_windows(t);
     devices
         .iter()
-        .filter_map(|d| {
-            if d.comm_source == CommSource::HcclGroupOps
+        .filter(|d| {
+            d.comm_source == CommSource::HcclGroupOps
                 && t.processes.role[d.process.idx()] == ProcessRole::AscendHardware
-            {
-                Some(one(
-                    &v,
-                    d,
-                    &tasks[d.file.idx()],
-                    &steps[d.file.idx()],
-                    top_n,
-                ))
-            } else if t.files.format[d.file.idx()] == Some(SourceFormat::KernelCsv) {
-                // A CSV-only export: no plane tasks, the vendor's split from communication.json.
-                super::communication_ops_vendor::from_communication_json(t, d, top_n)
-            } else {
-                None
-            }
         })
+        .map(|d| one(&v, d, &tasks[d.file.idx()], &steps[d.file.idx()], top_n))
         .collect()
 }
 

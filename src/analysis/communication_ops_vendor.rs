@@ -7,6 +7,7 @@
 
 use super::communication_ops::{BANDS, totals};
 use super::devices::Device;
+use crate::model::files::SourceFormat;
 use crate::model::{StrId, Tables};
 pub use crate::report::contract::communication_ops::*;
 use std::collections::BTreeMap;
@@ -23,8 +24,18 @@ fn ms(x: Option<&f64>) -> i64 {
     x.map_or(0, |v| (v * 1e6).round() as i64)
 }
 
+/// The ops of every device of a CSV-only export (kernel_details.csv) from its file's
+/// communication.json.
+pub fn compute(t: &Tables, devices: &[Device], top_n: usize) -> Vec<DeviceCommOps> {
+    devices
+        .iter()
+        .filter(|d| t.files.format[d.file.idx()] == Some(SourceFormat::KernelCsv))
+        .filter_map(|d| from_communication_json(t, d, top_n))
+        .collect()
+}
+
 /// The device's ops from its file's communication.json; None when the file has none.
-pub fn from_communication_json(t: &Tables, d: &Device, top_n: usize) -> Option<DeviceCommOps> {
+fn from_communication_json(t: &Tables, d: &Device, top_n: usize) -> Option<DeviceCommOps> {
     let r = &t.reference;
     let mut records: BTreeMap<(StrId, u32), Record<'_>> = BTreeMap::new();
     for k in 0..r.len() {

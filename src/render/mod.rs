@@ -7,6 +7,7 @@ pub mod json;
 pub mod markdown;
 pub mod memory;
 pub mod query;
+pub mod section;
 pub mod sections;
 pub mod table;
 pub mod verdict;

@@ -5,22 +5,7 @@ use super::{human_bytes, human_ns};
 use crate::report::Report;
 use crate::report::contract::{BandwidthRank, LinkType};
 
-pub struct Section {
-    pub title: String,
-    pub header: Vec<&'static str>,
-    pub rows: Vec<Vec<String>>,
-    /// Lines printed under the table (denominators, verdicts, statements).
-    pub notes: Vec<String>,
-}
-
-pub fn sec(title: impl Into<String>, header: Vec<&'static str>) -> Section {
-    Section {
-        title: title.into(),
-        header,
-        rows: Vec::new(),
-        notes: Vec::new(),
-    }
-}
+pub use super::section::{Section, sec};
 
 /// Kernel families shown per device before one `other` row (JSON lists all).
 const FAMILY_ROWS: usize = 10;

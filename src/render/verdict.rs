@@ -2,7 +2,7 @@
 //! coverage signals it was decided from (report::verdict, docs/evidence.md). First of the
 //! sections in every format, right under the headline.
 
-use super::sections::{Section, sec};
+use super::section::{Section, sec};
 use crate::report::Report;
 
 fn opt_pct(p: Option<f64>) -> String {

@@ -8,8 +8,9 @@
 use super::part::{AnalyzeOpts, Part};
 use crate::analysis::devices::Device;
 use crate::analysis::{
-    batch_audit, bubbles, communication, communication_ops, composition, cross_rank, device_time,
-    dispatch, kernel_types, mtp, op_types, phases, ranks, step_sync, top_events,
+    batch_audit, bubbles, communication, communication_ops, communication_ops_vendor, composition,
+    cross_rank, device_time, dispatch, kernel_types, mtp, op_types, phases, ranks, step_sync,
+    top_events,
 };
 use crate::model::Tables;
 
@@ -137,7 +138,10 @@ pub const REGISTRY: &[Analysis] = &[
         name: "communication_ops",
         help: "per collective: transit, wait, synchronization, bandwidth per link, slow rank",
         run: |t, d, o, p| {
-            p.analyses.communication_ops.devices = communication_ops::compute(t, d, o.top_n)
+            // Recomputed from HCCL plane tasks; a CSV-only export's from its communication.json.
+            let mut devices = communication_ops::compute(t, d, o.top_n);
+            devices.extend(communication_ops_vendor::compute(t, d, o.top_n));
+            p.analyses.communication_ops.devices = devices;
         },
         merge: |a, b| {
             append(

@@ -61,3 +61,96 @@ fn the_layers_import_what_the_architecture_says() {
         .collect();
     assert_eq!(cli_importers, Vec::<String>::new());
 }
+
+/// The sibling modules of `dir` (files without `.rs`, and folders), with every source file of
+/// each (a folder: its whole subtree).
+fn siblings(dir: &Path) -> Vec<(String, Vec<PathBuf>)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        let name = p.file_stem().unwrap().to_string_lossy().to_string();
+        if p.is_dir() {
+            let mut files = Vec::new();
+            rust_files(&p, &mut files);
+            out.push((name, files));
+        } else if p.extension().is_some_and(|x| x == "rs") && name != "mod" && name != "lib" {
+            out.push((name, vec![p]));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Issue 47: no two modules import each other, directly or in a circle. Checked among the
+/// sibling modules of every folder under src/ (an edge A → B when a non-comment line of A names
+/// `super::B` from A's own file, or `crate::<folder>::B`); the top-level layers are checked by
+/// the test above.
+#[test]
+fn no_import_circles_among_sibling_modules() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut dirs = vec![];
+    let mut stack = vec![root.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            if e.path().is_dir() {
+                stack.push(e.path());
+                dirs.push(e.path());
+            }
+        }
+    }
+    let mut circles = Vec::new();
+    for dir in dirs {
+        let rel = dir
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('/', "::");
+        let mods = siblings(&dir);
+        let names: Vec<&str> = mods.iter().map(|m| m.0.as_str()).collect();
+        let mut edges = vec![Vec::new(); mods.len()];
+        for (a, (_, files)) in mods.iter().enumerate() {
+            for f in files {
+                // `super::` from a file directly in `dir` names a sibling; deeper files reach
+                // siblings through `crate::<dir>::`.
+                let direct = f.parent() == Some(dir.as_path());
+                for line in std::fs::read_to_string(f).unwrap().lines() {
+                    let code = line.trim_start();
+                    // Unit tests may reach across (they are not the module's imports).
+                    if code.starts_with("#[cfg(test)]") {
+                        break;
+                    }
+                    if code.starts_with("//") {
+                        continue;
+                    }
+                    for (b, name) in names.iter().enumerate() {
+                        let via_super = direct
+                            && (code.contains(&format!("super::{name}::"))
+                                || code.contains(&format!("super::{name};"))
+                                || code.contains(&format!("super::{name},")));
+                        let via_crate = code.contains(&format!("crate::{rel}::{name}::"));
+                        if a != b && (via_super || via_crate) && !edges[a].contains(&b) {
+                            edges[a].push(b);
+                        }
+                    }
+                }
+            }
+        }
+        // A circle: b reaches a while a → b.
+        for a in 0..mods.len() {
+            for &b in &edges[a] {
+                let mut seen = vec![false; mods.len()];
+                let mut todo = vec![b];
+                while let Some(x) = todo.pop() {
+                    if x == a {
+                        circles.push(format!("src/{rel}: {} <-> {}", names[a], names[b]));
+                        break;
+                    }
+                    if !std::mem::replace(&mut seen[x], true) {
+                        todo.extend(&edges[x]);
+                    }
+                }
+            }
+        }
+    }
+    assert!(circles.is_empty(), "import circles: {circles:#?}");
+}
