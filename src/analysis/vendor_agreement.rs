@@ -53,6 +53,15 @@ fn of_step(s: &StepRow) -> [i64; 4] {
     ]
 }
 
+fn of_device(d: &DeviceTime) -> [i64; 4] {
+    [
+        d.computing_ns,
+        d.communication_ns,
+        d.communication_not_overlapped_ns,
+        d.free_ns,
+    ]
+}
+
 fn of_vendor(v: &VendorStep) -> [i64; 4] {
     [
         v.computing_ns,
@@ -85,12 +94,7 @@ pub fn compute(
                 step: None,
                 window_ns: d.window_ns,
                 metrics: &METRICS,
-                ours: [
-                    d.computing_ns,
-                    d.communication_ns,
-                    d.communication_not_overlapped_ns,
-                    d.free_ns,
-                ],
+                ours: of_device(d),
                 vendor: [
                     v.computing_ns,
                     v.communication_ns,
@@ -233,15 +237,7 @@ fn step_table(d: &DeviceTime, ix: &Index<'_>) -> (Vec<Compared>, u64) {
         let ours = v.step.and_then(|k| steps.get(&k).copied());
         let (window_ns, ours) = match ours {
             Some(s) => (s.step_ns(), of_step(s)),
-            None if whole && (v.step.is_none() || steps.is_empty()) => (
-                d.window_ns,
-                [
-                    d.computing_ns,
-                    d.communication_ns,
-                    d.communication_not_overlapped_ns,
-                    d.free_ns,
-                ],
-            ),
+            None if whole && (v.step.is_none() || steps.is_empty()) => (d.window_ns, of_device(d)),
             None => {
                 unmatched += 1;
                 continue;
@@ -327,11 +323,7 @@ fn verdict(
         .expect("a disagreeing device has a failing check");
     format!(
         "DISAGREES with the vendor ({from}) on {disagreeing} of {checked} devices; worst: {} {}{}: ours {}, vendor {} ({:+.2}% of the window)",
-        if worst.device.rank >= 0 {
-            format!("rank {}", worst.device.rank)
-        } else {
-            worst.device.title()
-        },
+        worst.device.short(),
         worst.metric,
         worst
             .step

@@ -356,7 +356,7 @@ fn vendor(a: &Analyses, reasons: &mut Vec<Reason>) {
             Status::Withheld,
             format!(
                 "the export is incomplete - {} computing {:.3} ms in its device rows, {:.3} ms in its own {}",
-                who(&c.device),
+                c.device.short(),
                 c.ours_ns as f64 / 1e6,
                 c.vendor_ns as f64 / 1e6,
                 c.source.split(" of ").next().unwrap_or(&c.source)
@@ -441,15 +441,6 @@ fn judged(f: &FileEvidence) -> bool {
     f.device_events > 0
         && (ev::DEVICE_SLIVER_MIN_HOST_WINDOW_NS..=ev::DEVICE_SLIVER_MAX_HOST_WINDOW_NS)
             .contains(&f.host_window_ns)
-}
-
-/// `rank 0`, else the device's title.
-fn who(d: &crate::report::contract::DeviceRef) -> String {
-    if d.rank >= 0 {
-        format!("rank {}", d.rank)
-    } else {
-        d.title()
-    }
 }
 
 fn short(path: &str) -> &str {

@@ -16,6 +16,16 @@ use rayon::slice::ParallelSliceMut;
 use std::sync::OnceLock;
 
 impl DeviceRef {
+    /// `rank R` when the rank is known, else the full [`Self::title`]: the short name a
+    /// one-line statement uses.
+    pub fn short(&self) -> String {
+        if self.rank >= 0 {
+            format!("rank {}", self.rank)
+        } else {
+            self.title()
+        }
+    }
+
     /// `rank R device D <process>`, the known parts only.
     pub fn title(&self) -> String {
         let mut s = String::new();
