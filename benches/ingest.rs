@@ -247,6 +247,7 @@ fn main() {
                 kineto: false,
                 export: Default::default(),
                 slow: None,
+                graph_mode: false,
             };
             profscope::synth::generate(&dir, &o).unwrap();
         }
@@ -295,6 +296,7 @@ fn main() {
                 kineto: false,
                 export: profscope::synth::Export::Db,
                 slow: None,
+                graph_mode: false,
             };
             profscope::synth::generate(&dir, &o).unwrap();
         }
@@ -335,6 +337,7 @@ fn main() {
                 kineto: false,
                 export: Default::default(),
                 slow: None,
+                graph_mode: false,
             };
             profscope::synth::generate(&dir, &o).unwrap();
         }

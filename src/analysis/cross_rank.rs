@@ -86,6 +86,11 @@ impl Windows {
         let k = self.starts.partition_point(|w| w.0 <= ts);
         (k > 0).then(|| self.starts[k - 1].2)
     }
+
+    /// Where the windows came from.
+    pub(super) fn source(&self) -> StepSource {
+        self.source
+    }
 }
 
 pub(super) fn step_windows(t: &Tables) -> Vec<Windows> {

@@ -6,6 +6,7 @@
 //! place; `report::verdict` applies them.
 
 use super::devices::Device;
+use super::host_calls::{Call, capture_windows, captured, classify};
 use crate::model::hash::{FxHashMap, FxHashSet};
 use crate::model::{Category, ProcessRole, StrId, Tables};
 pub use crate::report::contract::evidence::*;
@@ -32,79 +33,6 @@ pub const DEVICE_SLIVER_MAX_HOST_WINDOW_NS: i64 = 3_600_000_000_000;
 /// a fraction of the device work: withheld.
 pub const EXPORT_COMPLETE_MIN_PCT: f64 = 50.0;
 
-/// What a host call is to the evidence.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Call {
-    Other,
-    /// Launches device work that carries its link id.
-    Launch,
-    /// Replays a graph.
-    GraphLaunch,
-    CaptureBegin,
-    CaptureEnd,
-}
-
-/// The API name without the Ascend level prefix (`AscendCL@aclmdlRICaptureBegin`).
-fn api(name: &str) -> &str {
-    name.rsplit('@').next().unwrap_or(name)
-}
-
-fn classify(name: &str) -> Call {
-    if name == "Node@launch" {
-        return Call::Launch;
-    }
-    let a = api(name);
-    match a {
-        "cudaGraphLaunch"
-        | "hipGraphLaunch"
-        | "cuGraphLaunch"
-        | "aclmdlRIExecuteAsync"
-        | "aclmdlRIExecute" => return Call::GraphLaunch,
-        "aclmdlRICaptureBegin" => return Call::CaptureBegin,
-        "aclmdlRICaptureEnd" => return Call::CaptureEnd,
-        _ => {}
-    }
-    let runtime = a.starts_with("cuda") || a.starts_with("hip") || a.starts_with("cu");
-    if !runtime {
-        return Call::Other;
-    }
-    if [
-        "cudaStreamBeginCapture",
-        "hipStreamBeginCapture",
-        "cuStreamBeginCapture",
-    ]
-    .iter()
-    .any(|p| a.starts_with(p))
-    {
-        return Call::CaptureBegin;
-    }
-    if [
-        "cudaStreamEndCapture",
-        "hipStreamEndCapture",
-        "cuStreamEndCapture",
-    ]
-    .iter()
-    .any(|p| a.starts_with(p))
-    {
-        return Call::CaptureEnd;
-    }
-    let launches = a.contains("LaunchKernel")
-        || a.contains("LaunchCooperativeKernel")
-        || a.contains("Memcpy")
-        || a.contains("Memset");
-    if launches && !a.contains("HostFunc") {
-        Call::Launch
-    } else {
-        Call::Other
-    }
-}
-
-/// True for the Ascend spelling: captures bind a stream, and launches may come from the task
-/// queue's thread, so its windows hold for the whole process.
-fn process_wide(name: &str) -> bool {
-    api(name).starts_with("aclmdlRI")
-}
-
 /// The evidence of every file of `t`.
 pub fn facts(t: &Tables, devices: &[Device]) -> Vec<FileEvidence> {
     let nf = t.files.len();
@@ -125,6 +53,7 @@ pub fn facts(t: &Tables, devices: &[Device]) -> Vec<FileEvidence> {
         out[f].device_events += d.events.len() as u64;
         for &i in &d.events {
             let i = i as usize;
+            out[f].replay_device_events += (t.events.graph_id.at(i) >= 0) as u64;
             widen(&mut dev_span[f], t.events.ts_ns[i], t.events.end_ns(i));
             let (set, id) = if kineto {
                 (&mut correlations[f], t.events.correlation_id.at(i))
@@ -166,12 +95,17 @@ pub fn facts(t: &Tables, devices: &[Device]) -> Vec<FileEvidence> {
         out[w.file].capture_ns += w.end - w.start;
     }
     let mut launch_span: Vec<Option<(i64, i64)>> = vec![None; nf];
+    let mut graph_correlations: Vec<FxHashSet<i64>> = vec![FxHashSet::default(); nf];
     for &i in &launches {
         let f = t.event_file(i).idx();
         let graph = memo[&t.events.name[i]] == Call::GraphLaunch;
         let ascend = t.str(t.events.name[i]).contains('@');
         if graph {
             out[f].graph_launches += 1;
+            let c = t.events.correlation_id.at(i);
+            if c >= 0 && !ascend {
+                graph_correlations[f].insert(c);
+            }
             if ascend {
                 continue;
             }
@@ -190,6 +124,16 @@ pub fn facts(t: &Tables, devices: &[Device]) -> Vec<FileEvidence> {
             widen(&mut launch_span[f], t.events.ts_ns[i], t.events.end_ns(i));
         }
     }
+    for d in devices {
+        let f = d.file.idx();
+        if graph_correlations[f].is_empty() {
+            continue;
+        }
+        for &i in &d.events {
+            let c = t.events.correlation_id.at(i as usize);
+            out[f].replay_device_events += graph_correlations[f].contains(&c) as u64;
+        }
+    }
     for f in 0..nf {
         out[f].host_window_ns = host_span[f].map_or(0, |s| s.1 - s.0);
         out[f].device_window_ns = dev_span[f].map_or(0, |s| s.1 - s.0);
@@ -205,89 +149,6 @@ fn widen(span: &mut Option<(i64, i64)>, s: i64, e: i64) {
         None => (s, e),
         Some((a, b)) => (a.min(s), b.max(e)),
     });
-}
-
-/// A capture window: its file and time span.
-struct Window {
-    file: usize,
-    start: i64,
-    end: i64,
-}
-
-/// The scope a capture call binds: (true, process) for Ascend, (false, thread) otherwise.
-type ScopeKey = (bool, u32);
-
-fn scope_of(t: &Tables, i: usize, process_wide: bool) -> ScopeKey {
-    if process_wide {
-        (true, t.event_process(i).0)
-    } else {
-        (false, t.events.thread[i].0)
-    }
-}
-
-/// Begin..end pairs per scope, by start: each begin closes at the first end after it in the
-/// same scope (an end without a begin is ignored; a begin without an end runs to the file's
-/// last host event).
-fn capture_windows(
-    t: &Tables,
-    calls: &[(usize, Call)],
-    host_span: &[Option<(i64, i64)>],
-) -> FxHashMap<ScopeKey, Vec<Window>> {
-    let mut by_scope: FxHashMap<ScopeKey, Vec<(i64, i64, Call, usize)>> = FxHashMap::default();
-    for &(i, c) in calls {
-        let key = scope_of(t, i, process_wide(t.str(t.events.name[i])));
-        by_scope
-            .entry(key)
-            .or_default()
-            .push((t.events.ts_ns[i], t.events.end_ns(i), c, i));
-    }
-    let mut out: FxHashMap<ScopeKey, Vec<Window>> = FxHashMap::default();
-    for (key, mut v) in by_scope {
-        v.sort_by_key(|x| (x.0, x.1));
-        let mut open: Option<(i64, usize)> = None;
-        let mut ws = Vec::new();
-        for (s, e, c, i) in v {
-            match (c, open) {
-                (Call::CaptureBegin, None) => open = Some((s, t.event_file(i).idx())),
-                (Call::CaptureEnd, Some((b, f))) => {
-                    ws.push(Window {
-                        file: f,
-                        start: b,
-                        end: e,
-                    });
-                    open = None;
-                }
-                _ => {}
-            }
-        }
-        if let Some((b, f)) = open {
-            ws.push(Window {
-                file: f,
-                start: b,
-                end: i64::MAX,
-            });
-        }
-        out.insert(key, ws);
-    }
-    for ws in out.values_mut() {
-        for w in ws.iter_mut().filter(|w| w.end == i64::MAX) {
-            w.end = host_span[w.file].map_or(w.start, |s| s.1.max(w.start));
-        }
-    }
-    out
-}
-
-/// True when launch `i` lies inside a capture window of its thread or process.
-fn captured(t: &Tables, windows: &FxHashMap<ScopeKey, Vec<Window>>, i: usize) -> bool {
-    let (s, e) = (t.events.ts_ns[i], t.events.end_ns(i));
-    [true, false].iter().any(|&wide| {
-        windows.get(&scope_of(t, i, wide)).is_some_and(|ws| {
-            // A scope's windows are disjoint and by start (paired in time order): the one
-            // that could hold the launch is the last starting at or before it.
-            let k = ws.partition_point(|w| w.start <= s);
-            k > 0 && e <= ws[k - 1].end
-        })
-    })
 }
 
 /// The normalized column name: lower case, letters and digits only

@@ -164,6 +164,7 @@ const DROP_ORDER: &[&str] = &[
     "kernel_types_complete_steps",
     "kernel_types",
     "communication_ops",
+    "graph_mode",
     "dispatch",
     "bubbles",
     "communication",

@@ -31,6 +31,12 @@ pub struct SynthArgs {
     /// Compute time of the slow rank, percent of normal.
     #[arg(long, default_value_t = 150, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub slow_pct: u32,
+    /// Decode in graph mode as vLLM-Ascend's ACLGraph does: the graphs are captured once
+    /// (`aclmdlRICaptureBegin` .. `aclmdlRICaptureEnd`, one `Node@launch` per task), then each
+    /// decode step replays the main graph and the MTP graph (`aclmdlRIExecuteAsync`); replayed
+    /// tasks carry their graph's `Model Id` and their capture-time connection ids.
+    #[arg(long)]
+    pub graph_mode: bool,
 }
 
 pub fn run(a: SynthArgs) -> anyhow::Result<ExitCode> {
@@ -49,6 +55,7 @@ pub fn run(a: SynthArgs) -> anyhow::Result<ExitCode> {
         kineto: a.kineto,
         export: a.export,
         slow: a.slow_rank.map(|r| (r, a.slow_pct)),
+        graph_mode: a.graph_mode,
     };
     let truth = generate(&a.out, &opts)?;
     eprintln!(

@@ -36,6 +36,7 @@ pub const COLUMNS: &[(&str, Kind)] = &[
     ("kernel_task_type", Kind::Str),
     ("connection_id", Kind::I64),
     ("correlation_id", Kind::I64),
+    ("graph_id", Kind::I64),
 ];
 
 /// A column's values, read row by row (`0..rows`).
@@ -105,6 +106,7 @@ impl<'a> EventView<'a> {
             Values::Str(Box::new(move |i| kernel_str(i, &t.kernels.task_type))),
             Values::I64(Box::new(move |i| ev.connection_id.at(i))),
             Values::I64(Box::new(move |i| ev.correlation_id.at(i))),
+            Values::I64(Box::new(move |i| ev.graph_id.at(i))),
         ];
         debug_assert_eq!(cols.len(), COLUMNS.len());
         cols

@@ -354,6 +354,8 @@ pub struct NewEvent {
     pub stream: i32,
     pub connection_id: i64,
     pub correlation_id: i64,
+    /// The graph the event was replayed from ([`crate::model::events::graph_id_of`]); -1 none.
+    pub graph_id: i64,
     /// Row of the kernels table, or `NO_ROW`.
     pub kernel: u32,
     /// Row of the comm_tasks table, or `NO_ROW`.
@@ -379,6 +381,7 @@ impl NewEvent {
             stream: -1,
             connection_id,
             correlation_id: -1,
+            graph_id: -1,
             kernel: NO_ROW,
             comm_task: NO_ROW,
         }
@@ -431,6 +434,8 @@ impl TablesBuilder {
         t.kind.push(crate::model::EventKind::Complete);
         t.connection_id.push(e.connection_id);
         t.correlation_id.push(e.correlation_id);
+        t.graph_id
+            .push(crate::model::events::graph_id_of(e.graph_id));
         t.kernel.push(e.kernel);
         t.comm_task.push(e.comm_task);
     }

@@ -37,6 +37,10 @@ pub struct EventTable {
     pub connection_id: NarrowI64,
     /// torch_npu `correlation_id` / Kineto `correlation`; -1 absent.
     pub correlation_id: NarrowI64,
+    /// The graph a device event was replayed from: Ascend `Model Id` (trace_view.json), `model
+    /// id` (HCCL), TASK.modelId (db), kernel_details.csv `Model ID`; Kineto `graph id`
+    /// (CUDA >= 12). -1 none (Ascend writes 4294967295 for a task outside any graph).
+    pub graph_id: Coded<i64>,
     /// Row of [`super::kernels::KernelTable`] (op type, block dims, shapes); [`NO_ROW`] when none.
     pub kernel: Vec<u32>,
     /// Row of [`super::comm_tasks::CommTaskTable`] (HCCL plane task details); [`NO_ROW`] when none.
@@ -45,6 +49,15 @@ pub struct EventTable {
 
 /// The `kernel` / `comm_task` value of an event without such a row.
 pub const NO_ROW: u32 = u32::MAX;
+
+/// Ascend's model id of a task outside any graph (`4294967295`, u32::MAX).
+pub const NO_GRAPH_ASCEND: i64 = u32::MAX as i64;
+
+/// The `graph_id` value of a file's model / graph id: -1 for none (negative, or Ascend's
+/// [`NO_GRAPH_ASCEND`]).
+pub fn graph_id_of(v: i64) -> i64 {
+    if v < 0 || v == NO_GRAPH_ASCEND { -1 } else { v }
+}
 
 impl EventTable {
     pub fn len(&self) -> usize {
@@ -77,6 +90,7 @@ impl EventTable {
             kind: pick(&self.kind, keep),
             connection_id: self.connection_id.pick(keep),
             correlation_id: self.correlation_id.pick(keep),
+            graph_id: self.graph_id.pick(keep),
             kernel: pick(&self.kernel, keep),
             comm_task: pick(&self.comm_task, keep),
         }
@@ -94,6 +108,7 @@ impl EventTable {
         self.kind.reserve(n);
         self.connection_id.reserve(n);
         self.correlation_id.reserve(n);
+        self.graph_id.reserve(n);
         self.kernel.reserve(n);
         self.comm_task.reserve(n);
     }

@@ -177,6 +177,11 @@ pub const TABLES: &[TableSchema] = &[
                 "args.correlation_id / args.correlation; db: PYTORCH_API queue rows' CONNECTION_IDS id − 5<<28; -1 absent."
             ),
             (
+                "graph_id",
+                "i64",
+                "The graph a device event was replayed from: Ascend args.\"Model Id\" / \"model id\", TASK.modelId, kernel_details.csv Model ID (4294967295 → -1); Kineto args.\"graph id\"; -1 none. One byte per row while a file has at most 256 distinct values."
+            ),
+            (
                 "kernel",
                 "u32",
                 "Row of kernels (db COMPUTE_TASK_INFO); u32::MAX none."

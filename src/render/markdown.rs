@@ -9,7 +9,12 @@ fn cell(s: &str) -> String {
 }
 
 /// Sections of the brief Markdown (a PR comment), by title prefix, in report order.
-const BRIEF: &[&str] = &["Cross-rank steps", "Device time", "Slowest links"];
+const BRIEF: &[&str] = &[
+    "Cross-rank steps",
+    "Device time",
+    "Slowest links",
+    "Graph mode: replays",
+];
 /// Rows and notes per section in the brief Markdown.
 const BRIEF_ROWS: usize = 6;
 const BRIEF_NOTES: usize = 3;

@@ -2,6 +2,7 @@
 //! model. One module per output format.
 
 pub mod diff;
+pub mod graph_mode;
 pub mod html;
 pub mod json;
 pub mod markdown;

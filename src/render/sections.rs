@@ -5,7 +5,7 @@ use super::{human_bytes, human_ns};
 use crate::report::Report;
 use crate::report::contract::{BandwidthRank, LinkType};
 
-pub use super::section::{Section, sec};
+pub use super::section::{Section, rel, sec};
 
 /// Kernel families shown per device before one `other` row (JSON lists all).
 const FAMILY_ROWS: usize = 10;
@@ -33,27 +33,6 @@ fn pct(p: f64) -> String {
     format!("{p:.2}%")
 }
 
-/// `path` relative to the input it was found under (the inputs are printed above every
-/// report), so a row shows `rank0_ascend_pt/…/ascend_pytorch_profiler_0.db`, not the whole path.
-pub fn rel<'a>(r: &Report, path: &'a str) -> &'a str {
-    r.inputs
-        .iter()
-        .filter_map(|i| {
-            let i = i.trim_end_matches('/');
-            path.strip_prefix(i)?.strip_prefix('/')
-        })
-        .filter(|p| !p.is_empty())
-        .min_by_key(|p| p.len())
-        .unwrap_or_else(|| {
-            // A file given as the input itself: its name.
-            if r.inputs.iter().any(|i| i == path) {
-                path.rsplit('/').next().unwrap_or(path)
-            } else {
-                path
-            }
-        })
-}
-
 /// A device row's title: rank, device id and process when known; without a rank, the file name
 /// too (rows of several unranked files must stay distinguishable).
 fn dev(d: &crate::report::contract::DeviceRef) -> String {
@@ -73,6 +52,7 @@ pub fn build(r: &Report) -> Vec<Section> {
     ranks(r, &mut out);
     cross_rank(r, &mut out);
     timeline(r, &mut out);
+    super::graph_mode::sections(r, &mut out);
     kernels(r, &mut out);
     audits(r, &mut out);
     summary(r, &mut out);

@@ -68,6 +68,16 @@ pub fn cap(a: &mut Analyses, cap: usize) -> Vec<CappedList> {
         });
         d.steps.truncate(n);
     }
+    for (i, g) in a.graph_mode.files.iter_mut().enumerate() {
+        let n = keep(g.per_replay.len(), &|| {
+            format!("analyses.graph_mode.files[{i}].per_replay")
+        });
+        g.per_replay.truncate(n);
+        let n = keep(g.steps.len(), &|| {
+            format!("analyses.graph_mode.files[{i}].steps")
+        });
+        g.steps.truncate(n);
+    }
     if let Some(audit) = a.batch_audit.as_mut() {
         for (i, r) in audit.ranks.iter_mut().enumerate() {
             let n = keep(r.kv.len(), &|| {

@@ -3,9 +3,10 @@
 //! window and steps; computing / exposed communication / free shares with the bound verdict and
 //! the rule that decided it (idle-bound becomes host-bound when most idle waited for late
 //! launches); the slowest rank by device time and the rank the others wait for (by arrival, and
-//! by the wait ratio of the collectives); the top bubble cause; the vendor self-audit; which
-//! capture was read when a folder held several; how many warnings. A withheld verdict drops the
-//! bound, bubble-cause and rank lines; a withheld cross-rank part drops the rank line.
+//! by the wait ratio of the collectives); the top bubble cause; graph replays' share of device
+//! time and the gap between them; the vendor self-audit; which capture was read when a folder
+//! held several; how many warnings. A withheld verdict drops the bound, bubble-cause, graph and
+//! rank lines; a withheld cross-rank part drops the rank line.
 
 use super::analyses::Analyses;
 use super::verdict::bound;
@@ -49,6 +50,7 @@ pub fn build(
     }
     if !withheld {
         out.extend(top_bubble_cause(a));
+        out.extend(graph_mode(a));
     }
     out.push(a.vendor_agreement.verdict.clone());
     out.extend(capture_read(other_captures));
@@ -161,6 +163,41 @@ fn top_bubble_cause(a: &Analyses) -> Option<String> {
         ms(*ns),
         *ns as f64 * 100.0 / idle.max(1) as f64
     ))
+}
+
+/// Graph replays' share of device time and the host gap between them (the file with the
+/// largest median gap), when any file replayed graphs.
+fn graph_mode(a: &Analyses) -> Option<String> {
+    let files: Vec<_> = a
+        .graph_mode
+        .files
+        .iter()
+        .filter(|f| f.replays > 0)
+        .collect();
+    let replays: u64 = files.iter().map(|f| f.replays).sum();
+    if replays == 0 {
+        return None;
+    }
+    let graph: i64 = files.iter().map(|f| f.replay_device_ns).sum();
+    let all: i64 = graph + files.iter().map(|f| f.eager_device_ns).sum::<i64>();
+    let mut line = format!(
+        "graph mode: {:.1}% of device time in {replays} graph replays",
+        graph as f64 * 100.0 / all.max(1) as f64
+    );
+    let gap = files
+        .iter()
+        .filter_map(|f| {
+            let s = f.replay_stats.iter().find(|s| s.name == "gap_to_next")?;
+            Some((s.p50_ns, f.rank))
+        })
+        .max_by(|x, y| x.0.total_cmp(&y.0));
+    if let Some((p50, rank)) = gap {
+        line.push_str(&format!(
+            "; from a replay's end to the next one's start p50 {:.3} µs (rank {rank})",
+            p50 / 1e3
+        ));
+    }
+    Some(line)
 }
 
 /// Which capture was read when a folder held several of the same ranks: `other` holds (root

@@ -20,7 +20,7 @@ use crate::analysis::summary::Summary;
 use crate::diag::{Diagnostic, Diagnostics};
 use serde::Serialize;
 
-pub const SCHEMA_VERSION: &str = "0.9.0";
+pub const SCHEMA_VERSION: &str = "0.10.0";
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {

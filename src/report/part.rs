@@ -13,6 +13,7 @@ use crate::analysis::{
     device_time::DeviceTime,
     dispatch::DeviceDispatch,
     evidence::FileEvidence,
+    graph_mode::GraphMode,
     kernel_types::KernelTypes,
     mtp::Mtp,
     op_types::OpTypes,
@@ -73,6 +74,8 @@ pub struct Analyses {
     /// Per collective op: transit / wait / synchronization / idle, bandwidth per link type, the
     /// link matrix; the slow rank and slow link.
     pub communication_ops: CommunicationOps,
+    /// Graph replays, captures, replays per step and the ops inside graphs, per file.
+    pub graph_mode: GraphMode,
     pub phases: Vec<Phases>,
     /// None when not run (`--only`).
     pub batch_audit: Option<BatchAudit>,

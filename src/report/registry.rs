@@ -9,8 +9,8 @@ use super::part::{AnalyzeOpts, Part};
 use crate::analysis::devices::Device;
 use crate::analysis::{
     batch_audit, bubbles, communication, communication_ops, communication_ops_vendor, composition,
-    cross_rank, device_time, dispatch, kernel_types, mtp, op_types, phases, ranks, step_sync,
-    top_events,
+    cross_rank, device_time, dispatch, graph_mode, kernel_types, mtp, op_types, phases, ranks,
+    step_sync, top_events,
 };
 use crate::model::Tables;
 
@@ -151,6 +151,19 @@ pub const REGISTRY: &[Analysis] = &[
         },
         finish: None,
         start_order: 7,
+    },
+    Analysis {
+        name: "graph_mode",
+        help: "graph replays (CUDA/HIP graphs, Ascend ACLGraph): device time per replay and step, captures, ops inside graphs",
+        run: |t, d, o, p| p.analyses.graph_mode = graph_mode::compute(t, d, o.top_n),
+        merge: |a, b| {
+            append(
+                &mut a.analyses.graph_mode.files,
+                &mut b.analyses.graph_mode.files,
+            )
+        },
+        finish: None,
+        start_order: 15,
     },
     Analysis {
         name: "phases",

@@ -210,7 +210,14 @@ fn captures(files: &[FileEvidence], reasons: &mut Vec<Reason>) {
         .filter(|f| f.captured_launches > 0)
         .map(|f| f.device_events)
         .sum();
-    let share = pct(captured, launches);
+    // A replay launch stands for every device event it ran: the share is of the kernel runs the
+    // trace accounts for (eager launches plus replayed events), not of host calls.
+    let executed: u64 = files
+        .iter()
+        .map(|f| f.launches.saturating_sub(f.graph_launches) + f.replay_device_events)
+        .sum();
+    let share = pct(captured, executed.max(launches.min(captured)));
+    let replayed = files.iter().any(|f| f.replay_device_events > 0);
     let evidence = files
         .iter()
         .filter(|f| f.captured_launches > 0)
@@ -241,11 +248,19 @@ fn captures(files: &[FileEvidence], reasons: &mut Vec<Reason>) {
             ReasonCode::PartialGraphCapture,
             Scope::Run,
             Status::Qualified,
-            format!(
-                "{} of {} launches ({share:.1}%) were recorded into a graph, not executed: the device looks idle meanwhile",
-                count(captured),
-                count(launches)
-            ),
+            if replayed {
+                format!(
+                    "{} of {} kernel runs ({share:.1}%) were recorded into graphs, not executed, beside the graphs' replays: the device looks idle during capture",
+                    count(captured),
+                    count(executed)
+                )
+            } else {
+                format!(
+                    "{} of {} launches ({share:.1}%) were recorded into a graph, not executed: the device looks idle meanwhile",
+                    count(captured),
+                    count(launches)
+                )
+            },
             evidence,
         ));
     }

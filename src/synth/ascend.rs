@@ -67,7 +67,55 @@ pub struct RankGen<'a> {
     step_busy: Vec<(i64, i64, bool)>,
     /// Compute kernel durations, percent of normal (100; more for an injected slow rank).
     pub compute_pct: i64,
+    /// Graph mode: the capture-time connection id of each task of each graph (model id, ids),
+    /// from `capture_graphs`; empty in eager decode.
+    graphs: Vec<(i64, Vec<u64>)>,
+    /// The replay being written: (index into `graphs`, next task), None outside replays.
+    replay: Option<(usize, usize)>,
+    /// The last connection id given to a captured launch (far above the steps' ids).
+    capture_conn: u64,
+    /// The thread of `launch`'s CANN call: the task queue's, or in graph mode the Python main
+    /// thread's (NPUGraph.replay calls aclmdlRIExecuteAsync itself).
+    launch_tid: i64,
 }
+
+/// The tasks of one replay of a generated graph, in the order the generator writes them: the
+/// step's record (the MTP head's value wait), then per layer its kernels with the allreduce
+/// (HcclAllReduce, allreduceAicpuKernel, EVENT_WAIT) after the fourth.
+fn graph_tasks(layers: u64, head: bool) -> Vec<&'static str> {
+    let mut v = vec![if head {
+        "MEM_WAIT_VALUE"
+    } else {
+        "CAPTURE_RECORD"
+    }];
+    for _ in 0..layers {
+        for (k, l) in LAYER.iter().enumerate() {
+            v.push(l.0);
+            if k == 3 {
+                v.extend(["HcclAllReduce", "allreduceAicpuKernel", "EVENT_WAIT"]);
+            }
+        }
+    }
+    v
+}
+
+/// The framework op (`Dequeue@...` on the task-queue thread) that launched a task at capture.
+fn captured_op(task: &str) -> String {
+    match task {
+        "CAPTURE_RECORD" => "Dequeue@aclrtRecordEvent".into(),
+        "EVENT_WAIT" => "Dequeue@aclrtStreamWaitEvent".into(),
+        "MEM_WAIT_VALUE" => "Dequeue@aclrtValueWait".into(),
+        "HcclAllReduce" | "allreduceAicpuKernel" => "Dequeue@HcclAllReduce".into(),
+        k => format!("Dequeue@aclnn{k}"),
+    }
+}
+
+/// Model ids of the generated graphs: the decode step's main graph and the MTP head's.
+pub const GRAPH_MAIN: i64 = 1;
+pub const GRAPH_MTP: i64 = 2;
+
+/// Ascend's model id of a task outside any graph.
+const NO_MODEL: i64 = 4_294_967_295;
 
 /// A gap with no cause but its next task's launch (every generated task is linked to its
 /// step's launch call): `host_dispatch` when that call began after the gap began, else
@@ -107,6 +155,10 @@ impl<'a> RankGen<'a> {
             gaps: Vec::new(),
             step_busy: Vec::new(),
             compute_pct: 100,
+            graphs: Vec::new(),
+            replay: None,
+            capture_conn: 900_000_000,
+            launch_tid: host + 3,
         }
     }
 
@@ -223,9 +275,10 @@ impl<'a> RankGen<'a> {
         cat: Category,
     ) -> Result<i64> {
         self.task_id += 1;
+        let (model, conn) = self.replayed_task(name, ts, dur);
         let args = format!(
-            "\"Model Id\": 4294967295, \"Task Type\": \"{task_type}\", \"Physic Stream Id\": {stream}, \"Task Id\": {}, \"Batch Id\": 0, \"Subtask Id\": 4294967295, \"connection_id\": {}",
-            self.task_id, self.conn
+            "\"Model Id\": {model}, \"Task Type\": \"{task_type}\", \"Physic Stream Id\": {stream}, \"Task Id\": {}, \"Batch Id\": 0, \"Subtask Id\": 4294967295, \"connection_id\": {conn}",
+            self.task_id
         );
         self.w.device_x(name, self.pid_hw, stream, ts, dur, &args)?;
         if let Some(db) = &mut self.db {
@@ -241,7 +294,7 @@ impl<'a> RankGen<'a> {
                 Category::CommKernel => (task_type, TaskInfo::Schedule { name }),
                 _ => (name, TaskInfo::None),
             };
-            db.task((ts, ts + dur), stream, tt, self.conn as i64, info)?;
+            db.task((ts, ts + dur), stream, tt, (conn as i64, model), info)?;
         }
         self.count("Ascend Hardware", cat, ts, dur);
         self.truth.streams.entry(stream).or_default().add(dur);
@@ -339,13 +392,12 @@ impl<'a> RankGen<'a> {
     fn launch(&mut self, api: &str, ts: i64, dur: i64, device_ts: i64) -> Result<()> {
         let args = format!(
             "\"Thread Id\": {}, \"Mode\": \"ACL_RTS\", \"level\": \"acl\", \"id\": \"{api}\", \"item_id\": \"0\", \"connection_id\": {}",
-            self.pid_py + 3,
-            self.conn
+            self.launch_tid, self.conn
         );
         self.w.device_x(
             &format!("AscendCL@{api}"),
             self.pid_cann,
-            self.pid_py + 3,
+            self.launch_tid,
             ts,
             dur,
             &args,
@@ -355,7 +407,7 @@ impl<'a> RankGen<'a> {
                 api,
                 20000,
                 (ts, ts + dur),
-                self.pid_py + 3,
+                self.launch_tid,
                 self.conn as i64,
             )?;
         }
@@ -367,7 +419,7 @@ impl<'a> RankGen<'a> {
             &name,
             "HostToDevice",
             &id,
-            (self.pid_cann, self.pid_py + 3),
+            (self.pid_cann, self.launch_tid),
             ts,
         )?;
         self.w.flow(
@@ -549,6 +601,7 @@ impl<'a> RankGen<'a> {
             Category::WaitSync,
         )?;
         let r0 = n1 + self.rng.range(1_000, 5_000);
+        self.begin_replay(GRAPH_MAIN, self.launch_at);
         let r1 = self.task(
             "CAPTURE_RECORD",
             "CAPTURE_RECORD",
@@ -559,6 +612,7 @@ impl<'a> RankGen<'a> {
         )?;
         self.gap_label = "update_step_context_sync";
         let mut t = self.layers(r1, layers, 1, true)?;
+        self.replay = None;
         self.truth.notify_wait_ns.push(notify);
         self.truth.replay_ns.push(t - r0);
         let copy = self.rng.range(5_000, 15_000);
@@ -570,8 +624,14 @@ impl<'a> RankGen<'a> {
             copy,
             Category::DataMovement,
         )?;
+        let mut mtp_launches = Vec::new();
         for _ in 0..mtp_heads {
             let w0 = t + self.rng.range(500, 2_000);
+            let at = self.launch_at + 25_000 + 21_000 * mtp_launches.len() as i64;
+            if !self.graphs.is_empty() {
+                mtp_launches.push((at, w0));
+            }
+            self.begin_replay(GRAPH_MTP, at);
             let wait = self.rng.range(3_000, 12_000);
             t = self.task(
                 "MEM_WAIT_VALUE",
@@ -585,6 +645,7 @@ impl<'a> RankGen<'a> {
             self.gap_label = "mtp_wait";
             let head_start = t;
             t = self.layers(t, 1, 1, true)?;
+            self.replay = None;
             self.truth.mtp_head_ns.push(t - head_start);
         }
         let kv_min = self.rng.range(100, 2_000);
@@ -618,7 +679,20 @@ impl<'a> RankGen<'a> {
             (host0 + 30_000, 8_000),
             Some(2),
         )?;
+        if !self.graphs.is_empty() {
+            self.launch_tid = self.pid_py;
+        }
         self.launch("aclmdlRIExecuteAsync", self.launch_at, 20_000, r0)?;
+        for (at, device_ts) in mtp_launches {
+            // Every CANN call has its own connection id.
+            let step_conn = self.conn;
+            self.capture_conn += 1;
+            self.conn = self.capture_conn;
+            self.launch("aclmdlRIExecuteAsync", at, 20_000, device_ts)?;
+            self.conn = step_conn;
+        }
+        self.launch_tid = self.pid_py + 3;
+        self.truth.graph_launches += !self.graphs.is_empty() as u64 * (1 + mtp_heads);
         self.overlap_analysis()?;
         if self.truth.decode_steps.is_multiple_of(8) {
             let kb = 41_943_040 + (self.truth.decode_steps % 64) as i64 * 1024;
@@ -631,6 +705,110 @@ impl<'a> RankGen<'a> {
         }
         self.truth.decode_steps += 1;
         self.now = t + self.rng.range(5_000, 60_000);
+        Ok(())
+    }
+
+    /// In a replay: the task's graph and its capture-time connection id, counted in the truth;
+    /// else (no graph, the step's connection id).
+    fn replayed_task(&mut self, name: &str, ts: i64, dur: i64) -> (i64, u64) {
+        let Some((g, k)) = self.replay else {
+            return (NO_MODEL, self.conn);
+        };
+        let (model, conns) = &self.graphs[g];
+        let (model, conn) = (*model, conns[k.min(conns.len() - 1)]);
+        self.replay = Some((g, k + 1));
+        let r = self
+            .truth
+            .graph_replays
+            .last_mut()
+            .expect("a replay is open");
+        r.tasks += 1;
+        r.device_ns += dur;
+        r.start_ns = if r.tasks == 1 { ts } else { r.start_ns.min(ts) };
+        r.end_ns = r.end_ns.max(ts + dur);
+        *self.truth.graph_op_ns.entry(captured_op(name)).or_default() += dur;
+        (model, conn)
+    }
+
+    /// Opens the replay of graph `model` launched at `launch_ns` (tasks follow through `task`).
+    fn begin_replay(&mut self, model: i64, launch_ns: i64) {
+        let g = self.graphs.iter().position(|x| x.0 == model);
+        self.replay = g.map(|g| (g, 0));
+        if g.is_some() {
+            self.truth.graph_replays.push(super::truth::ReplayTruth {
+                decode_step: self.truth.decode_steps,
+                graph: model,
+                launch_ns,
+                ..Default::default()
+            });
+        }
+    }
+
+    /// A CANN API row on the task-queue thread (`<prefix>@<api>`, JSON and db), without flows.
+    fn cann_call(
+        &mut self,
+        (prefix, level, code): (&str, &str, i64),
+        api: &str,
+        (ts, dur): (i64, i64),
+        conn: i64,
+    ) -> Result<()> {
+        let tid = self.pid_py + 3;
+        let args = format!(
+            "\"Thread Id\": {tid}, \"Mode\": \"ACL_RTS\", \"level\": \"{level}\", \"id\": \"{api}\", \"item_id\": \"0\", \"connection_id\": {conn}"
+        );
+        self.w.device_x(
+            &format!("{prefix}@{api}"),
+            self.pid_cann,
+            tid,
+            ts,
+            dur,
+            &args,
+        )?;
+        if let Some(db) = &mut self.db {
+            db.cann_api(api, code, (ts, ts + dur), tid, conn)?;
+        }
+        self.count("CANN", Category::HostOp, ts, dur);
+        Ok(())
+    }
+
+    /// Graph mode: captures the decode step's main graph and the MTP head's graph on the host,
+    /// once, before the first decode step (`aclmdlRICaptureBegin`, then per task a
+    /// `Dequeue@<op>` on the task-queue thread around its `Node@launch`, then
+    /// `aclmdlRICaptureEnd`). Captured launches run no device task (docs/formats/graph-mode.md).
+    pub fn capture_graphs(&mut self, layers: u64, mtp_heads: u64) -> Result<()> {
+        const ACL: (&str, &str, i64) = ("AscendCL", "acl", 20000);
+        const NODE: (&str, &str, i64) = ("Node", "node", 10000);
+        let mut t = self.host_free + 50_000;
+        let mut specs = vec![(GRAPH_MAIN, graph_tasks(layers, false))];
+        if mtp_heads > 0 {
+            specs.push((GRAPH_MTP, graph_tasks(1, true)));
+        }
+        for (model, names) in specs {
+            let begin = t;
+            self.capture_conn += 1;
+            let id = self.capture_conn as i64;
+            self.cann_call(ACL, "aclmdlRICaptureBegin", (t, 5_000), id)?;
+            t += 6_000;
+            let mut conns = Vec::with_capacity(names.len());
+            for name in names {
+                self.capture_conn += 1;
+                let conn = self.capture_conn;
+                self.host(&captured_op(name), self.pid_py + 3, (t, 8_000), Some(3))?;
+                self.cann_call(NODE, "launch", (t + 2_000, 4_000), conn as i64)?;
+                conns.push(conn);
+                t += 9_000;
+            }
+            self.capture_conn += 1;
+            let id = self.capture_conn as i64;
+            self.cann_call(ACL, "aclmdlRICaptureEnd", (t, 5_000), id)?;
+            t += 6_000;
+            self.truth.captured_launches += conns.len() as u64;
+            self.truth.capture_ns += t - 1_000 - begin;
+            self.graphs.push((model, conns));
+        }
+        self.host_free = t + 20_000;
+        // The device waits for the capture: the first replay starts after its launch.
+        self.now = self.now.max(t + 150_000);
         Ok(())
     }
 

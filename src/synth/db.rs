@@ -133,7 +133,7 @@ impl DbWriter {
         (start, end): (i64, i64),
         stream: i64,
         task_type: &str,
-        connection_id: i64,
+        (connection_id, model_id): (i64, i64),
         info: TaskInfo<'_>,
     ) -> std::io::Result<()> {
         let gid = self.global_task_id;
@@ -155,7 +155,7 @@ impl DbWriter {
                     UINT32_MAX,
                     stream,
                     gid & 0xffff,
-                    UINT32_MAX
+                    model_id
                 ])
             })
             .map_err(sql)?;

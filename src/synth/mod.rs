@@ -37,6 +37,8 @@ pub struct SynthOpts {
     pub export: Export,
     /// (rank, percent): that rank's compute kernels take `percent`% of their normal time.
     pub slow: Option<(u32, u32)>,
+    /// Decode steps replay captured graphs (ACLGraph): see `ascend::RankGen::capture_graphs`.
+    pub graph_mode: bool,
 }
 
 /// torch_npu's `export_type`: text (trace_view.json), db, or both.
@@ -163,6 +165,9 @@ fn write_trace_view(
     g.metadata()?;
     for _ in 0..PREFILL_STEPS {
         g.prefill_step(LAYERS)?;
+    }
+    if o.graph_mode {
+        g.capture_graphs(LAYERS, MTP_HEADS)?;
     }
     while g.w.bytes < o.target_bytes {
         g.decode_step(LAYERS, MTP_HEADS, BATCH)?;

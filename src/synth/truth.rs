@@ -76,6 +76,44 @@ pub struct RankTruth {
     pub flows: u64,
     pub counters: u64,
     pub metadata: u64,
+    /// Graph mode (`--graph-mode`): `aclmdlRIExecuteAsync` calls, launches recorded during
+    /// capture, time inside capture windows (begin start to end end), every replay, and device
+    /// time inside replays per capture-time op.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub graph_launches: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub captured_launches: u64,
+    #[serde(default, skip_serializing_if = "is_zero_i")]
+    pub capture_ns: i64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub graph_replays: Vec<ReplayTruth>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub graph_op_ns: BTreeMap<String, i64>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+fn is_zero_i(v: &i64) -> bool {
+    *v == 0
+}
+
+/// One generated graph replay.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ReplayTruth {
+    /// Index of the decode step (0-based) that replayed it.
+    pub decode_step: u64,
+    /// Model id.
+    pub graph: i64,
+    /// Start of its `aclmdlRIExecuteAsync` call, ns.
+    pub launch_ns: i64,
+    pub tasks: u64,
+    /// Sum of its tasks' durations, ns.
+    pub device_ns: i64,
+    /// First task start, last task end, ns.
+    pub start_ns: i64,
+    pub end_ns: i64,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

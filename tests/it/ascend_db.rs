@@ -250,6 +250,7 @@ fn direct_btree_reads_equal_sqlite_on_every_db() {
             kineto: false,
             export: profscope::synth::Export::Db,
             slow: None,
+            graph_mode: false,
         },
     );
     dbs.push(g.dir.join(g.truth.ranks[0].db.as_ref().unwrap()));

@@ -101,6 +101,7 @@ pub fn generated(tag: &str, ranks: u32, target_bytes: u64, seed: u64, kineto: bo
             kineto,
             export: Default::default(),
             slow: None,
+            graph_mode: false,
         },
     )
 }

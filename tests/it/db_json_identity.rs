@@ -45,6 +45,7 @@ fn every_analysis_is_identical_from_db_and_json() {
             kineto: false,
             export: Export::Both,
             slow: None,
+            graph_mode: false,
         },
     );
     for rt in &g.truth.ranks {
@@ -131,6 +132,7 @@ fn root_with_both_exports_reads_each_rank_once() {
             kineto: false,
             export: Export::Both,
             slow: None,
+            graph_mode: false,
         },
     );
     let root = common::ingest(&g.dir);

@@ -29,6 +29,7 @@ fn run(tag: &str, slow: Option<(u32, u32)>) -> common::Generated {
             kineto: false,
             export: Default::default(),
             slow,
+            graph_mode: false,
         },
     )
 }
@@ -233,6 +234,7 @@ fn synth_run(tag: &str, seed: u64, slow: Option<(u32, u32)>) -> common::Generate
             kineto: false,
             export: Default::default(),
             slow,
+            graph_mode: false,
         },
     )
 }

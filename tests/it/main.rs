@@ -25,6 +25,7 @@ mod docs;
 mod evidence;
 mod export_parquet;
 mod export_perfetto;
+mod graph_mode;
 mod hostile;
 mod hta_agreement;
 mod html_report;

@@ -131,6 +131,7 @@ fn damaged_root_reports_every_anomaly_and_the_slow_rank() {
             export: Default::default(),
             // Rank 4's compute kernels take twice as long.
             slow: Some((4, 200)),
+            graph_mode: false,
         },
     );
     let tv = |r: u32| g.dir.join(&g.truth.ranks[r as usize].trace_view);

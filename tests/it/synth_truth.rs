@@ -115,6 +115,7 @@ fn generator_is_deterministic() {
         kineto: false,
         export: Default::default(),
         slow: None,
+        graph_mode: false,
     };
     generate(&a, &o).unwrap();
     generate(&b, &o).unwrap();

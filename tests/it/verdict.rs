@@ -212,6 +212,53 @@ fn is_launch(e: &Value) -> bool {
             || n == "cudaGraphLaunch")
 }
 
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Eager launches plus the device events whose correlation is a cudaGraphLaunch's.
+fn kernel_runs(f: &Path) -> u64 {
+    let mut s = String::new();
+    std::fs::File::open(f)
+        .unwrap()
+        .read_to_string(&mut s)
+        .unwrap();
+    let t: Value = serde_json::from_str(&s).unwrap();
+    let ev = t["traceEvents"].as_array().unwrap();
+    let graph: std::collections::HashSet<i64> = ev
+        .iter()
+        .filter(|e| e["cat"] == "cuda_runtime" && e["name"] == "cudaGraphLaunch")
+        .filter_map(|e| e["args"]["correlation"].as_i64())
+        .collect();
+    let eager = ev
+        .iter()
+        .filter(|e| is_launch(e) && e["name"] != "cudaGraphLaunch")
+        .count() as u64;
+    let replayed = ev
+        .iter()
+        .filter(|e| {
+            matches!(
+                e["cat"].as_str(),
+                Some("kernel" | "gpu_memcpy" | "gpu_memset")
+            )
+        })
+        .filter(|e| {
+            e["args"]["correlation"]
+                .as_i64()
+                .is_some_and(|c| graph.contains(&c))
+        })
+        .count() as u64;
+    eager + replayed
+}
+
 /// The real trace with a capture window around the first `n` launches of its main thread (pid
 /// = tid) and those launches' device events removed; returns the file and how many launches
 /// the window holds, counted here.
@@ -331,8 +378,15 @@ fn a_capture_trace_gets_no_bound_verdict() {
     );
     assert_eq!(r["verdict"]["reasons"][1]["scope"], "cross_rank");
     let kind = r["verdict"]["kind"].as_str().unwrap();
+    // The share is of kernel runs: eager launches plus the device events of the graph replays,
+    // counted here from the variant file (6,600 launches - 70 cudaGraphLaunch + their events).
+    let runs = kernel_runs(&f);
+    assert!((6_800..6_900).contains(&runs), "{runs}");
     assert!(
-        headline(&r)[0].starts_with(&format!("qualified {kind}: {inside} of 6,600 launches")),
+        headline(&r)[0].starts_with(&format!(
+            "qualified {kind}: {inside} of {} kernel runs",
+            thousands(runs)
+        )),
         "{:?}",
         headline(&r)
     );
@@ -486,6 +540,7 @@ fn a_generated_slow_rank_is_named_with_its_p_value() {
             kineto: false,
             export: Default::default(),
             slow: Some((1, 150)),
+            graph_mode: false,
         },
     );
     let r = analyze(&g.dir);

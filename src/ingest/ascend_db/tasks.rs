@@ -70,9 +70,10 @@ struct TaskRow {
     task_type: i64,
     device: i32,
     stream: i32,
+    model: i64,
 }
 
-pub(super) const TASK_COLS: [Spec; 7] = [
+pub(super) const TASK_COLS: [Spec; 8] = [
     &["startNs"],
     &["endNs"],
     &["connectionId"],
@@ -80,6 +81,7 @@ pub(super) const TASK_COLS: [Spec; 7] = [
     &["taskType"],
     &["deviceId"],
     &["streamId"],
+    &["modelId"],
 ];
 
 /// TASK rows as events, named and linked through `infos` (from [`load_infos`]).
@@ -98,6 +100,7 @@ pub(super) fn ingest(cx: &mut Ctx<'_>, infos: Infos) -> Result<(), IngestError> 
                     task_type: r[4],
                     device: r[5].clamp(-1, i32::MAX as i64) as i32,
                     stream: r[6].clamp(-1, i32::MAX as i64) as i32,
+                    model: r[7],
                 },
             );
         }
@@ -166,6 +169,7 @@ impl Converter {
             stream: r.stream,
             connection_id: r.conn,
             correlation_id: -1,
+            graph_id: r.model,
             kernel,
             comm_task: NO_ROW,
         });
@@ -188,6 +192,7 @@ impl Converter {
                 stream: r.stream,
                 connection_id: -1,
                 correlation_id: -1,
+                graph_id: r.model,
                 kernel: NO_ROW,
                 comm_task: row,
             });

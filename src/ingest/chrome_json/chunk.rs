@@ -73,6 +73,8 @@ pub struct ChunkOut<'a> {
     pub ev_kind: Vec<EventKind>,
     pub ev_conn: Vec<i64>,
     pub ev_corr: Vec<i64>,
+    /// Ascend `Model Id` / `model id`, Kineto `graph id`; -1 absent.
+    pub ev_graph: Vec<i64>,
     /// HCCL plane task details (`args` with `transport type`), one per such event.
     pub comm: Vec<CommRecord>,
     pub begin_end: Vec<BeginEnd>,
@@ -113,6 +115,7 @@ pub struct Spare {
     ev_kind: Vec<EventKind>,
     ev_conn: Vec<i64>,
     ev_corr: Vec<i64>,
+    ev_graph: Vec<i64>,
 }
 
 impl ChunkOut<'_> {
@@ -133,6 +136,7 @@ impl ChunkOut<'_> {
             ev_kind: emptied(self.ev_kind),
             ev_conn: emptied(self.ev_conn),
             ev_corr: emptied(self.ev_corr),
+            ev_graph: emptied(self.ev_graph),
         }
     }
 }
@@ -174,6 +178,7 @@ struct Raw {
     hccl_stream: i64,
     conn: i64,
     corr: i64,
+    graph: i64,
     device: i64,
     meta_name: RawStr,
     meta_labels: RawStr,
@@ -213,6 +218,7 @@ impl Raw {
         self.hccl_stream = -1;
         self.conn = -1;
         self.corr = -1;
+        self.graph = -1;
         self.device = -1;
         self.meta_name = RawStr::default();
         self.meta_labels = RawStr::default();
@@ -265,6 +271,7 @@ pub fn parse_chunk(
         ev_kind: spare.ev_kind,
         ev_conn: spare.ev_conn,
         ev_corr: spare.ev_corr,
+        ev_graph: spare.ev_graph,
         ..Default::default()
     };
     let mut lx = Lexer::with_mode(b, start, scan);
@@ -609,6 +616,7 @@ fn parse_args(
             Arg::StreamIdLc => raw.hccl_stream = memo_int(lx, values, n)?,
             Arg::ConnectionId => raw.conn = memo_int(lx, values, n)?,
             Arg::Correlation => raw.corr = memo_int(lx, values, n)?,
+            Arg::GraphId => raw.graph = memo_int(lx, values, n)?,
             Arg::Device => raw.device = memo_int(lx, values, n)?,
             Arg::Name => raw.meta_name = string_value(lx)?,
             Arg::Labels => raw.meta_labels = string_value(lx)?,
@@ -721,6 +729,7 @@ fn emit_span<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw, pid: IdKey, tid
     out.ev_kind.push(kind);
     out.ev_conn.push(raw.conn);
     out.ev_corr.push(raw.corr);
+    out.ev_graph.push(raw.graph);
     if raw.transport.len > 0 {
         let event = (out.ev_ts.len() - 1) as u32;
         emit_comm(out, b, raw, event);

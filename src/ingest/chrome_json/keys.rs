@@ -57,6 +57,10 @@ pub const STREAM_ID_LC: u64 = tag(b"stream id");
 pub const CONNECTION_ID: u64 = tag(b"connection_id");
 pub const CORRELATION_ID: u64 = tag(b"correlation_id");
 pub const CORRELATION: u64 = tag(b"correlation");
+pub const MODEL_ID: u64 = tag(b"Model Id");
+pub const MODEL_ID_UC: u64 = tag(b"Model ID");
+pub const MODEL_ID_LC: u64 = tag(b"model id");
+pub const GRAPH_ID: u64 = tag(b"graph id");
 pub const DEVICE: u64 = tag(b"device");
 pub const LABELS: u64 = tag(b"labels");
 pub const SORT_INDEX: u64 = tag(b"sort_index");
@@ -118,6 +122,8 @@ pub enum Arg {
     StreamIdLc,
     ConnectionId,
     Correlation,
+    /// Ascend `Model Id` / `Model ID` / HCCL `model id`, Kineto `graph id`.
+    GraphId,
     Device,
     Name,
     Labels,
@@ -145,6 +151,10 @@ pub fn arg(k: &[u8]) -> Arg {
         CONNECTION_ID if is(k, b"connection_id") => Arg::ConnectionId,
         CORRELATION_ID if is(k, b"correlation_id") => Arg::Correlation,
         CORRELATION if is(k, b"correlation") => Arg::Correlation,
+        MODEL_ID if is(k, b"Model Id") => Arg::GraphId,
+        MODEL_ID_UC if is(k, b"Model ID") => Arg::GraphId,
+        MODEL_ID_LC if is(k, b"model id") => Arg::GraphId,
+        GRAPH_ID if is(k, b"graph id") => Arg::GraphId,
         DEVICE => Arg::Device,
         NAME => Arg::Name,
         LABELS => Arg::Labels,
@@ -187,6 +197,9 @@ mod tests {
             CONNECTION_ID,
             CORRELATION_ID,
             CORRELATION,
+            MODEL_ID,
+            MODEL_ID_LC,
+            GRAPH_ID,
             DEVICE,
             LABELS,
             SORT_INDEX,

@@ -119,6 +119,9 @@ fn append_events(b: &mut TablesBuilder, out: &ChunkOut<'_>, ids: &Ids) {
     e.kind.extend_from_slice(&out.ev_kind);
     e.connection_id.extend_from_slice(&out.ev_conn);
     e.correlation_id.extend_from_slice(&out.ev_corr);
+    for &g in &out.ev_graph {
+        e.graph_id.push(crate::model::events::graph_id_of(g));
+    }
     e.pad_links();
 }
 
@@ -206,6 +209,7 @@ fn keep_events(out: &mut ChunkOut<'_>, keep: &[bool]) {
     retain(&mut out.ev_kind, keep);
     retain(&mut out.ev_conn, keep);
     retain(&mut out.ev_corr, keep);
+    retain(&mut out.ev_graph, keep);
 }
 
 /// HCCL plane task details, linked from their events (the chunk's events start at row `base`).

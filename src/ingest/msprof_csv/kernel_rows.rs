@@ -26,6 +26,8 @@ struct Cols {
     mix_block: Option<usize>,
     /// `Step Id` (torch_npu kernel_details.csv): the rows' ProfilerStep.
     step: Option<usize>,
+    /// `Model ID` (kernel_details.csv Level1/2, op_summary): the graph a task was replayed from.
+    model: Option<usize>,
     shapes: [Option<usize>; 6],
 }
 
@@ -57,6 +59,7 @@ impl Cols {
             block: any(&["Block Num", "Block Dim"]),
             mix_block: any(&["Mix Block Num", "Mix Block Dim"]),
             step: any(&["Step Id", "Step ID"]),
+            model: any(&["Model ID", "Model Id"]),
             shapes: [
                 any(&["Input Shapes"]),
                 any(&["Input Data Types"]),
@@ -243,6 +246,7 @@ impl Rows<'_> {
             stream: stream as i32,
             connection_id: -1,
             correlation_id: -1,
+            graph_id: int(rec, self.cols.model).unwrap_or(-1),
             kernel,
             comm_task: NO_ROW,
         });

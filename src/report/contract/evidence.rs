@@ -33,6 +33,9 @@ pub struct FileEvidence {
     /// `aclmdlRIExecuteAsync` (counted within `launches` for Kineto only: an Ascend replay's
     /// tasks carry their capture-time connection ids).
     pub graph_launches: u64,
+    /// Device events replayed from a graph: Kineto events carrying a graph launch's correlation
+    /// id, Ascend tasks with a graph `Model Id` (analysis::graph_mode has the replays).
+    pub replay_device_events: u64,
     /// Stream-capture windows: `cudaStreamBeginCapture` / `hipStreamBeginCapture` /
     /// `aclmdlRICaptureBegin` to the matching end call on the same thread (Ascend: process);
     /// a begin without an end runs to the end of the file.
