@@ -313,6 +313,16 @@ fn host_apis(
 /// finishes on the task (`async_npu`, `torch_to_npu`), else the innermost host op enclosing the
 /// call on its thread (Kineto). One pass over flows and one over events for the whole batch.
 pub fn ops_above(t: &Tables, pairs: &[(u32, u32)]) -> Vec<Option<u32>> {
+    above(t, pairs, true)
+}
+
+/// `ops_above` by flows only (no enclosing-op search): linear in events, for callers with one
+/// pair per replay or launch rather than a top N.
+pub fn flow_ops_above(t: &Tables, pairs: &[(u32, u32)]) -> Vec<Option<u32>> {
+    above(t, pairs, false)
+}
+
+fn above(t: &Tables, pairs: &[(u32, u32)], enclose: bool) -> Vec<Option<u32>> {
     if pairs.is_empty() {
         return Vec::new();
     }
@@ -352,31 +362,39 @@ pub fn ops_above(t: &Tables, pairs: &[(u32, u32)]) -> Vec<Option<u32>> {
     }
     // Best candidate so far per pair: (start, index), innermost = latest start.
     let mut best: Vec<Option<(i64, u32)>> = vec![None; pairs.len()];
-    let by_thread: FxHashMap<ThreadId, Vec<usize>> = {
-        let mut m: FxHashMap<ThreadId, Vec<usize>> = FxHashMap::default();
-        for (k, &(_, call)) in pairs.iter().enumerate() {
-            let th = start_of[k].map_or(t.events.thread[call as usize], |s| s.0);
-            m.entry(th).or_default().push(k);
+    // Pairs a flow names, by the flow's host end; the others (enclosing search) by thread.
+    let mut by_start: FxHashMap<(ThreadId, i64), Vec<usize>> = FxHashMap::default();
+    let mut by_thread: FxHashMap<ThreadId, Vec<usize>> = FxHashMap::default();
+    for (k, &(_, call)) in pairs.iter().enumerate() {
+        match start_of[k] {
+            Some(at) => by_start.entry(at).or_default().push(k),
+            None if enclose => by_thread
+                .entry(t.events.thread[call as usize])
+                .or_default()
+                .push(k),
+            None => {}
         }
-        m
-    };
+    }
     for i in 0..t.events.len() {
-        let Some(ks) = by_thread.get(&t.events.thread[i]) else {
-            continue;
-        };
         if t.events.category[i] != Category::HostOp {
             continue;
         }
+        let th = t.events.thread[i];
+        let flows = by_start.get(&(th, t.events.ts_ns[i]));
+        let enclosing = by_thread.get(&th);
+        if flows.is_none() && enclosing.is_none() {
+            continue;
+        }
         let (s, e) = iv(t, i as u32);
-        for &k in ks {
-            let call = pairs[k].1;
-            let hit = match start_of[k] {
-                Some((_, ts)) => s == ts,
-                None => {
-                    let (cs, ce) = iv(t, call);
-                    i as u32 != call && s <= cs && e >= ce && t.events.correlation_id.at(i) < 0
-                }
-            };
+        for &k in flows.into_iter().flatten() {
+            if best[k].is_none_or(|b| (s, i as u32) > b) {
+                best[k] = Some((s, i as u32));
+            }
+        }
+        for &k in enclosing.into_iter().flatten() {
+            let (cs, ce) = iv(t, pairs[k].1);
+            let hit =
+                i as u32 != pairs[k].1 && s <= cs && e >= ce && t.events.correlation_id.at(i) < 0;
             if hit && best[k].is_none_or(|b| (s, i as u32) > b) {
                 best[k] = Some((s, i as u32));
             }

@@ -11,7 +11,7 @@
 use super::cross_rank::step_windows;
 use super::devices::launches::{NO_LAUNCH, launches};
 use super::devices::{Device, iv};
-use super::dispatch::ops_above;
+use super::dispatch::flow_ops_above;
 use super::families::family_of;
 use super::host_calls::{Call, capture_windows, classify};
 use super::intervals::{Iv, total, union};
@@ -44,8 +44,18 @@ pub fn compute(t: &Tables, devices: &[Device], top_n: usize) -> GraphMode {
     let mut files = Vec::new();
     for (f, hc) in calls.iter().enumerate() {
         let devs: Vec<&Device> = devices.iter().filter(|d| d.file.idx() == f).collect();
+        let graph_tasks = devs
+            .iter()
+            .flat_map(|d| d.events.iter())
+            .any(|&i| t.events.graph_id.at(i as usize) >= 0);
+        if hc.graph_launches.is_empty() && hc.captures.is_empty() && !graph_tasks {
+            continue;
+        }
         let mut dev_events: Vec<u32> = devs.iter().flat_map(|d| d.events.iter().copied()).collect();
-        dev_events.sort_by_key(|&i| (t.events.ts_ns[i as usize], i));
+        // Each device's events are by start already; several devices of one file are merged.
+        if devs.len() > 1 {
+            dev_events.sort_by_key(|&i| (t.events.ts_ns[i as usize], i));
+        }
         let kineto = devs
             .iter()
             .any(|d| t.processes.role[d.process.idx()] == ProcessRole::KinetoDevice);
@@ -496,7 +506,7 @@ fn fill_replays(
 }
 
 /// The host op that issued each replay: the innermost op enclosing its launch on the same OS
-/// thread; on Ascend, when none does, the op a flow names (`dispatch::ops_above`).
+/// thread; on Ascend, when none does, the op a flow names (`dispatch::flow_ops_above`).
 fn issuing_ops(t: &Tables, replays: &[Building], kineto: bool) -> Vec<String> {
     let with: Vec<(usize, u32)> = replays
         .iter()
@@ -519,7 +529,7 @@ fn issuing_ops(t: &Tables, replays: &[Building], kineto: bool) -> Vec<String> {
             .iter()
             .map(|&(k, l)| (replays[k].events[0], l))
             .collect();
-        for ((k, l), op) in missing.iter().zip(ops_above(t, &pairs)) {
+        for ((k, l), op) in missing.iter().zip(flow_ops_above(t, &pairs)) {
             if let Some(o) = op.filter(|o| o != l) {
                 out[*k] = t.str(t.events.name[o as usize]).to_string();
             }
@@ -546,10 +556,12 @@ fn fill_steps(
         gaps: i64,
         max_gap: i64,
     }
-    let mut in_replay: crate::model::hash::FxHashSet<u32> = Default::default();
+    let mut in_replay = vec![false; t.events.len()];
     let mut acc: BTreeMap<i64, Acc> = BTreeMap::new();
     for r in replays {
-        in_replay.extend(r.events.iter().copied());
+        for &i in &r.events {
+            in_replay[i as usize] = true;
+        }
         let Some(step) = (r.launch != NO_LAUNCH)
             .then(|| w.step_at(t.events.ts_ns[r.launch as usize]))
             .flatten()
@@ -576,7 +588,7 @@ fn fill_steps(
     for d in devs {
         let l = launches(t, d);
         for (k, &i) in d.events.iter().enumerate() {
-            if in_replay.contains(&i) {
+            if in_replay[i as usize] {
                 continue;
             }
             let dur = t.events.dur_ns.at(i as usize);
@@ -627,8 +639,11 @@ fn ops_in_graphs(
     kineto: bool,
     top_n: usize,
 ) -> OpsInGraphs {
-    let mut by_op: BTreeMap<String, Vec<i64>> = BTreeMap::new();
-    let mut families: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+    // Keyed by name id while the op is the kernel name (the common case: no string hashing per
+    // event); by op string only for tasks a capture or connection names.
+    let mut by_op: FxHashMap<&str, Vec<i64>> = FxHashMap::default();
+    let mut by_name: FxHashMap<StrId, Vec<i64>> = FxHashMap::default();
+    let mut all_by_name: FxHashMap<StrId, Vec<i64>> = FxHashMap::default();
     let mut matched = 0u64;
     let by_conn = if kineto {
         FxHashMap::default()
@@ -648,18 +663,26 @@ fn ops_in_graphs(
                 .any(|&i| by_conn.contains_key(&connection(t, i)));
         matched += hit as u64;
         for (k, &i) in r.events.iter().enumerate() {
-            let name = t.str(t.events.name[i as usize]);
+            let id = t.events.name[i as usize];
             let dur = t.events.dur_ns.at(i as usize);
-            families
-                .entry(family_of(name).to_string())
-                .or_default()
-                .push(dur);
+            all_by_name.entry(id).or_default().push(dur);
             let op = match cap {
-                Some(c) => caps.ops[c][k].as_str(),
-                None => by_conn.get(&connection(t, i)).map_or(name, |s| s.as_str()),
+                Some(c) => Some(caps.ops[c][k].as_str()),
+                None if by_conn.is_empty() => None,
+                None => by_conn.get(&connection(t, i)).map(|s| s.as_str()),
             };
-            by_op.entry(op.to_string()).or_default().push(dur);
+            match op {
+                Some(op) => by_op.entry(op).or_default().push(dur),
+                None => by_name.entry(id).or_default().push(dur),
+            }
         }
+    }
+    for (id, d) in by_name {
+        by_op.entry(t.str(id)).or_default().extend(d);
+    }
+    let mut families: FxHashMap<&str, Vec<i64>> = FxHashMap::default();
+    for (id, d) in all_by_name {
+        families.entry(family_of(t.str(id))).or_default().extend(d);
     }
     if matched > 0 {
         source = if kineto { "capture" } else { "connection_id" };
@@ -672,7 +695,7 @@ fn ops_in_graphs(
                 if n.is_empty() {
                     "(no op found)".into()
                 } else {
-                    n
+                    n.to_string()
                 },
                 d,
                 denom,
@@ -683,7 +706,7 @@ fn ops_in_graphs(
     let rest = rows.split_off(top_n.min(rows.len()));
     let mut fam: Vec<_> = families
         .into_iter()
-        .map(|(n, d)| dur_stats(n, d, denom))
+        .map(|(n, d)| dur_stats(n.to_string(), d, denom))
         .collect();
     fam.sort_by(|a, b| b.sum_ns.cmp(&a.sum_ns).then_with(|| a.name.cmp(&b.name)));
     fam.truncate(top_n);

@@ -163,7 +163,7 @@ pub const REGISTRY: &[Analysis] = &[
             )
         },
         finish: None,
-        start_order: 15,
+        start_order: 3,
     },
     Analysis {
         name: "phases",
