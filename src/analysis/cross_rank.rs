@@ -344,21 +344,7 @@ fn cohort_of(format: &'static str, devs: Vec<DeviceExtract>, top_n: usize) -> Co
     let step_source = sources.join(", ");
     let n = devs.len();
     // Steps by key, per device (the last row of a key repeated), walked in key order below.
-    let by_key: Vec<Vec<&StepRow>> = devs
-        .iter()
-        .map(|d| {
-            let mut v: Vec<&StepRow> = d.steps.iter().collect();
-            v.sort_by_key(|s| s.key);
-            let mut out: Vec<&StepRow> = Vec::with_capacity(v.len());
-            for s in v {
-                match out.last_mut() {
-                    Some(l) if l.key == s.key => *l = s,
-                    _ => out.push(s),
-                }
-            }
-            out
-        })
-        .collect();
+    let by_key = steps_by_key(&devs);
     let mut all_keys: Vec<i64> = by_key.iter().flatten().map(|s| s.key).collect();
     all_keys.sort_unstable();
     all_keys.dedup();
@@ -395,7 +381,6 @@ fn cohort_of(format: &'static str, devs: Vec<DeviceExtract>, top_n: usize) -> Co
         let free_excess = rows[slow].free_ns - others(|s| s.free_ns);
         // Who started the step last (on the device: its first compute kernel or collective).
         let (late, late_tied) = unique_max(n, |r| rows[r].start_ns);
-        let first_start = rows.iter().map(|r| r.start_ns).min().expect("rows");
         let (reason, excess) = if comp_excess >= free_excess {
             (SlowReason::Computing, comp_excess)
         } else {
@@ -411,32 +396,14 @@ fn cohort_of(format: &'static str, devs: Vec<DeviceExtract>, top_n: usize) -> Co
             .windows(2)
             .any(|w| w[0].compute_kernels != w[1].compute_kernels);
         mismatched += differ as u64;
-        let times: Vec<i64> = rows.iter().map(|r| r.step_ns()).collect();
-        compared.push(StepCompare {
-            label: rows[0].label.clone(),
-            key: k,
-            step_min_ns: *times.iter().min().expect("rows"),
-            step_max_ns: *times.iter().max().expect("rows"),
-            slowest_rank: if slow_tied {
-                -1
-            } else {
-                devs[slow].device.rank
-            },
-            slowest_file: if slow_tied {
-                String::new()
-            } else {
-                devs[slow].device.file.clone()
-            },
-            reason,
-            excess_ns: excess,
-            kernel_counts_differ: differ,
-            last_start_rank: if late_tied {
-                -1
-            } else {
-                devs[late].device.rank
-            },
-            start_spread_ns: rows[late].start_ns - first_start,
-        });
+        compared.push(step_compare(
+            &devs,
+            &rows,
+            k,
+            (slow, slow_tied),
+            (late, late_tied),
+            (reason, excess, differ),
+        ));
     }
     let (skew, per) = collective_skew(&devs, top_n);
     let waited_for = waited_for(&devs, &per, &skew);
@@ -461,6 +428,62 @@ fn cohort_of(format: &'static str, devs: Vec<DeviceExtract>, top_n: usize) -> Co
         waited_for,
         widest_steps: compared,
         collectives: skew,
+    }
+}
+
+/// Each device's step rows sorted by key, the last row of a repeated key kept.
+fn steps_by_key(devs: &[DeviceExtract]) -> Vec<Vec<&StepRow>> {
+    devs.iter()
+        .map(|d| {
+            let mut v: Vec<&StepRow> = d.steps.iter().collect();
+            v.sort_by_key(|s| s.key);
+            let mut out: Vec<&StepRow> = Vec::with_capacity(v.len());
+            for s in v {
+                match out.last_mut() {
+                    Some(l) if l.key == s.key => *l = s,
+                    _ => out.push(s),
+                }
+            }
+            out
+        })
+        .collect()
+}
+
+/// One compared step's row: its time range, the slowest rank (and why), who started last.
+fn step_compare(
+    devs: &[DeviceExtract],
+    rows: &[&StepRow],
+    key: i64,
+    (slow, slow_tied): (usize, bool),
+    (late, late_tied): (usize, bool),
+    (reason, excess, differ): (SlowReason, i64, bool),
+) -> StepCompare {
+    let times: Vec<i64> = rows.iter().map(|r| r.step_ns()).collect();
+    let first_start = rows.iter().map(|r| r.start_ns).min().expect("rows");
+    StepCompare {
+        label: rows[0].label.clone(),
+        key,
+        step_min_ns: *times.iter().min().expect("rows"),
+        step_max_ns: *times.iter().max().expect("rows"),
+        slowest_rank: if slow_tied {
+            -1
+        } else {
+            devs[slow].device.rank
+        },
+        slowest_file: if slow_tied {
+            String::new()
+        } else {
+            devs[slow].device.file.clone()
+        },
+        reason,
+        excess_ns: excess,
+        kernel_counts_differ: differ,
+        last_start_rank: if late_tied {
+            -1
+        } else {
+            devs[late].device.rank
+        },
+        start_spread_ns: rows[late].start_ns - first_start,
     }
 }
 

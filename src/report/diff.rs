@@ -711,49 +711,19 @@ pub fn diff(
         let change_pct = bv
             .zip(nv)
             .and_then(|(b, n)| (b != 0.0).then(|| 100.0 * (n - b) / b.abs()));
-        let mut applied = Vec::new();
-        let mut fail = false;
-        let mut crossed = false;
-        let mut worse_up = rise_is_worse(name, any.unit);
-        for (k, t) in thresholds.iter().enumerate() {
-            if !t.matches(name) {
-                continue;
-            }
-            let unit_ok = matches!(
-                (t.measure, any.unit),
-                (Measure::Percent, _)
-                    | (Measure::Points, MetricUnit::Pct)
-                    | (Measure::Nanos, MetricUnit::Ns)
-            );
-            if !unit_ok {
-                // A wildcard skips metrics of another unit; a named metric is a usage error.
-                if t.pattern.ends_with('*') {
-                    continue;
-                }
-                return Err(DiffError::UnitMismatch {
-                    text: t.text.clone(),
-                    measure: t.measure,
-                    metric: name.clone(),
-                    unit: any.unit,
-                });
-            }
-            used[k] = true;
-            if applied.is_empty() {
-                worse_up = t.rise;
-            }
-            applied.push(t.text.clone());
-            let delta = match t.measure {
-                Measure::Percent => change_pct,
-                Measure::Points | Measure::Nanos => change,
-            };
-            let Some(d) = delta else { continue };
-            if !(if t.rise { d > t.limit } else { d < -t.limit }) {
-                continue;
-            }
-            crossed = true;
-            // Outside the noise on the threshold's side, or no noise to judge by.
-            fail |= interval.is_none_or(|i| if t.rise { i.low > 0.0 } else { i.high < 0.0 });
-        }
+        let Applied {
+            texts: applied,
+            fail,
+            crossed,
+            worse_up,
+        } = apply_thresholds(
+            name,
+            any.unit,
+            (change, change_pct),
+            interval,
+            thresholds,
+            &mut used,
+        )?;
         let verdict = match interval {
             _ if bv.is_none() || nv.is_none() => Verdict::NoiseUnknown,
             None => Verdict::NoiseUnknown,
@@ -795,36 +765,8 @@ pub fn diff(
             status,
         });
     }
-    // A named metric that neither run has is a typo (`step_tme`), never a silently disabled gate;
-    // a wildcard that matches nothing is listed as unmatched.
-    if let Some((t, _)) = thresholds
-        .iter()
-        .zip(&used)
-        .find(|(t, u)| !**u && !t.pattern.ends_with('*'))
-    {
-        let mut known: Vec<&str> = base
-            .iter()
-            .flat_map(|m| m.keys())
-            .chain(new.keys())
-            .map(String::as_str)
-            .collect();
-        known.sort_unstable();
-        known.dedup();
-        let shown = known
-            .iter()
-            .take(40)
-            .copied()
-            .collect::<Vec<_>>()
-            .join(", ");
-        return Err(DiffError::UnknownMetric {
-            text: t.text.clone(),
-            name: t.pattern.clone(),
-            known: if known.len() > 40 {
-                format!("{shown}, ...")
-            } else {
-                shown
-            },
-        });
+    if let Some(e) = unknown_metric(base, new, thresholds, &used) {
+        return Err(e);
     }
     let failed = rows.iter().any(|r| r.status == Status::Fail);
     Ok(Diff {
@@ -843,6 +785,109 @@ pub fn diff(
             .collect(),
         verdicts: Vec::new(),
         failed,
+    })
+}
+
+/// What the thresholds that match one metric say about its change.
+struct Applied {
+    texts: Vec<String>,
+    fail: bool,
+    crossed: bool,
+    worse_up: bool,
+}
+
+/// Applies every threshold matching `name` to its (change, change %) and noise interval;
+/// marks the thresholds used. A named threshold of another unit is a usage error.
+fn apply_thresholds(
+    name: &str,
+    unit: MetricUnit,
+    (change, change_pct): (Option<f64>, Option<f64>),
+    interval: Option<Interval>,
+    thresholds: &[Threshold],
+    used: &mut [bool],
+) -> Result<Applied, DiffError> {
+    let mut out = Applied {
+        texts: Vec::new(),
+        fail: false,
+        crossed: false,
+        worse_up: rise_is_worse(name, unit),
+    };
+    for (k, t) in thresholds.iter().enumerate() {
+        if !t.matches(name) {
+            continue;
+        }
+        let unit_ok = matches!(
+            (t.measure, unit),
+            (Measure::Percent, _)
+                | (Measure::Points, MetricUnit::Pct)
+                | (Measure::Nanos, MetricUnit::Ns)
+        );
+        if !unit_ok {
+            // A wildcard skips metrics of another unit; a named metric is a usage error.
+            if t.pattern.ends_with('*') {
+                continue;
+            }
+            return Err(DiffError::UnitMismatch {
+                text: t.text.clone(),
+                measure: t.measure,
+                metric: name.to_string(),
+                unit,
+            });
+        }
+        used[k] = true;
+        if out.texts.is_empty() {
+            out.worse_up = t.rise;
+        }
+        out.texts.push(t.text.clone());
+        let delta = match t.measure {
+            Measure::Percent => change_pct,
+            Measure::Points | Measure::Nanos => change,
+        };
+        let Some(d) = delta else { continue };
+        if !(if t.rise { d > t.limit } else { d < -t.limit }) {
+            continue;
+        }
+        out.crossed = true;
+        // Outside the noise on the threshold's side, or no noise to judge by.
+        out.fail |= interval.is_none_or(|i| if t.rise { i.low > 0.0 } else { i.high < 0.0 });
+    }
+    Ok(out)
+}
+
+/// A named metric that neither run has is a typo (`step_tme`), never a silently disabled gate;
+/// a wildcard that matches nothing is listed as unmatched instead.
+fn unknown_metric(
+    base: &[BTreeMap<String, Metric>],
+    new: &BTreeMap<String, Metric>,
+    thresholds: &[Threshold],
+    used: &[bool],
+) -> Option<DiffError> {
+    let (t, _) = thresholds
+        .iter()
+        .zip(used)
+        .find(|(t, u)| !**u && !t.pattern.ends_with('*'))?;
+    let mut known: Vec<&str> = base
+        .iter()
+        .flat_map(|m| m.keys())
+        .chain(new.keys())
+        .map(String::as_str)
+        .collect();
+    known.sort_unstable();
+    known.dedup();
+    let shown = known
+        .iter()
+        .take(40)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ");
+    Some(DiffError::UnknownMetric {
+        text: t.text.clone(),
+        name: t.pattern.clone(),
+        known: if known.len() > 40 {
+            format!("{shown}, ...")
+        } else {
+            shown
+        },
     })
 }
 
