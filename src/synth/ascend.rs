@@ -648,6 +648,39 @@ impl<'a> RankGen<'a> {
             self.replay = None;
             self.truth.mtp_head_ns.push(t - head_start);
         }
+        self.decode_host_ops(host0, batch)?;
+        if !self.graphs.is_empty() {
+            self.launch_tid = self.pid_py;
+        }
+        self.launch("aclmdlRIExecuteAsync", self.launch_at, 20_000, r0)?;
+        for (at, device_ts) in mtp_launches {
+            // Every CANN call has its own connection id.
+            let step_conn = self.conn;
+            self.capture_conn += 1;
+            self.conn = self.capture_conn;
+            self.launch("aclmdlRIExecuteAsync", at, 20_000, device_ts)?;
+            self.conn = step_conn;
+        }
+        self.launch_tid = self.pid_py + 3;
+        self.truth.graph_launches += !self.graphs.is_empty() as u64 * (1 + mtp_heads);
+        self.overlap_analysis()?;
+        if self.truth.decode_steps.is_multiple_of(8) {
+            let kb = 41_943_040 + (self.truth.decode_steps % 64) as i64 * 1024;
+            self.w
+                .counter("APP/HBM", self.pid_mem, t, "KB", kb as f64)?;
+            if let Some(db) = &mut self.db {
+                db.npu_mem(t, kb * 1024)?;
+            }
+            self.truth.counters += 1;
+        }
+        self.truth.decode_steps += 1;
+        self.now = t + self.rng.range(5_000, 60_000);
+        Ok(())
+    }
+
+    /// The decode step's host side: forward_cudagraph with its batch and KV-context markers,
+    /// update_step_context, and the input copy's dequeue.
+    fn decode_host_ops(&mut self, host0: i64, batch: u64) -> Result<()> {
         let kv_min = self.rng.range(100, 2_000);
         let kv_max = kv_min + self.rng.range(0, 1_000);
         let kv_mean = (kv_min + kv_max) as f64 / 2.0;
@@ -679,32 +712,6 @@ impl<'a> RankGen<'a> {
             (host0 + 30_000, 8_000),
             Some(2),
         )?;
-        if !self.graphs.is_empty() {
-            self.launch_tid = self.pid_py;
-        }
-        self.launch("aclmdlRIExecuteAsync", self.launch_at, 20_000, r0)?;
-        for (at, device_ts) in mtp_launches {
-            // Every CANN call has its own connection id.
-            let step_conn = self.conn;
-            self.capture_conn += 1;
-            self.conn = self.capture_conn;
-            self.launch("aclmdlRIExecuteAsync", at, 20_000, device_ts)?;
-            self.conn = step_conn;
-        }
-        self.launch_tid = self.pid_py + 3;
-        self.truth.graph_launches += !self.graphs.is_empty() as u64 * (1 + mtp_heads);
-        self.overlap_analysis()?;
-        if self.truth.decode_steps.is_multiple_of(8) {
-            let kb = 41_943_040 + (self.truth.decode_steps % 64) as i64 * 1024;
-            self.w
-                .counter("APP/HBM", self.pid_mem, t, "KB", kb as f64)?;
-            if let Some(db) = &mut self.db {
-                db.npu_mem(t, kb * 1024)?;
-            }
-            self.truth.counters += 1;
-        }
-        self.truth.decode_steps += 1;
-        self.now = t + self.rng.range(5_000, 60_000);
         Ok(())
     }
 
