@@ -173,11 +173,14 @@ fn by_model_id(t: &Tables, hc: &HostCalls, dev_events: &[u32]) -> Vec<Building> 
             by_graph.entry(g).or_default().push(i);
         }
     }
-    let calls = hc
+    // The replay calls (aclmdlRIExecuteAsync) in issue order.
+    let acl: Vec<u32> = hc
         .graph_launches
         .iter()
-        .filter(|&&l| t.str(t.events.name[l as usize]).contains("aclmdl"))
-        .count();
+        .copied()
+        .filter(|&l| t.str(t.events.name[l as usize]).contains("aclmdl"))
+        .collect();
+    let calls = acl.len();
     let single = by_graph.len() == 1;
     let mut out: Vec<Building> = Vec::new();
     for (g, events) in by_graph {
@@ -195,12 +198,6 @@ fn by_model_id(t: &Tables, hc: &HostCalls, dev_events: &[u32]) -> Vec<Building> 
     // One stream runs its replays in issue order: the k-th replay belongs to the next replay
     // call that began before it.
     let mut j = 0;
-    let acl: Vec<u32> = hc
-        .graph_launches
-        .iter()
-        .copied()
-        .filter(|&l| t.str(t.events.name[l as usize]).contains("aclmdl"))
-        .collect();
     for r in &mut out {
         let start = t.events.ts_ns[r.events[0] as usize];
         if j < acl.len() && t.events.ts_ns[acl[j] as usize] <= start {
