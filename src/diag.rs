@@ -51,8 +51,8 @@ pub fn cap_text(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
 /// One kind of anomaly, aggregated.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Diagnostic {
-    #[serde(deserialize_with = "crate::model::static_names::name")]
-    pub code: crate::model::static_names::Name,
+    #[serde(deserialize_with = "crate::static_names::name")]
+    pub code: crate::static_names::Name,
     pub severity: Severity,
     pub count: u64,
     pub examples: Vec<String>,
@@ -61,7 +61,7 @@ pub struct Diagnostic {
 /// All diagnostics of a run, keyed by code.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Diagnostics {
-    #[serde(deserialize_with = "crate::model::static_names::name_keys")]
+    #[serde(deserialize_with = "crate::static_names::name_keys")]
     by_code: BTreeMap<&'static str, Diagnostic>,
 }
 

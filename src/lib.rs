@@ -22,19 +22,22 @@
 //! * [`units`] defines the time and byte units (binary and decimal multiples) and parses sizes.
 //!
 //! Layering rule: cli → everything; pipeline → ingest, analysis, report; ingest → model; analysis → model and
-//! report::contract (the result types it returns); report → analysis; render → report. Nothing imports cli; analysis never does I/O; render never sees the model.
+//! contract (the result types it returns); report → analysis; render → report. Nothing imports cli; analysis never does I/O; render never sees the model.
 
 pub mod analysis;
 pub mod cli;
 pub mod collect;
+pub mod contract;
 pub mod diag;
 pub mod export;
 pub mod ingest;
 pub mod model;
 pub mod pipeline;
 pub mod query;
+pub mod registry;
 pub mod render;
 pub mod report;
+pub mod static_names;
 pub mod synth;
 pub mod units;
 

@@ -7,7 +7,7 @@ use profscope::ingest::chrome_json::{ingest_slice, ingest_slice_streamed};
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let chunk = 1 + data.first().copied().unwrap_or(0) as usize * 8;
     if let Ok(t) = ingest_slice("fuzz.json", data, chunk) {
-        let _ = profscope::report::analyses::run_all(&t, &Default::default());
+        let _ = profscope::registry::run_all(&t, &Default::default());
     }
     let block = 1 + data.last().copied().unwrap_or(0) as usize * 4;
     let _ = ingest_slice_streamed("fuzz.json", data, block, chunk);

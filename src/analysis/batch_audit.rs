@@ -6,8 +6,8 @@
 //! of a kind breaks the one-to-one rule. The result proves the captured window only.
 
 use super::phases::{DECODE_SCOPE, scopes};
+pub use crate::contract::batch_audit::*;
 use crate::model::Tables;
-pub use crate::report::contract::batch_audit::*;
 use std::collections::BTreeMap;
 
 pub const BATCH_PREFIX: &str = "decode_actual_batch_size=";

@@ -30,9 +30,9 @@ use super::devices::busy::{BusyGaps, busy_gaps};
 use super::devices::{CommSource, Device, iv, wait_kind};
 use super::intervals::{self, Iv};
 use super::stats::pct;
+pub use crate::contract::bubbles::*;
 use crate::model::category::WaitKind;
 use crate::model::{Category, Tables};
-pub use crate::report::contract::bubbles::*;
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone)]

@@ -12,9 +12,9 @@ use super::device_time::busy_unions;
 use super::devices::{CommSource, Device, wait_kind};
 use super::intervals;
 use super::stats::pct;
+pub use crate::contract::communication::*;
 use crate::model::category::WaitKind;
 use crate::model::{Category, Tables};
-pub use crate::report::contract::communication::*;
 
 fn share(durs: impl Iterator<Item = i64>, denom: i64) -> Share {
     let (mut count, mut sum, mut max) = (0, 0, 0);

@@ -18,9 +18,9 @@
 //!   type and link the ops sorted by bandwidth give top1, middle, bottom1-3 and the total.
 
 use super::devices::{CommSource, Device, iv};
+pub use crate::contract::communication_ops::*;
 use crate::model::hash::FxHashMap;
 use crate::model::{ProcessRole, StrId, Tables};
-pub use crate::report::contract::communication_ops::*;
 
 /// Message sizes above which a packet is "large" (MB, decimal), as CANN's analyser sets them.
 const LARGE_PACKET_MB_SDMA: f64 = 32.0;

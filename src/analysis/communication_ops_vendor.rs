@@ -7,9 +7,9 @@
 
 use super::communication_ops::{BANDS, totals};
 use super::devices::Device;
+pub use crate::contract::communication_ops::*;
 use crate::model::files::SourceFormat;
 use crate::model::{StrId, Tables};
-pub use crate::report::contract::communication_ops::*;
 use std::collections::BTreeMap;
 
 /// One op record of communication.json: its text keys and numeric cells.

@@ -7,9 +7,9 @@
 use super::devices::Device;
 use super::families::family_of;
 use super::stats::pct;
+pub use crate::contract::composition::*;
 use crate::model::hash::FxHashMap;
 use crate::model::{Category, StrId, Tables};
-pub use crate::report::contract::composition::*;
 use std::collections::BTreeMap;
 
 fn rows(m: BTreeMap<String, (u64, i64, i64)>, total: i64) -> Vec<KernelRow> {

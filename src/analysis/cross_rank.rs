@@ -43,8 +43,8 @@ impl StepRow {
 pub struct DeviceExtract {
     pub device: DeviceRef,
     /// Files of one format are compared with each other only.
-    #[serde(deserialize_with = "crate::model::static_names::name")]
-    pub cohort: crate::model::static_names::Name,
+    #[serde(deserialize_with = "crate::static_names::name")]
+    pub cohort: crate::static_names::Name,
     /// `ProfilerStep`, `Step Trace`, `forward scopes` or `none`.
     pub step_source: StepSource,
     pub steps: Vec<StepRow>,
@@ -335,7 +335,7 @@ pub fn combine(extracts: Vec<DeviceExtract>, top_n: usize) -> CrossRank {
 }
 
 use super::stats::median;
-pub use crate::report::contract::cross_rank::*;
+pub use crate::contract::cross_rank::*;
 
 fn cohort_of(format: &'static str, devs: Vec<DeviceExtract>, top_n: usize) -> Cohort {
     let mut sources: Vec<&str> = devs.iter().map(|d| d.step_source.as_str()).collect();

@@ -15,9 +15,9 @@
 use super::devices::{AsyncCopy, Device, iv, windows};
 use super::intervals::{self, Iv};
 use super::stats::pct;
+pub use crate::contract::device_time::*;
 use crate::model::vendor_overlap::OVERLAP_KINDS;
 use crate::model::{ProcessRole, Tables};
-pub use crate::report::contract::device_time::*;
 
 pub use super::devices::busy::busy_unions;
 

@@ -13,10 +13,10 @@
 use super::devices::{Device, iv};
 use super::grouping::counting_sort;
 use super::stats::{DurStats, dur_stats, pct, quantile};
+pub use crate::contract::dispatch::*;
 use crate::model::flows::FlowPhase;
 use crate::model::hash::FxHashMap;
 use crate::model::{Category, ProcessRole, Tables, ThreadId};
-pub use crate::report::contract::dispatch::*;
 use std::collections::{BinaryHeap, HashMap};
 
 pub use super::devices::launches::{Launches, NO_LAUNCH, launches};

@@ -7,9 +7,9 @@
 
 use super::devices::Device;
 use super::host_calls::{Call, capture_windows, captured, classify};
+pub use crate::contract::evidence::*;
 use crate::model::hash::{FxHashMap, FxHashSet};
 use crate::model::{Category, ProcessRole, StrId, Tables};
-pub use crate::report::contract::evidence::*;
 
 /// Launch coverage is judged on files with at least this many executed launches.
 pub const MIN_LAUNCHES: u64 = 20;

@@ -16,9 +16,9 @@ use super::families::family_of;
 use super::host_calls::{Call, capture_windows, classify};
 use super::intervals::{Iv, total, union};
 use super::stats::dur_stats;
+pub use crate::contract::graph_mode::*;
 use crate::model::hash::FxHashMap;
 use crate::model::{Category, FileId, ProcessRole, StrId, Tables};
-pub use crate::report::contract::graph_mode::*;
 use std::collections::BTreeMap;
 
 /// The host calls of one file that graph mode reads, in time order.

@@ -15,8 +15,8 @@ use super::device_time::busy_unions;
 use super::devices::{Device, iv};
 use super::intervals::{self, Iv};
 use super::stats::pct;
+pub use crate::contract::kernel_types::*;
 use crate::model::{Category, Tables};
-pub use crate::report::contract::kernel_types::*;
 
 const TYPES: [&str; 3] = ["COMPUTATION", "COMMUNICATION", "MEMORY"];
 

@@ -12,7 +12,7 @@
 
 use crate::model::serving::{NpuSmiChip, NpuSmiSnapshot, VllmLog, VllmRecord, VllmValue};
 
-pub use crate::report::contract::memory::*;
+pub use crate::contract::memory::*;
 use crate::units::{GIB, MIB};
 
 pub use crate::model::serving::{ModuleMem, SnapshotRole as Role};

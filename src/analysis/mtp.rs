@@ -6,8 +6,8 @@
 use super::devices::Device;
 use super::devices::decode_steps;
 use super::stats::pct;
+pub use crate::contract::mtp::*;
 use crate::model::Tables;
-pub use crate::report::contract::mtp::*;
 use std::collections::BTreeMap;
 
 pub fn compute(t: &Tables, devices: &[Device]) -> Vec<Mtp> {

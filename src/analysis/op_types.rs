@@ -6,9 +6,9 @@
 
 use super::devices::Device;
 use super::stats::{Durations, dur_stats};
+pub use crate::contract::op_types::*;
 use crate::model::events::NO_ROW;
 use crate::model::{StrId, Tables};
-pub use crate::report::contract::op_types::*;
 use std::collections::HashMap;
 
 pub fn compute(t: &Tables, devices: &[Device]) -> Vec<OpTypes> {

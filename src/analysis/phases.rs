@@ -10,9 +10,9 @@
 //! launch's), because device work runs after its scope, often past it; a device event with no
 //! launch link falls back to its own start. Events before the first scope belong to no phase.
 
+pub use crate::contract::phases::*;
 use crate::model::id_map::IdMap;
 use crate::model::{Category, EventKind, Tables};
-pub use crate::report::contract::phases::*;
 
 pub const PREFILL_SCOPE: &str = "forward_eager";
 pub const DECODE_SCOPE: &str = "forward_cudagraph";

@@ -8,8 +8,8 @@
 //! Two steps, so a root can be reduced file by file: [`facts`] per set of tables (one row per
 //! file), [`combine`] over the facts of every file.
 
+pub use crate::contract::ranks::*;
 use crate::model::{ProcessRole, Tables};
-pub use crate::report::contract::ranks::*;
 use std::collections::BTreeMap;
 
 /// The clock of a file format: torch_npu / CANN exports (db, trace_view.json, msprof json, kernel
@@ -36,8 +36,8 @@ pub struct FileFacts {
     pub size_bytes: u64,
     /// File format (`files.format`): windows are compared on one clock only (see `clock`),
     /// because a Kineto trace and a torch_npu export of one rank can run on different clocks.
-    #[serde(deserialize_with = "crate::model::static_names::name")]
-    pub format: crate::model::static_names::Name,
+    #[serde(deserialize_with = "crate::static_names::name")]
+    pub format: crate::static_names::Name,
     pub device_events: u64,
     pub host_events: u64,
     /// The vendor's Overlap Analysis rows (events or summed rows): derived, neither side.

@@ -1,7 +1,7 @@
 //! Duration statistics of a group of events (count, sum, mean, population std, min, quartiles by
 //! linear interpolation as numpy's default, max), in integer ns where exact.
 
-pub use crate::report::contract::stats::*;
+pub use crate::contract::stats::*;
 
 pub use crate::units::percent as pct;
 

@@ -5,8 +5,8 @@
 
 use super::devices::Device;
 use super::devices::decode_steps;
+pub use crate::contract::step_sync::*;
 use crate::model::Tables;
-pub use crate::report::contract::step_sync::*;
 
 pub fn verdict(ratio_pct: f64) -> SyncVerdict {
     if ratio_pct < 5.0 {

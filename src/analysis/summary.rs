@@ -1,8 +1,8 @@
 //! The ingest summary: files, ranks, time window, events per category and per device stream,
 //! table sizes. Every duration is integer nanoseconds; shares say their denominator.
 
+pub use crate::contract::summary::*;
 use crate::model::{Category, Tables, ThreadId};
-pub use crate::report::contract::summary::*;
 use std::collections::BTreeMap;
 
 pub fn compute(t: &Tables) -> Summary {

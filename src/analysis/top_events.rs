@@ -4,8 +4,8 @@
 
 use super::devices::Device;
 use super::stats::{DurStats, Durations, dur_stats};
+pub use crate::contract::top_events::*;
 use crate::model::{Category, Tables};
-pub use crate::report::contract::top_events::*;
 use std::collections::HashMap;
 
 pub fn compute(t: &Tables, devices: &[Device], top_n: usize) -> Vec<TopEvents> {

@@ -14,8 +14,8 @@ use super::cross_rank::{DeviceExtract, StepRow};
 use super::device_time::DeviceTime;
 use super::devices::DeviceRef;
 use super::evidence::{FileEvidence, VendorStep};
+pub use crate::contract::vendor_agreement::*;
 use crate::diag::{Diagnostics, Severity};
-pub use crate::report::contract::vendor_agreement::*;
 use std::collections::HashMap;
 
 /// A difference larger than this share of the window (percent) is a disagreement.

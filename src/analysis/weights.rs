@@ -3,8 +3,8 @@
 //! (from dtype and shape); classes and sharding are estimates and labelled so: real engines
 //! replicate some projections (k/v with fewer KV heads than TP) and pad vocabularies.
 
+pub use crate::contract::weights::*;
 use crate::model::checkpoint::Checkpoint;
-pub use crate::report::contract::weights::*;
 use std::collections::BTreeMap;
 
 /// The class of a tensor name, and how it is sharded (`ep`: expert parallelism on).

@@ -54,7 +54,7 @@ fn tools() -> Value {
          "annotations": read_only("Analyse profiles"),
          "inputSchema": {"type": "object", "properties": {
              "paths": profiles,
-             "only": {"type": "array", "items": {"type": "string", "enum": crate::report::registry::names()}, "description": "Run only these analyses (default: all). Each name is a key of the report's `analyses` object."},
+             "only": {"type": "array", "items": {"type": "string", "enum": crate::registry::names()}, "description": "Run only these analyses (default: all). Each name is a key of the report's `analyses` object."},
              "phase": {"type": "string", "enum": ["prefill", "decode"], "description": "Slice to one vLLM phase before analysing (CPU forward_eager / forward_cudagraph scopes; device work follows its launch). A slice that keeps no event says so in the headline."},
              "max_bytes": max(ANALYZE_BRIEF_BYTES)},
            "required": ["paths"]},
@@ -267,11 +267,11 @@ fn call_tool(name: &str, args: &Value) -> anyhow::Result<Value> {
             if let Some(bad) = only
                 .iter()
                 .flatten()
-                .find(|n| crate::report::registry::find(n).is_none())
+                .find(|n| crate::registry::find(n).is_none())
             {
                 anyhow::bail!(
                     "unknown analysis `{bad}` (known: {})",
-                    crate::report::registry::names().join(", ")
+                    crate::registry::names().join(", ")
                 );
             }
             use clap::ValueEnum;

@@ -3,10 +3,10 @@
 //! from npu-smi tables, vLLM logs, safetensors headers and msprof module memory, each number
 //! with its source; exit 1 with `--require-complete` when evidence is missing.
 
+use crate::contract::Completeness;
 use crate::model::serving::SnapshotRole;
 use crate::pipeline::memory::one_run;
 use crate::render::Format;
-use crate::report::contract::Completeness;
 use crate::report::memory::{self, Parallel};
 use anyhow::Context;
 use clap::Args;

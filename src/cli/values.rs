@@ -49,7 +49,7 @@ closed_value_enum!(crate::report::detail::Detail);
 /// `--only`'s values: every analysis of the registry with its help line.
 pub(crate) fn only_parser() -> clap::builder::PossibleValuesParser {
     clap::builder::PossibleValuesParser::new(
-        crate::report::registry::REGISTRY
+        crate::registry::REGISTRY
             .iter()
             .map(|a| PossibleValue::new(a.name).help(a.help)),
     )

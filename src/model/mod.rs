@@ -21,7 +21,6 @@ pub mod narrow;
 pub mod reference;
 pub mod schema;
 pub mod serving;
-pub mod static_names;
 pub mod steps;
 pub mod strings;
 pub mod tables;

@@ -1,5 +1,5 @@
 //! Analyse a run file by file: every input is ingested into its own tables, analysed, and reduced
-//! to its per-file results (`report::analyses::Part`) before its tables are dropped, so a root of
+//! to its per-file results (`registry::Part`) before its tables are dropped, so a root of
 //! 64 ranks never holds 64 ranks' tables. Files run on the one per-file loop ([`each_file`]:
 //! parallel up to `jobs` and a memory budget). The run-level results (ranks, cross_rank, the
 //! batch verdict, the summary) are combined from the parts; the report equals the one from
@@ -18,8 +18,8 @@ use crate::analysis::summary::{self, Summary};
 use crate::diag::{Diagnostics, Severity};
 use crate::ingest::detect::Input;
 use crate::ingest::{IngestError, IngestOpts, Progress, discover};
+use crate::registry::{self, Analyses, AnalyzeOpts, Part};
 use crate::report::Report;
-use crate::report::analyses::{self, Analyses, AnalyzeOpts, Part};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -115,7 +115,7 @@ fn one_file(input: &Input, read: FileRead, o: &RunOpts) -> FilePart {
         None => (tables, None),
     };
     let summary = summary::compute(&tables);
-    let part = analyses::run_part(&tables, &o.analyze);
+    let part = registry::run_part(&tables, &o.analyze);
     FilePart {
         part: Some(part),
         summary: Some(summary),
@@ -319,7 +319,7 @@ pub fn run(
     if failed == found.inputs.len() {
         return Err(PipelineError::AllFailed(first_error.unwrap_or_default()));
     }
-    let analyses = analyses::finish(ok, &o.analyze);
+    let analyses = registry::finish(ok, &o.analyze);
     diagnostics.merge(crate::analysis::vendor_agreement::diagnostics(
         &analyses.vendor_agreement,
     ));

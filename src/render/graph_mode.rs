@@ -4,8 +4,8 @@
 
 use super::human_ns;
 use super::section::{Section, rel, sec};
+use crate::contract::{DurStats, GraphFile};
 use crate::report::Report;
-use crate::report::contract::{DurStats, GraphFile};
 
 /// Steps listed per file before the rest are summed into one note (JSON lists all).
 const STEP_ROWS: usize = 10;

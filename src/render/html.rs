@@ -4,9 +4,9 @@
 //! of the terminal report as tables. Viewable anywhere, printable, diffable.
 
 use super::sections::{Section, build};
+use crate::contract::{Cause, DeviceBubbles, DeviceRef};
+use crate::registry::Analyses;
 use crate::report::Report;
-use crate::report::analyses::Analyses;
-use crate::report::contract::{Cause, DeviceBubbles, DeviceRef};
 use crate::report::memory::MemoryReport;
 
 const PALETTE: &[&str] = &[

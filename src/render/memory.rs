@@ -3,7 +3,7 @@
 //! side.
 
 use super::sections::{Section, sec};
-use crate::report::contract::{Attribution, Component, DeviceMemory, MIB, Source};
+use crate::contract::{Attribution, Component, DeviceMemory, MIB, Source};
 use crate::report::memory::{MemoryReport, RunMemory};
 
 /// Devices shown with one table each; the rest only in the compact table (JSON has them all).

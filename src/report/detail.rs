@@ -4,7 +4,7 @@
 //! only the listing is shorter; the report's `detail_capped` names each list cut, with how many
 //! entries it had.
 
-use super::analyses::Analyses;
+use crate::registry::Analyses;
 use serde::Serialize;
 
 /// Entries kept per step-length list by default.

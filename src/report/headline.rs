@@ -8,10 +8,10 @@
 //! held several; how many warnings. A withheld verdict drops the bound, bubble-cause, graph and
 //! rank lines; a withheld cross-rank part drops the rank line.
 
-use super::analyses::Analyses;
 use super::verdict::bound;
 use crate::analysis::evidence::{Status, Verdict};
 use crate::diag::{Diagnostic, Severity};
+use crate::registry::Analyses;
 
 fn ms(ns: i64) -> String {
     format!("{:.3} ms", ns as f64 / 1e6)

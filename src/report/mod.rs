@@ -1,20 +1,16 @@
 //! The report contract: what every renderer consumes. JSON output is this struct serialized;
 //! `schema_version` changes whenever a field changes meaning (docs/json-output.md).
 
-pub mod analyses;
-pub mod contract;
 pub mod detail;
 pub mod diff;
 pub mod diff_input;
 pub mod headline;
 pub mod memory;
 pub mod noise;
-pub mod part;
 pub mod query;
-pub mod registry;
 pub mod verdict;
 
-pub use analyses::{Analyses, AnalyzeOpts};
+pub use crate::registry::{Analyses, AnalyzeOpts};
 
 use crate::analysis::summary::Summary;
 use crate::diag::{Diagnostic, Diagnostics};

@@ -3,13 +3,13 @@
 //! signals of `analysis::evidence`, the vendor self-audit and the rank anomalies. Pure: reads the
 //! analyses only. The thresholds are `analysis::evidence`'s; docs/evidence.md explains each.
 
-use super::analyses::Analyses;
 use crate::analysis::device_time::DeviceTime;
 use crate::analysis::evidence::{
     self as ev, Coverage, FileEvidence, Reason, ReasonCode, Scope, Status, Verdict,
 };
 use crate::analysis::vendor_agreement::TimeMetric;
 use crate::diag::{Diagnostics, Severity};
+use crate::registry::Analyses;
 
 /// A share is the verdict only when it is the largest of the three and at least this many
 /// percent of the summed device windows; else the run is `mixed`.

@@ -196,7 +196,7 @@ fn overlap_rows_as_sums_equal_overlap_events() {
     assert_eq!(vendor(&sums)["free_ns"], 25_258_144);
     assert_eq!(vendor(&sums), vendor(&events));
     let all = |t: &profscope::model::Tables| {
-        serde_json::to_value(profscope::report::analyses::run_all(t, &Default::default())).unwrap()
+        serde_json::to_value(profscope::registry::run_all(t, &Default::default())).unwrap()
     };
     assert_eq!(all(&sums), all(&events));
 }

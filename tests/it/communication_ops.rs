@@ -437,7 +437,7 @@ fn the_slow_rank_is_named_only_when_ranks_wait_differently() {
     // communication.json Start Timestamp 1736408883737849.2 vs 1736408883732241.5 µs), but it
     // is last into 1 of 4 collectives: P(X >= 1 | 4, 1/2) x 2 ranks = 1.875, capped at 1.
     let t = common::ingest(&root);
-    let a = profscope::report::analyses::run_all(&t, &Default::default());
+    let a = profscope::registry::run_all(&t, &Default::default());
     let w = a.cross_rank.cohorts[0].waited_for.as_ref().unwrap();
     assert_eq!(
         (w.rank, w.last_into, w.of_collectives),

@@ -6,7 +6,7 @@
 use crate::common;
 
 use profscope::model::events::NO_ROW;
-use profscope::report::analyses::run_all;
+use profscope::registry::run_all;
 use profscope::synth::{Export, SynthOpts};
 use serde_json::Value;
 

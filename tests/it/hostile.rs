@@ -1199,7 +1199,7 @@ fn fuzz_regressions_replay() {
             if name == "kernel_csv-ac55466b.csv" {
                 assert!(t.diagnostics.count("skipped_event") >= 4, "{name}");
             }
-            let _ = profscope::report::analyses::run_all(&t, &Default::default());
+            let _ = profscope::registry::run_all(&t, &Default::default());
             replayed += 1;
         }
     }

@@ -35,7 +35,7 @@ fn mutated_real_traces_never_panic() {
             let chunk = 1 + rng.next(5_000);
             match ingest_slice(rel, &b, chunk) {
                 Ok(t) => {
-                    let _ = profscope::report::analyses::run_all(&t, &Default::default());
+                    let _ = profscope::registry::run_all(&t, &Default::default());
                     let _ = profscope::analysis::summary::compute(&t);
                 }
                 Err(e) => assert!(

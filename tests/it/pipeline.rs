@@ -11,7 +11,7 @@ use crate::common;
 
 use profscope::analysis::{phases::Phase, summary};
 use profscope::pipeline::{self, RunOpts};
-use profscope::report::analyses::{AnalyzeOpts, run_all};
+use profscope::registry::{AnalyzeOpts, run_all};
 use profscope::synth::SynthOpts;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};

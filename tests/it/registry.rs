@@ -2,7 +2,7 @@
 //! help, the MCP `only` enum, the report's `analyses` keys and docs/analyses/ must all name the
 //! same analyses. Inputs: the generated demo root (fixtures/demo) for the report keys.
 
-use profscope::report::registry::{REGISTRY, names};
+use profscope::registry::{REGISTRY, names};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::io::Write;

@@ -3,10 +3,10 @@
 //! and cached on it: dispatch, bubbles and cross_rank read it.
 
 use super::{Device, iv};
+pub use crate::contract::dispatch::Link;
 use crate::model::flows::FlowPhase;
 use crate::model::hash::FxHashMap;
 use crate::model::{Category, ProcessRole, Tables, ThreadId};
-pub use crate::report::contract::dispatch::Link;
 
 /// "No launch" in [`Launches::launch`].
 pub const NO_LAUNCH: u32 = u32::MAX;

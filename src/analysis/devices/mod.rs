@@ -8,9 +8,9 @@ pub mod decode_steps;
 pub mod launches;
 
 use super::intervals::Iv;
+pub use crate::contract::devices::*;
 use crate::model::category::WaitKind;
 use crate::model::{Category, FileId, ProcessId, ProcessRole, Tables};
-pub use crate::report::contract::devices::*;
 use decode_steps::DecodeSteps;
 use rayon::slice::ParallelSliceMut;
 use std::sync::OnceLock;

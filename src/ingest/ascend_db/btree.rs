@@ -408,48 +408,16 @@ impl BTreeFile {
                 .get(b..b + len as usize)
                 .ok_or_else(|| Unsupported(format!("{DAMAGED}page {n}: record past page end")))?;
             // Record header: its size, then one serial type per column.
-            let (hsize, mut i) = varint(rec, 0)?;
+            let (hsize, i) = varint(rec, 0)?;
             if hsize > rec.len() as u64 {
                 return no(format!("page {n}: record header past payload"));
             }
             if k == 0
                 && let Some(want) = fields_declared
             {
-                let mut count = 0;
-                let mut at = i;
-                while at < hsize as usize {
-                    let (st, next) = varint(rec, at)?;
-                    if want.get(count).is_some_and(|&int| int && st >= 12) {
-                        return damaged(format!(
-                            "page {n}: TEXT or BLOB in INTEGER column {count} of its first record"
-                        ));
-                    }
-                    at = next;
-                    count += 1;
-                }
-                if count != want.len() {
-                    return damaged(format!(
-                        "page {n}: a record of {count} fields in a table of {} columns",
-                        want.len()
-                    ));
-                }
+                check_first_record(rec, (i, hsize as usize), want, n)?;
             }
-            let mut body = hsize as usize;
-            let mut nf = 0;
-            while i < hsize as usize {
-                let (st, j) = varint(rec, i)?;
-                i = j;
-                if nf == fields.len() {
-                    // The fields asked for are found (and checked to lie in the payload).
-                    break;
-                }
-                fields[nf] = (st, body);
-                nf += 1;
-                body = serial_len(st)
-                    .and_then(|l| body.checked_add(l))
-                    .filter(|&e| e <= rec.len())
-                    .ok_or_else(|| Unsupported(format!("page {n}: record body past payload")))?;
-            }
+            let nf = field_offsets(rec, (i, hsize as usize), fields, n)?;
             for c in cols {
                 out.push(match *c {
                     Col::Rowid => rowid as i64,
@@ -470,6 +438,66 @@ impl BTreeFile {
         }
         Ok(())
     }
+}
+
+/// The first record of a leaf against its table's declaration: as many fields as columns, and
+/// no TEXT or BLOB where an INTEGER is declared (a page of another table reads otherwise).
+#[cold]
+fn check_first_record(
+    rec: &[u8],
+    (first, hsize): (usize, usize),
+    want: &[bool],
+    n: u32,
+) -> Result<(), Unsupported> {
+    let mut count = 0;
+    let mut at = first;
+    while at < hsize {
+        let (st, next) = varint(rec, at)?;
+        if want.get(count).is_some_and(|&int| int && st >= 12) {
+            return damaged(format!(
+                "page {n}: TEXT or BLOB in INTEGER column {count} of its first record"
+            ));
+        }
+        at = next;
+        count += 1;
+    }
+    if count != want.len() {
+        return damaged(format!(
+            "page {n}: a record of {count} fields in a table of {} columns",
+            want.len()
+        ));
+    }
+    Ok(())
+}
+
+/// Fills `fields` with the (serial type, body offset) of a record's leading fields, from its
+/// header (serial types from byte `first` to `hsize`); returns how many the record has, at most
+/// `fields.len()`. Each field is checked to lie in the payload.
+#[inline]
+fn field_offsets(
+    rec: &[u8],
+    (first, hsize): (usize, usize),
+    fields: &mut [(u64, usize)],
+    n: u32,
+) -> Result<usize, Unsupported> {
+    let mut i = first;
+    let mut body = hsize;
+    let mut nf = 0;
+    while i < hsize {
+        let (st, j) = varint(rec, i)?;
+        i = j;
+        if nf == fields.len() {
+            // The fields asked for are found (and checked to lie in the payload).
+            break;
+        }
+        fields[nf] = (st, body);
+        nf += 1;
+        body = serial_len(st)
+            .and_then(|l| body.checked_add(l))
+            .filter(|&e| e <= rec.len())
+            .ok_or_else(|| Unsupported(format!("page {n}: record body past payload")))?;
+    }
+    Ok(nf)
 }
 
 /// Fills `buf` from `file` at byte `at`.

@@ -1,6 +1,6 @@
 //! The types the analyses fill and the scheduler reads: the options (`AnalyzeOpts`), the
 //! analyses' part of the report (`Analyses`) and one set of tables' results (`Part`). Both the
-//! registry ([`super::registry`]) and the scheduler ([`super::analyses`]) import them from here,
+//! registry ([`super::REGISTRY`]) and the scheduler ([`super::run`]) import them from here,
 //! so neither imports the other's types.
 
 use crate::analysis::{
@@ -32,7 +32,7 @@ pub struct AnalyzeOpts {
     pub top_n: usize,
     /// The batch size the decode audit requires; None: all qualified replays must agree.
     pub batch: Option<i64>,
-    /// Run only these analyses (names as in `report::registry::REGISTRY`); None: all.
+    /// Run only these analyses (names as in `registry::REGISTRY`); None: all.
     pub only: Option<Vec<String>>,
     /// How many ranks the run should have (`--expected-ranks`); None: a file's world size.
     pub expected_ranks: Option<u32>,

@@ -27,8 +27,8 @@ pub struct RankRow {
     pub window_end_ns: Option<i64>,
     /// The clock of the files that give the window: `ascend` (db, trace_view.json, msprof
     /// json, kernel CSVs: realtime ns) when the rank has such files, else `kineto`.
-    #[serde(deserialize_with = "crate::model::static_names::optional_name")]
-    pub window_clock: Option<crate::model::static_names::Name>,
+    #[serde(deserialize_with = "crate::static_names::optional_name")]
+    pub window_clock: Option<crate::static_names::Name>,
 }
 
 /// An input that could not be read; the rest of the run is analysed without it.

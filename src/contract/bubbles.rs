@@ -103,8 +103,8 @@ pub struct DeviceBubbles {
     pub idle_pct_of_window: f64,
     pub gaps: u64,
     pub histogram: Vec<HistogramBucket>,
-    #[serde(deserialize_with = "crate::model::static_names::name_keys")]
-    pub by_cause: BTreeMap<crate::model::static_names::Name, CauseTotal>,
+    #[serde(deserialize_with = "crate::static_names::name_keys")]
+    pub by_cause: BTreeMap<crate::static_names::Name, CauseTotal>,
     /// Idle with cause `unknown` (no evidence), and the share of idle with a named cause.
     pub unknown_ns: i64,
     pub named_pct_of_idle: f64,

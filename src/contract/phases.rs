@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PhaseWindows {
-    #[serde(deserialize_with = "crate::model::static_names::name")]
-    pub scope: crate::model::static_names::Name,
+    #[serde(deserialize_with = "crate::static_names::name")]
+    pub scope: crate::static_names::Name,
     pub count: u64,
     pub total_ns: i64,
     pub first_start_ns: Option<i64>,
@@ -44,6 +44,6 @@ pub struct SliceInfo {
     /// Device events attributed through their launch link / by their own start.
     pub device_by_launch: u64,
     pub device_by_own_start: u64,
-    #[serde(deserialize_with = "crate::model::static_names::name")]
-    pub method: crate::model::static_names::Name,
+    #[serde(deserialize_with = "crate::static_names::name")]
+    pub method: crate::static_names::Name,
 }

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FileSummary {
     pub path: String,
-    #[serde(deserialize_with = "crate::model::static_names::name")]
-    pub format: crate::model::static_names::Name,
+    #[serde(deserialize_with = "crate::static_names::name")]
+    pub format: crate::static_names::Name,
     pub size_bytes: u64,
     pub parsed_bytes: u64,
     pub gzip: bool,
@@ -25,8 +25,8 @@ pub struct FileSummary {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CategorySummary {
-    #[serde(deserialize_with = "crate::model::static_names::name")]
-    pub category: crate::model::static_names::Name,
+    #[serde(deserialize_with = "crate::static_names::name")]
+    pub category: crate::static_names::Name,
     pub events: u64,
     /// Sum of event durations (overlaps counted each time).
     pub dur_ns_sum: i64,
@@ -45,8 +45,8 @@ pub struct StreamSummary {
     /// Sum of durations of the stream's events.
     pub dur_ns_sum: i64,
     /// Events per category on this stream.
-    #[serde(deserialize_with = "crate::model::static_names::name_keys")]
-    pub by_category: BTreeMap<crate::model::static_names::Name, u64>,
+    #[serde(deserialize_with = "crate::static_names::name_keys")]
+    pub by_category: BTreeMap<crate::static_names::Name, u64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

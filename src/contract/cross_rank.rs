@@ -215,8 +215,8 @@ pub struct CollectiveSkew {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Cohort {
     /// File format of the compared files.
-    #[serde(deserialize_with = "crate::model::static_names::name")]
-    pub format: crate::model::static_names::Name,
+    #[serde(deserialize_with = "crate::static_names::name")]
+    pub format: crate::static_names::Name,
     /// Step definition used by the ranks (`ProfilerStep`, `forward scopes`, mixed as listed).
     pub step_source: String,
     pub ranks: Vec<RankSteps>,

@@ -1,11 +1,19 @@
 //! Every analysis, once: its `--only` name (the key it fills in the report's `analyses`), its
 //! help line, how it runs on one file's tables, how files' results combine, and what it computes
 //! over the whole run. `--only`'s values and help, the MCP `only` enum, the scheduler
-//! ([`super::analyses`]) and the docs list (docs/analyses/<name>.md) all come from [`REGISTRY`]
+//! ([`run`]) and the docs list (docs/analyses/<name>.md) all come from [`REGISTRY`]
 //! (a test checks they agree). Adding an analysis: its module in `analysis/`, one entry here
 //! (and its field in `Analyses`), its render section.
+//!
+//! The registry sits between `analysis/` and its readers: the pipeline runs it ([`run`]), the
+//! report holds what it fills ([`part::Analyses`]); it imports neither.
 
-use super::part::{AnalyzeOpts, Part};
+pub mod part;
+pub mod run;
+
+pub use part::{Analyses, AnalyzeOpts, Part};
+pub use run::{finish, run_all, run_part};
+
 use crate::analysis::devices::Device;
 use crate::analysis::{
     batch_audit, bubbles, communication, communication_ops, communication_ops_vendor, composition,

@@ -1,9 +1,9 @@
-//! The scheduler that runs the registry's analyses ([`super::registry`]) on one file's tables
+//! The scheduler that runs the registry's analyses ([`super::REGISTRY`]) on one file's tables
 //! and combines files' parts; the types it fills (`Analyses`, `Part`, `AnalyzeOpts`) are
-//! [`super::part`]'s, re-exported here.
+//! [`super::part`]'s.
 
-pub use super::part::{Analyses, AnalyzeOpts, Part};
-use super::registry::{Analysis, REGISTRY};
+use super::part::{Analyses, AnalyzeOpts, Part};
+use super::{Analysis, REGISTRY};
 use crate::analysis::{communication_ops, devices, evidence, vendor_agreement};
 use crate::model::Tables;
 
