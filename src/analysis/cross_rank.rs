@@ -20,6 +20,10 @@
 //! files of one format (a trace_view.json and an lmdeploy trace of one rank run on different
 //! clocks and are never compared with each other).
 
+use super::clock::{
+    self, ClockStatus, Clocks, CommGroup, CommGroups, DeviceClock, MIN_CLOCK_COLLECTIVES, RankClock,
+};
+use super::collective_match::{DeviceOps, Group, Matched, match_ops};
 use super::devices::{AsyncCopy, Device, DeviceRef, iv};
 use super::grouping::counting_sort;
 use super::intervals::{self, Iv};
@@ -50,8 +54,13 @@ pub struct DeviceExtract {
     pub steps: Vec<StepRow>,
     /// Collective-op names (indexes of `collectives`).
     pub names: Vec<String>,
-    /// (name index, start, end), by start.
-    pub collectives: Vec<(u32, i64, i64)>,
+    /// Communicator group names (indexes of `collectives`; `""` when the format names none).
+    pub groups: Vec<String>,
+    /// (name index, group index, start, end), by start.
+    pub collectives: Vec<(u32, u32, i64, i64)>,
+    /// The host the file was captured on (db HOST_INFO uid), empty when unknown: ranks of one
+    /// host share a clock.
+    pub host: String,
 }
 
 /// The cross-rank extract of every device of `t`.
@@ -269,7 +278,9 @@ fn one(
         });
     }
     let mut names: Vec<String> = Vec::new();
+    let mut groups: Vec<String> = Vec::new();
     let mut index: BTreeMap<crate::model::StrId, u32> = BTreeMap::new();
+    let mut group_index: BTreeMap<crate::model::ThreadId, u32> = BTreeMap::new();
     let collectives = d
         .comm_ops
         .iter()
@@ -279,8 +290,19 @@ fn one(
                 names.push(t.str(name).to_string());
                 names.len() as u32 - 1
             });
+            let th = t.events.thread[i as usize];
+            let g = *group_index.entry(th).or_insert_with(|| {
+                let group = group_name(t.str(t.threads.name[th.idx()]));
+                match groups.iter().position(|x| x == group) {
+                    Some(p) => p as u32,
+                    None => {
+                        groups.push(group.to_string());
+                        groups.len() as u32 - 1
+                    }
+                }
+            });
             let (s, e) = iv(t, i);
-            (k, s, e)
+            (k, g, s, e)
         })
         .collect();
     DeviceExtract {
@@ -293,8 +315,26 @@ fn one(
         },
         steps,
         names,
+        groups,
         collectives,
+        host: host_of(t, d.file),
     }
+}
+
+/// The communicator group of an HCCL op from its thread name (`Group <name> Communication`);
+/// `""` for threads that name none (legacy `Communication Kernel`, Kineto streams).
+fn group_name(thread: &str) -> &str {
+    thread
+        .strip_prefix("Group ")
+        .and_then(|x| x.strip_suffix(" Communication"))
+        .unwrap_or("")
+}
+
+/// The file's host uid (db HOST_INFO), empty when the input does not say.
+fn host_of(t: &Tables, f: FileId) -> String {
+    let key =
+        (0..t.meta.len()).find(|&i| t.meta.file[i] == f && t.str(t.meta.key[i]) == "host.uid");
+    key.map_or_else(String::new, |i| t.str(t.meta.value[i]).to_string())
 }
 
 /// `events` grouped by the step `step_of` gives each (None: left out), in their order within a
@@ -337,7 +377,8 @@ pub fn combine(extracts: Vec<DeviceExtract>, top_n: usize) -> CrossRank {
 use super::stats::median;
 pub use crate::contract::cross_rank::*;
 
-fn cohort_of(format: &'static str, devs: Vec<DeviceExtract>, top_n: usize) -> Cohort {
+fn cohort_of(format: &'static str, mut devs: Vec<DeviceExtract>, top_n: usize) -> Cohort {
+    let (matched, clocks) = align_clocks(&mut devs);
     let mut sources: Vec<&str> = devs.iter().map(|d| d.step_source.as_str()).collect();
     sources.sort_unstable();
     sources.dedup();
@@ -405,8 +446,9 @@ fn cohort_of(format: &'static str, devs: Vec<DeviceExtract>, top_n: usize) -> Co
             (reason, excess, differ),
         ));
     }
-    let (skew, per) = collective_skew(&devs, top_n);
-    let waited_for = waited_for(&devs, &per, &skew);
+    let (skew, per, groups) = collective_skew(&devs, &matched, &clocks, top_n);
+    let clock = clocks_of(&devs, &clocks);
+    let waited_for = waited_for(&devs, &per, &skew).map(|w| unless_clocks_unknown(w, &clock));
     let ranks = devs
         .iter()
         .enumerate()
@@ -428,6 +470,184 @@ fn cohort_of(format: &'static str, devs: Vec<DeviceExtract>, top_n: usize) -> Co
         waited_for,
         widest_steps: compared,
         collectives: skew,
+        clock,
+        groups: CommGroups {
+            total: groups.len() as u64,
+            groups,
+        },
+    }
+}
+
+/// Matches the cohort's collectives by identity, estimates each device's clock from them and
+/// moves every timestamp of a corrected device (its steps, its collectives and the matched
+/// spans) onto the reference rank's clock.
+fn align_clocks(devs: &mut [DeviceExtract]) -> (Matched, Vec<DeviceClock>) {
+    let mut order: Vec<usize> = (0..devs.len()).collect();
+    order.sort_by_key(|&i| (devs[i].device.rank < 0, devs[i].device.rank, i));
+    let ops: Vec<DeviceOps> = devs
+        .iter()
+        .map(|d| DeviceOps {
+            names: &d.names,
+            groups: &d.groups,
+            ops: &d.collectives,
+        })
+        .collect();
+    let mut matched = match_ops(&ops, &order);
+    let files: Vec<&str> = devs.iter().map(|d| d.device.file.as_str()).collect();
+    let hosts: Vec<&str> = devs.iter().map(|d| d.host.as_str()).collect();
+    let clocks = clock::estimate(&matched, &files, &hosts, &order);
+    for (d, c) in devs.iter_mut().zip(&clocks) {
+        let by = c.applied_ns;
+        if by == 0 {
+            continue;
+        }
+        for s in &mut d.steps {
+            s.start_ns -= by;
+            s.end_ns -= by;
+        }
+        for x in &mut d.collectives {
+            x.2 -= by;
+            x.3 -= by;
+        }
+    }
+    for g in &mut matched.groups {
+        for inst in &mut g.instances {
+            for (x, &d) in inst.spans.iter_mut().zip(&g.members) {
+                x.0 -= clocks[d].applied_ns;
+                x.1 -= clocks[d].applied_ns;
+            }
+        }
+    }
+    (matched, clocks)
+}
+
+/// The report's view of the clocks: counts by status, and the ranks that were corrected or
+/// could not be tied to the reference (every rank with `--detail full`, see report::detail).
+fn clocks_of(devs: &[DeviceExtract], clocks: &[DeviceClock]) -> Clocks {
+    let Some(reference) = clocks
+        .iter()
+        .position(|c| c.status == ClockStatus::Reference)
+    else {
+        return Clocks {
+            reference_rank: -1,
+            confident: true,
+            ..Clocks::default()
+        };
+    };
+    if devs.len() < 2 {
+        return Clocks {
+            reference_rank: devs[reference].device.rank,
+            confident: true,
+            ..Clocks::default()
+        };
+    }
+    let count = |s: ClockStatus| clocks.iter().filter(|c| c.status == s).count() as u64;
+    let mut ranks: Vec<RankClock> = clocks
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.status != ClockStatus::Reference)
+        .map(|(d, c)| RankClock {
+            rank: devs[d].device.rank,
+            relative_to_rank: c.relative_to.map_or(-1, |r| devs[r].device.rank),
+            estimate_ns: c.estimate_ns,
+            spread_ns: c.spread_ns,
+            collectives: c.collectives,
+            applied_ns: c.applied_ns,
+            status: c.status,
+        })
+        .collect();
+    ranks.sort_by_key(|r| (std::cmp::Reverse(r.applied_ns.abs()), r.rank));
+    // Ranks without collectives are not compared by arrival: only those with some count.
+    let unknown: Vec<i32> = ranks
+        .iter()
+        .filter(|r| {
+            matches!(
+                r.status,
+                ClockStatus::TooFewCollectives | ClockStatus::EndsDisagree
+            )
+        })
+        .filter(|r| {
+            devs.iter()
+                .any(|d| d.device.rank == r.rank && !d.collectives.is_empty())
+        })
+        .map(|r| r.rank)
+        .collect();
+    let corrected: Vec<&RankClock> = ranks
+        .iter()
+        .filter(|r| r.status == ClockStatus::Corrected)
+        .collect();
+    let reference_rank = devs[reference].device.rank;
+    let statement = if !unknown.is_empty() {
+        format!(
+            "the clocks of {} rank(s) ({}) are not tied to rank {reference_rank}'s ({})",
+            unknown.len(),
+            short_list(&unknown),
+            if ranks.iter().any(|r| r.status == ClockStatus::EndsDisagree) {
+                "shared collectives end too far apart".to_string()
+            } else {
+                format!("fewer than {MIN_CLOCK_COLLECTIVES} shared collectives")
+            }
+        )
+    } else if let Some(top) = corrected.first() {
+        format!(
+            "{} rank(s) corrected onto rank {reference_rank}'s clock; largest: rank {} by {} (spread {} over {} collectives)",
+            corrected.len(),
+            top.rank,
+            human_duration(top.applied_ns as f64),
+            human_duration(top.spread_ns as f64),
+            top.collectives
+        )
+    } else if ranks.iter().all(|r| r.status == ClockStatus::SameHost) {
+        "one clock (one file or host): nothing to correct".to_string()
+    } else {
+        format!(
+            "no clock corrected: every offset against rank {reference_rank} is within its noise (largest {})",
+            human_duration(ranks.iter().map(|r| r.estimate_ns.abs()).max().unwrap_or(0) as f64)
+        )
+    };
+    Clocks {
+        reference_rank,
+        corrected: corrected.len() as u64,
+        within_noise: count(ClockStatus::WithinNoise),
+        same_host: count(ClockStatus::SameHost),
+        too_few_collectives: count(ClockStatus::TooFewCollectives),
+        ends_disagree: count(ClockStatus::EndsDisagree),
+        max_abs_applied_ns: ranks.iter().map(|r| r.applied_ns.abs()).max().unwrap_or(0),
+        confident: unknown.is_empty(),
+        statement,
+        ranks,
+    }
+}
+
+/// Arrival claims need comparable clocks: with a rank's clock unknown, no rank is called late.
+fn unless_clocks_unknown(w: WaitedFor, clock: &Clocks) -> WaitedFor {
+    if clock.confident {
+        return w;
+    }
+    WaitedFor {
+        stands_out: false,
+        statement: format!("cannot tell who arrives last: {}", clock.statement),
+        ..w
+    }
+}
+
+/// `1, 2, 3` or `1, 2, 3, … (+N)` past ten entries.
+fn short_list(v: &[i32]) -> String {
+    let head: Vec<String> = v
+        .iter()
+        .take(10)
+        .map(|&r| {
+            if r < 0 {
+                "unranked".into()
+            } else {
+                r.to_string()
+            }
+        })
+        .collect();
+    if v.len() > 10 {
+        format!("{}, … (+{})", head.join(", "), v.len() - 10)
+    } else {
+        head.join(", ")
     }
 }
 
@@ -559,6 +779,10 @@ struct PerRankCollectives {
     lateness_ns: i64,
     transit_ns: i64,
     wait_ns: i64,
+    /// Matched ops with one last rank that this rank was a member of, and the sum of its
+    /// chances (1 / group size) to be that rank in each: the turns-taking null hypothesis.
+    trials: u64,
+    chance: f64,
 }
 
 fn waited_for(
@@ -595,7 +819,7 @@ fn waited_for(
             stands_out: false,
             p_value: 1.0,
             statement: format!(
-                "no rank stands out by arrival: the ranks start each of the {} matched collectives together",
+                "no rank stands out by arrival: the ranks start each of the {} matched collectives together (within their clocks' uncertainty)",
                 skew.matched
             ),
         });
@@ -608,12 +832,16 @@ fn waited_for(
     let p = if tied {
         1.0
     } else {
-        turns_p(per[r].last, skew.with_one_last, n)
+        turns_p(
+            per[r].last,
+            per[r].trials,
+            per[r].chance / per[r].trials.max(1) as f64,
+            n,
+        )
     };
     let stands_out = p < SIGNIFICANCE;
     let facts = format!(
-        "by arrival, rank {} is last into {} of {} collectives, {} late on average (p = {p:.1e}); it waits {} in them, the others' median {}",
-        d.rank,
+        "last into {} of {} collectives, {} late on average (p = {p:.1e}); it waits {}, the others {}",
         per[r].last,
         skew.matched,
         human_duration(mean),
@@ -625,15 +853,10 @@ fn waited_for(
             "no rank stands out by arrival: ranks {} are equally late",
             ranks_list(devs, (0..n).filter(|&x| key(x) == top))
         )
+    } else if stands_out && waits_least {
+        format!("rank {} keeps the others waiting: {facts}", d.rank)
     } else if stands_out {
-        format!(
-            "{facts}{}",
-            if waits_least {
-                ": they wait for it"
-            } else {
-                ""
-            }
-        )
+        format!("by arrival, rank {} is {facts}", d.rank)
     } else {
         format!(
             "no rank stands out by arrival (rank {} last into {} of {} collectives; p = {p:.2}, {n} ranks taking turns)",
@@ -654,124 +877,154 @@ fn waited_for(
     })
 }
 
-/// Skew of collectives matched by (name, occurrence) across every device, and per device its
-/// last-start count and transit / wait split.
+/// Skew of the matched collectives of every group, and per device its last-start count,
+/// lateness and transit / wait split; per group its own skew and slow rank.
 fn collective_skew(
     devs: &[DeviceExtract],
+    m: &Matched,
+    clocks: &[DeviceClock],
     top_n: usize,
-) -> (CollectiveSkew, Vec<PerRankCollectives>) {
+) -> (CollectiveSkew, Vec<PerRankCollectives>, Vec<CommGroup>) {
     let n = devs.len();
     let mut per = vec![PerRankCollectives::default(); n];
-    if n < 2 {
-        return (CollectiveSkew::default(), per);
-    }
-    // Names as ids in string order, so ops sorted by (id, occurrence) come in (name,
-    // occurrence) order; each op's spans sit in one flat slot of `n` (one per device).
-    let mut names: Vec<&str> = devs
-        .iter()
-        .flat_map(|d| d.names.iter().map(String::as_str))
-        .collect();
-    names.sort_unstable();
-    names.dedup();
-    // Occurrence `o` of name `k` on any device is op slot `base[k] + o`: a name's slots are
-    // as many as its most occurrences on one device, in (name, occurrence) order.
-    let ids: Vec<Vec<u32>> = devs
-        .iter()
-        .map(|d| {
-            d.names
-                .iter()
-                .map(|x| names.binary_search(&x.as_str()).expect("every name listed") as u32)
-                .collect()
-        })
-        .collect();
-    let mut most = vec![0u64; names.len()];
-    for (d, ids) in devs.iter().zip(&ids) {
-        let mut seen = vec![0u64; d.names.len()];
-        for &(k, _, _) in &d.collectives {
-            seen[k as usize] += 1;
-        }
-        for (k, &c) in seen.iter().enumerate() {
-            let m = &mut most[ids[k] as usize];
-            *m = (*m).max(c);
-        }
-    }
-    let mut base = Vec::with_capacity(names.len());
-    let mut slots = 0usize;
-    for &m in &most {
-        base.push(slots);
-        slots += m as usize;
-    }
-    let mut spans_of: Vec<Option<Iv>> = vec![None; slots * n];
-    for (r, (d, ids)) in devs.iter().zip(&ids).enumerate() {
-        let mut seen = vec![0usize; d.names.len()];
-        for &(k, s, e) in &d.collectives {
-            let slot = base[ids[k as usize] as usize] + seen[k as usize];
-            seen[k as usize] += 1;
-            spans_of[slot * n + r] = Some((s, e));
-        }
-    }
-    let base = &base;
-    let ops = most.iter().enumerate().flat_map(|(name, &m)| {
-        (0..m).map(move |occ| ((name as u32, occ), base[name] + occ as usize))
-    });
     let mut out = CollectiveSkew::default();
-    // (name id, occurrence, first start, skew, first rank, last rank): names are made strings
-    // only for the top entries kept.
-    let mut skews: Vec<(u32, u64, i64, i64, i32, i32)> = Vec::new();
-    for ((name, occ), slot) in ops {
-        let starts = &spans_of[slot * n..(slot + 1) * n];
-        if starts.iter().any(|s| s.is_none()) {
-            out.unmatched += 1;
+    let mut groups = Vec::new();
+    if n < 2 {
+        return (out, per, groups);
+    }
+    // (name id, group, occurrence, first start, skew, first rank, last rank): names are made
+    // strings only for the top entries kept.
+    let mut skews: Vec<(u32, u32, u64, i64, i64, i32, i32)> = Vec::new();
+    for (gi, g) in m.groups.iter().enumerate() {
+        out.unmatched += g.unmatched.iter().sum::<u64>();
+        if g.members.len() < 2 {
+            // Only one member captured: nothing to compare its ops with.
+            out.unmatched += g.instances.len() as u64;
             continue;
         }
-        let spans: Vec<Iv> = starts.iter().flatten().copied().collect();
-        let starts: Vec<i64> = spans.iter().map(|x| x.0).collect();
-        let first = (0..n).min_by_key(|&r| (starts[r], r)).expect("n >= 2");
-        // A shared last start names nobody (ties are never broken by rank order).
-        let (lastr, tied) = unique_max(n, |r| starts[r]);
-        if !tied {
-            per[lastr].last += 1;
-            per[lastr].lateness_ns += starts[lastr] - starts[first];
-            out.with_one_last += 1;
+        let k = g.members.len();
+        let mut late = vec![(0u64, 0i64); k];
+        let mut group_skews = Vec::with_capacity(g.instances.len());
+        for inst in &g.instances {
+            let starts: Vec<i64> = inst.spans.iter().map(|x| x.0).collect();
+            let first = (0..k).min_by_key(|&p| (starts[p], p)).expect("k >= 2");
+            // A shared last start names nobody (ties are never broken by rank order), nor does
+            // one within the clocks' uncertainty of another member's.
+            let (lastp, tied) = unique_max(k, |p| starts[p]);
+            let c = |p: usize| &clocks[g.members[p]];
+            let tied = tied
+                || (0..k).any(|p| p != lastp && starts[lastp] - starts[p] <= c(lastp).tie_ns(c(p)));
+            if !tied {
+                let lateness = starts[lastp] - starts[first];
+                let r = &mut per[g.members[lastp]];
+                r.last += 1;
+                r.lateness_ns += lateness;
+                late[lastp].0 += 1;
+                late[lastp].1 += lateness;
+                out.with_one_last += 1;
+                for &d in &g.members {
+                    per[d].trials += 1;
+                    per[d].chance += 1.0 / k as f64;
+                }
+            }
+            let transit = inst.spans.iter().map(|x| x.1 - x.0).min().expect("k >= 2");
+            for (&d, x) in g.members.iter().zip(&inst.spans) {
+                per[d].transit_ns += transit;
+                per[d].wait_ns += (x.1 - x.0) - transit;
+            }
+            let skew = starts[lastp] - starts[first];
+            group_skews.push(skew);
+            skews.push((
+                inst.name,
+                gi as u32,
+                inst.occurrence,
+                starts[first],
+                skew,
+                devs[g.members[first]].device.rank,
+                if tied {
+                    -1
+                } else {
+                    devs[g.members[lastp]].device.rank
+                },
+            ));
         }
-        let transit = spans.iter().map(|x| x.1 - x.0).min().expect("n >= 2");
-        for (p, x) in per.iter_mut().zip(&spans) {
-            p.transit_ns += transit;
-            p.wait_ns += (x.1 - x.0) - transit;
-        }
-        skews.push((
-            name,
-            occ,
-            starts[first],
-            starts[lastr] - starts[first],
-            devs[first].device.rank,
-            if tied { -1 } else { devs[lastr].device.rank },
-        ));
+        groups.push(comm_group(devs, m, g, &late, group_skews));
     }
     out.matched = skews.len() as u64;
     if !skews.is_empty() {
-        let v: Vec<i64> = skews.iter().map(|s| s.3).collect();
+        let v: Vec<i64> = skews.iter().map(|s| s.4).collect();
         out.skew_mean_ns = v.iter().sum::<i64>() as f64 / v.len() as f64;
         out.skew_max_ns = *v.iter().max().expect("non-empty");
         out.skew_p50_ns = median(v);
     }
-    // Stable: ties keep (name, occurrence) order.
-    skews.sort_by_key(|s| (std::cmp::Reverse(s.3), s.2));
+    // Stable: ties keep (group, name, occurrence) order.
+    skews.sort_by_key(|s| (std::cmp::Reverse(s.4), s.3));
     skews.truncate(top_n);
     out.top = skews
         .into_iter()
         .map(
-            |(name, occurrence, first_start_ns, skew_ns, first_rank, last_rank)| SkewedCollective {
-                name: names[name as usize].to_string(),
-                occurrence,
-                first_start_ns,
-                skew_ns,
-                first_rank,
-                last_rank,
+            |(name, group, occurrence, first_start_ns, skew_ns, first_rank, last_rank)| {
+                SkewedCollective {
+                    name: m.names[name as usize].clone(),
+                    group: m.groups[group as usize].name.clone(),
+                    occurrence,
+                    first_start_ns,
+                    skew_ns,
+                    first_rank,
+                    last_rank,
+                }
             },
         )
         .collect();
-    (out, per)
+    groups.sort_by(|a, b| b.skew_max_ns.cmp(&a.skew_max_ns).then(a.name.cmp(&b.name)));
+    (out, per, groups)
+}
+
+/// One group's row: members, matched and unmatched ops, skew, and the member whose late starts
+/// add up to the most (when one does).
+fn comm_group(
+    devs: &[DeviceExtract],
+    m: &Matched,
+    g: &Group,
+    late: &[(u64, i64)],
+    skews: Vec<i64>,
+) -> CommGroup {
+    let (slow, tied) = unique_max(late.len(), |p| late[p].1);
+    let named = !tied && late[slow].0 > 0;
+    let mut unmatched_names: Vec<(String, u64)> = g
+        .unmatched_names
+        .iter()
+        .map(|(&k, &c)| (m.names[k as usize].clone(), c))
+        .collect();
+    unmatched_names.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    unmatched_names.truncate(10);
+    let (mean, max) = if skews.is_empty() {
+        (0.0, 0)
+    } else {
+        (
+            skews.iter().sum::<i64>() as f64 / skews.len() as f64,
+            *skews.iter().max().expect("non-empty"),
+        )
+    };
+    CommGroup {
+        name: g.name.clone(),
+        kind: String::new(),
+        ranks: g.members.iter().map(|&d| devs[d].device.rank).collect(),
+        matched: g.instances.len() as u64,
+        unmatched: g.unmatched.iter().sum(),
+        unmatched_names,
+        realigned: g.realigned,
+        skew_mean_ns: mean,
+        skew_p50_ns: median(skews),
+        skew_max_ns: max,
+        slow_rank: if named {
+            devs[g.members[slow]].device.rank
+        } else {
+            -1
+        },
+        slow_rank_last_into: if named { late[slow].0 } else { 0 },
+        slow_rank_lateness_ns: if named { late[slow].1 } else { 0 },
+    }
 }
 
 /// The rank with the largest `key`, and whether another rank shares it (then no rank is it).
@@ -791,9 +1044,9 @@ fn single_top(count: &[u64]) -> Option<usize> {
 }
 
 /// Bonferroni-corrected binomial tail: the chance that, of `n` ranks taking turns, some rank is
-/// the one in at least `k` of `m` trials.
-fn turns_p(k: u64, m: u64, n: usize) -> f64 {
-    (super::stats::binomial_tail(k, m, 1.0 / n as f64) * n as f64).min(1.0)
+/// the one in at least `k` of the `m` trials it had chance `p` in each.
+fn turns_p(k: u64, m: u64, p: f64, n: usize) -> f64 {
+    (super::stats::binomial_tail(k, m, p) * n as f64).min(1.0)
 }
 
 fn ranks_list(devs: &[DeviceExtract], idx: impl Iterator<Item = usize>) -> String {
@@ -844,7 +1097,7 @@ fn slowest(
         .expect("a rank slowest in a step has a reason");
     let d = &devs[r].device;
     let mean = excess as f64 / k.max(1) as f64;
-    let p = turns_p(count[r], of, n);
+    let p = turns_p(count[r], of, 1.0 / n as f64, n);
     let stands_out = p < SIGNIFICANCE;
     let facts = format!(
         "by device time, rank {} is the slowest in {} of {}, mostly by more {} time (+{} per step over the others' median",

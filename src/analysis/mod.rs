@@ -4,6 +4,8 @@
 
 pub mod batch_audit;
 pub mod bubbles;
+pub mod clock;
+pub mod collective_match;
 pub mod communication;
 pub mod communication_ops;
 pub mod communication_ops_vendor;

@@ -22,6 +22,47 @@ fn clock(format: &str) -> &'static str {
     }
 }
 
+/// The ranks whose window (on its clock, moved by the rank's corrected clock offset) overlaps
+/// no other rank's window on the same clock.
+fn disjoint(rows: &[RankRow]) -> Vec<i32> {
+    let windows: Vec<(i32, &str, i64, i64)> = rows
+        .iter()
+        .filter_map(|r| {
+            Some((
+                r.rank,
+                r.window_clock?,
+                r.window_start_ns? - r.clock_offset_ns,
+                r.window_end_ns? - r.clock_offset_ns,
+            ))
+        })
+        .collect();
+    windows
+        .iter()
+        .filter(|&&(r, fmt, s, e)| {
+            let peers = windows.iter().filter(|w| w.0 != r && w.1 == fmt);
+            peers.clone().count() > 0 && !peers.clone().any(|w| s < w.3 && w.2 < e)
+        })
+        .map(|w| w.0)
+        .collect()
+}
+
+/// Takes the clock offsets cross_rank corrected (per cohort format, rank, ns) into the rows
+/// and compares the windows again: a rank whose clock was off is not disjoint once corrected.
+pub fn apply_clock_offsets(r: &mut Ranks, offsets: &[(&str, i32, i64)]) {
+    if offsets.is_empty() {
+        return;
+    }
+    for row in &mut r.rows {
+        let at = offsets
+            .iter()
+            .find(|o| o.1 == row.rank && Some(clock(o.0)) == row.window_clock);
+        if let Some(o) = at {
+            row.clock_offset_ns = o.2;
+        }
+    }
+    r.disjoint = disjoint(&r.rows);
+}
+
 /// Clocks by preference for a rank's window.
 const CLOCK_ORDER: &[&str] = &["ascend", "kineto", "unknown"];
 
@@ -129,6 +170,7 @@ pub fn combine(files: &[FileFacts], expected: Option<u32>) -> Ranks {
             window_start_ns: None,
             window_end_ns: None,
             window_clock: None,
+            clock_offset_ns: 0,
         });
         row.files.push(f.path.clone());
         row.size_bytes += f.size_bytes;
@@ -184,26 +226,7 @@ pub fn combine(files: &[FileFacts], expected: Option<u32>) -> Ranks {
             .map(|r| r.rank)
             .collect()
     };
-    // Ranks are compared with ranks whose window is on the same clock.
-    let windows: Vec<(i32, &str, i64, i64)> = rows
-        .iter()
-        .filter_map(|r| {
-            Some((
-                r.rank,
-                r.window_clock?,
-                r.window_start_ns?,
-                r.window_end_ns?,
-            ))
-        })
-        .collect();
-    let disjoint = windows
-        .iter()
-        .filter(|&&(r, fmt, s, e)| {
-            let peers = windows.iter().filter(|w| w.0 != r && w.1 == fmt);
-            peers.clone().count() > 0 && !peers.clone().any(|w| s < w.3 && w.2 < e)
-        })
-        .map(|w| w.0)
-        .collect();
+    let disjoint = disjoint(&rows);
     Ranks {
         expected_source,
         expected,

@@ -186,6 +186,9 @@ pub const SIGNIFICANCE: f64 = 0.05;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SkewedCollective {
     pub name: String,
+    /// Its communicator group (empty when the format names none).
+    #[serde(default)]
+    pub group: String,
     /// n-th op of that name (from 0).
     pub occurrence: u64,
     pub first_start_ns: i64,
@@ -196,9 +199,10 @@ pub struct SkewedCollective {
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct CollectiveSkew {
-    /// Ops present on every rank of the cohort (matched by name and occurrence).
+    /// Op instances present on every rank of their communicator group (matched by group, name
+    /// and aligned occurrence; see `groups`).
     pub matched: u64,
-    /// Ops some rank lacks.
+    /// Ops some member of their group lacks, over all ranks.
     pub unmatched: u64,
     /// Matched ops whose last start belongs to one rank (the others tie for last).
     #[serde(default)]
@@ -234,6 +238,13 @@ pub struct Cohort {
     /// Compared steps with the largest step-time spread (max - min) first.
     pub widest_steps: Vec<StepCompare>,
     pub collectives: CollectiveSkew,
+    /// Each rank's clock against the reference rank, estimated from collective ends and
+    /// corrected before every comparison above.
+    #[serde(default)]
+    pub clock: Clocks,
+    /// The communicator groups: members, matched ops, skew and slow rank per group.
+    #[serde(default)]
+    pub groups: CommGroups,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

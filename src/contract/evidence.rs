@@ -114,6 +114,9 @@ closed_set! {
         MissingRanks = "missing_ranks",
         /// Ranks whose windows overlap no other rank's: their clocks cannot be compared.
         ClockDisjoint = "clock_disjoint",
+        /// Ranks whose clocks cannot be tied to the reference rank's (too few shared
+        /// collectives): arrival claims are not made.
+        ClockUnverified = "clock_unverified",
     }
 }
 

@@ -5,6 +5,7 @@
 
 pub mod batch_audit;
 pub mod bubbles;
+pub mod clock;
 pub mod communication;
 pub mod communication_ops;
 pub mod composition;
@@ -29,6 +30,7 @@ pub mod weights;
 
 pub use batch_audit::*;
 pub use bubbles::*;
+pub use clock::*;
 pub use communication::*;
 pub use communication_ops::*;
 pub use composition::*;

@@ -29,6 +29,10 @@ pub struct RankRow {
     /// json, kernel CSVs: realtime ns) when the rank has such files, else `kineto`.
     #[serde(deserialize_with = "crate::static_names::optional_name")]
     pub window_clock: Option<crate::static_names::Name>,
+    /// The clock offset cross_rank estimated and corrected for this rank on `window_clock`
+    /// (subtracted from the window before windows are compared), ns; 0 when none.
+    #[serde(default)]
+    pub clock_offset_ns: i64,
 }
 
 /// An input that could not be read; the rest of the run is analysed without it.

@@ -241,6 +241,15 @@ impl TablesBuilder {
     }
 
     /// Updates header fields learnt after the events (Kineto keys after `traceEvents`).
+    /// One key / value row of run metadata for `file` (the meta table).
+    pub fn add_meta(&mut self, file: FileId, key: &str, value: &str) {
+        let (k, v) = (self.t.strings.intern(key), self.t.strings.intern(value));
+        let m = &mut self.t.meta;
+        m.file.push(file);
+        m.key.push(k);
+        m.value.push(v);
+    }
+
     pub fn update_file(&mut self, file: FileId, meta: &FileMeta) {
         let before = self.parts.as_ref().map_or(0, |p| p.bytes_before);
         let f = &mut self.t.files;

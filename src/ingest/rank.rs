@@ -70,6 +70,45 @@ pub fn prof_rank(prof: &Path) -> Option<i32> {
     None
 }
 
+/// The host of a CANN msprof capture folder `PROF_*` from a `device_<n>/info.json.<n>`:
+/// `hostUid` when written, else `hostname` and `mac` (captures of one host share its clock).
+pub fn prof_host(prof: &Path) -> Option<String> {
+    for dev in std::fs::read_dir(prof).ok()?.flatten() {
+        let name = dev.file_name();
+        let Some(n) = name.to_str().and_then(|n| n.strip_prefix("device_")) else {
+            continue;
+        };
+        let info = dev.path().join(format!("info.json.{n}"));
+        let Ok(text) = super::source::read_regular(&info, 16 << 20) else {
+            continue;
+        };
+        let v: serde_json::Value = serde_json::from_slice(&text).ok()?;
+        let text_of = |k: &str| match &v[k] {
+            serde_json::Value::String(s) if !s.is_empty() && s != "NA" => Some(s.clone()),
+            serde_json::Value::Number(x) => Some(x.to_string()),
+            _ => None,
+        };
+        if let Some(uid) = text_of("hostUid") {
+            return Some(uid);
+        }
+        return Some(format!(
+            "{}/{}",
+            text_of("hostname")?,
+            text_of("mac").unwrap_or_default()
+        ));
+    }
+    None
+}
+
+/// The `PROF_*` folder a file lies in, if any.
+pub fn prof_folder(path: &str) -> Option<&Path> {
+    Path::new(path).ancestors().find(|d| {
+        d.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("PROF_"))
+    })
+}
+
 /// The device id of a file inside a legacy CANN capture's `PROF_*/device_<n>/` folder (CANN
 /// names the folder by the device it profiled), from the path alone.
 pub fn prof_device_from_path(path: &str) -> Option<i32> {

@@ -4,7 +4,7 @@
 
 use super::part::{Analyses, AnalyzeOpts, Part};
 use super::{Analysis, REGISTRY};
-use crate::analysis::{communication_ops, devices, evidence, vendor_agreement};
+use crate::analysis::{communication_ops, devices, evidence, ranks, vendor_agreement};
 use crate::model::Tables;
 
 /// Runs every analysis on one set of tables.
@@ -89,6 +89,19 @@ pub fn finish(parts: Vec<Part>, o: &AnalyzeOpts) -> Analyses {
         }
     }
     let a = &mut run.analyses;
+    let offsets: Vec<(&str, i32, i64)> = a
+        .cross_rank
+        .cohorts
+        .iter()
+        .flat_map(|c| {
+            c.clock
+                .ranks
+                .iter()
+                .map(move |r| (c.format, r.rank, r.applied_ns))
+        })
+        .filter(|o| o.2 != 0)
+        .collect();
+    ranks::apply_clock_offsets(&mut a.ranks, &offsets);
     a.communication_ops.summary = communication_ops::summarize(&a.communication_ops.devices);
     run.analyses
 }

@@ -16,7 +16,7 @@ use crate::analysis::summary::Summary;
 use crate::diag::{Diagnostic, Diagnostics};
 use serde::Serialize;
 
-pub const SCHEMA_VERSION: &str = "0.10.0";
+pub const SCHEMA_VERSION: &str = "0.11.0";
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -63,6 +63,7 @@ impl Report {
     ) -> Report {
         let verdict = verdict::build(&analyses);
         let mut diagnostics = diagnostics.clone();
+        diagnostics.merge(verdict::clock_diagnostics(&analyses));
         diagnostics.merge(verdict::diagnostics(&verdict));
         let listed: Vec<Diagnostic> = diagnostics.iter().cloned().collect();
         Report {

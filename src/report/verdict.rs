@@ -437,6 +437,36 @@ fn rank_anomalies(a: &Analyses, reasons: &mut Vec<Reason>) {
             list(&r.missing),
         ));
     }
+    for c in &a.cross_rank.cohorts {
+        if c.clock.confident {
+            continue;
+        }
+        let thin: Vec<String> = c
+            .clock
+            .ranks
+            .iter()
+            .filter(|x| {
+                matches!(
+                    x.status,
+                    crate::contract::ClockStatus::TooFewCollectives
+                        | crate::contract::ClockStatus::EndsDisagree
+                )
+            })
+            .map(|x| {
+                format!(
+                    "rank {} ({}, {} shared collectives)",
+                    x.rank, x.status, x.collectives
+                )
+            })
+            .collect();
+        reasons.push(reason(
+            ReasonCode::ClockUnverified,
+            Scope::CrossRank,
+            Status::Qualified,
+            c.clock.statement.clone(),
+            thin,
+        ));
+    }
     if !r.disjoint.is_empty() {
         reasons.push(reason(
             ReasonCode::ClockDisjoint,
@@ -487,6 +517,34 @@ fn coverage(a: &Analyses) -> Coverage {
         vendor_devices_total: a.vendor_agreement.devices_total,
         ranks_disjoint: a.ranks.disjoint.clone(),
     }
+}
+
+/// A `clock_offset` warning per rank whose clock was corrected: the estimate, its spread and
+/// how many collectives support it.
+pub fn clock_diagnostics(a: &Analyses) -> Diagnostics {
+    let mut d = Diagnostics::default();
+    for c in &a.cross_rank.cohorts {
+        for x in c
+            .clock
+            .ranks
+            .iter()
+            .filter(|x| x.status == crate::contract::ClockStatus::Corrected)
+        {
+            d.add("clock_offset", Severity::Warning, || {
+                format!(
+                    "rank {}: clock {:+} ns against rank {} (estimate {:+} ns against rank {}, spread {} ns over {} collectives); corrected before every cross-rank comparison",
+                    x.rank,
+                    x.applied_ns,
+                    c.clock.reference_rank,
+                    x.estimate_ns,
+                    x.relative_to_rank,
+                    x.spread_ns,
+                    x.collectives
+                )
+            });
+        }
+    }
+    d
 }
 
 /// A warning per reason (`verdict_withheld` / `verdict_qualified`), so the warning count and

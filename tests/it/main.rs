@@ -11,6 +11,7 @@ mod begin_end;
 mod cache;
 mod chunking;
 mod cli;
+mod clocks;
 mod collect;
 mod collect_case;
 mod collect_memory;

@@ -14,7 +14,7 @@ async def main(binary, root):
                    "tools": [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools.tools],
                    "calls": {}}
             for label, args in [("default", {"paths": [root]}),
-                                ("bytes8000", {"paths": [root], "max_bytes": 8000}),
+                                ("bytes9000", {"paths": [root], "max_bytes": 9000}),
                                 ("bad", {"paths": ["/nonexistent/profscope"]})]:
                 r = await session.call_tool("analyze", args)
                 text = r.content[0].text if r.content else ""

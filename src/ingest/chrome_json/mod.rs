@@ -148,6 +148,9 @@ pub fn ingest_bytes(
 ) -> Result<(), IngestError> {
     let head = layout::read_head(b, meta).map_err(|e| layout_error(path, 0, e))?;
     let file = builder.add_file(path, meta.clone());
+    if let Some(host) = super::rank::prof_folder(path).and_then(super::rank::prof_host) {
+        builder.add_meta(file, "host.uid", &host);
+    }
     let first = match head {
         Head::Events { first } => first,
         other => {

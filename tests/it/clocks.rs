@@ -1,0 +1,228 @@
+//! Clock offsets and collective matching by identity (issue 43), on variants of real roots
+//! written to temporary folders (the samples are never touched):
+//! - text/level1 (real torch_npu text export, 2 ranks, 4 `hcom_allReduce` ops) with every `ts`
+//!   of rank 1's trace_view.json moved by +60 s (one host's clock off by a minute), exactly, as
+//!   decimal strings;
+//! - the legacy CANN root (real MindSpore 2-device msprof, 10 `Default/AllReduce-op534_0` ops,
+//!   one name repeated) with rank 1's first AllReduce removed (a warm-up op only one rank ran).
+//!
+//! Expected values come from the raw files, read here or by hand with python3 (json module):
+//! rank 1 of text/level1 ends its 4 ops 6.636, 7.096, 14.796 and 9.176 µs before rank 0 (Group
+//! 0 Communication events, ts + dur), so the offset estimate of the shifted root is 60 s minus
+//! their median, 8.136 µs.
+
+use crate::common;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn tmp(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("profscope-clocks-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let p = e.path();
+        if p.is_dir() {
+            copy_dir(&p, &to.join(e.file_name()));
+        } else {
+            std::fs::copy(&p, to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+fn analyze(path: &Path) -> Value {
+    common::profscope_json(&[
+        "analyze",
+        "--quiet",
+        "--no-cache",
+        "--top",
+        "100",
+        "--format",
+        "json",
+        path.to_str().unwrap(),
+    ])
+}
+
+/// Every `"ts": "<int>.<frac>"` / `"ts": <int>.<frac>` of a Chrome trace moved by `by_us`
+/// whole microseconds, on the text (no float rounding).
+fn shift_ts(text: &str, by_us: i64) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("\"ts\":") {
+        let (head, tail) = rest.split_at(at + 5);
+        out.push_str(head);
+        let blanks = tail.len() - tail.trim_start().len();
+        out.push_str(&tail[..blanks]);
+        let tail = &tail[blanks..];
+        let quoted = tail.starts_with('"');
+        let body = if quoted { &tail[1..] } else { tail };
+        let digits = body.find(|c: char| !c.is_ascii_digit()).unwrap();
+        let int: i64 = body[..digits].parse().unwrap();
+        if quoted {
+            out.push('"');
+        }
+        out.push_str(&(int + by_us).to_string());
+        rest = &body[digits..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn cohort(r: &Value) -> &Value {
+    &r["analyses"]["cross_rank"]["cohorts"][0]
+}
+
+#[test]
+fn a_rank_a_minute_off_is_corrected_and_every_cross_rank_number_stays() {
+    let level1 = common::samples_dir().join("ascend-pt/text/level1");
+    let dir = tmp("minute");
+    copy_dir(&level1, &dir);
+    let tv = dir.join("rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json");
+    let text = std::fs::read_to_string(&tv).unwrap();
+    let shifted = shift_ts(&text, 60_000_000);
+    assert_ne!(shifted, text);
+    std::fs::write(&tv, shifted).unwrap();
+
+    let base = analyze(&level1);
+    let moved = analyze(&dir);
+    let (b, m) = (cohort(&base), cohort(&moved));
+
+    // Unshifted: rank 1's offset (-8.136 µs) is within the 20 µs floor: left alone.
+    let bc = &b["clock"]["ranks"][0];
+    assert_eq!(bc["status"], "within_noise");
+    assert_eq!(bc["estimate_ns"], -8_136);
+    assert_eq!(bc["applied_ns"], 0);
+    assert_eq!(bc["collectives"], 4);
+    // Shifted: the minute is found and corrected, with its spread and support.
+    let mc = &m["clock"]["ranks"][0];
+    assert_eq!(mc["status"], "corrected");
+    assert_eq!(mc["estimate_ns"], 60_000_000_000i64 - 8_136);
+    assert_eq!(mc["applied_ns"], 60_000_000_000i64 - 8_136);
+    assert_eq!(mc["spread_ns"], bc["spread_ns"]);
+    assert_eq!(mc["collectives"], 4);
+    let diag: Vec<&Value> = moved["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "clock_offset")
+        .collect();
+    assert_eq!(diag.len(), 1);
+    assert!(
+        diag[0]["examples"][0]
+            .as_str()
+            .unwrap()
+            .contains("rank 1: clock +59999991864 ns against rank 0"),
+        "{}",
+        diag[0]
+    );
+    // Not disjoint once corrected, so the cross-rank claims are made as for the original.
+    assert_eq!(moved["analyses"]["ranks"]["disjoint"], Value::Array(vec![]));
+    assert_eq!(
+        moved["verdict"]["cross_rank_status"],
+        base["verdict"]["cross_rank_status"]
+    );
+    assert_eq!(m["waited_for"]["statement"], b["waited_for"]["statement"]);
+    assert_eq!(m["slowest"]["statement"], b["slowest"]["statement"]);
+    for k in ["with_one_last", "matched", "unmatched"] {
+        assert_eq!(m["collectives"][k], b["collectives"][k], "{k}");
+    }
+    // Every time compared across ranks moves by at most the uncorrected 8.136 µs.
+    let noise = 8_136.0;
+    let close = |x: &Value, y: &Value, what: &str| {
+        let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+        assert!((x - y).abs() <= noise, "{what}: {x} vs {y}");
+    };
+    for k in ["skew_mean_ns", "skew_p50_ns", "skew_max_ns"] {
+        close(&m["collectives"][k], &b["collectives"][k], k);
+    }
+    close(
+        &m["waited_for"]["mean_lateness_ns"],
+        &b["waited_for"]["mean_lateness_ns"],
+        "lateness",
+    );
+    close(
+        &m["widest_steps"][0]["start_spread_ns"],
+        &b["widest_steps"][0]["start_spread_ns"],
+        "step start spread",
+    );
+    // Durations do not move at all.
+    for r in 0..2 {
+        for k in [
+            "step_mean_ns",
+            "computing_ns",
+            "collective_wait_ns",
+            "collective_transit_ns",
+        ] {
+            assert_eq!(m["ranks"][r][k], b["ranks"][r][k], "rank {r} {k}");
+        }
+    }
+    // The headline says the same but for the warning line naming the correction.
+    let hb = base["headline"].as_array().unwrap();
+    let hm = moved["headline"].as_array().unwrap();
+    assert_eq!(hb.len(), hm.len());
+    assert_eq!(hb[..hb.len() - 1], hm[..hm.len() - 1]);
+    assert!(
+        hm.last()
+            .unwrap()
+            .as_str()
+            .unwrap()
+            .contains("clock_offset")
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_warm_up_collective_on_one_rank_does_not_shift_the_pairing() {
+    let legacy = common::samples_dir().join("ascend-msprof-legacy");
+    let dir = tmp("warmup");
+    copy_dir(&legacy, &dir);
+    let first = dir
+        .join("PROF_000001_20230818142704567_GQFAMHBKGODKJMLA/device_1/timeline/msprof_1_0_1.json");
+    let text = std::fs::read_to_string(&first).unwrap();
+    let a = text
+        .find("{\"name\": \"Default/AllReduce-op534_0\"")
+        .unwrap();
+    let mut b = a + text[a..].find('}').unwrap() + 1;
+    if text[b..].starts_with(", ") {
+        b += 2;
+    }
+    std::fs::write(&first, format!("{}{}", &text[..a], &text[b..])).unwrap();
+
+    let base = analyze(&legacy);
+    let cut = analyze(&dir);
+    let g = &cohort(&cut)["groups"]["groups"][0];
+    assert_eq!(g["matched"], 9);
+    assert_eq!(g["unmatched"], 1);
+    assert_eq!(g["unmatched_names"][0][0], "Default/AllReduce-op534_0");
+    assert_eq!(g["unmatched_names"][0][1], 1);
+    assert_eq!(g["realigned"], 1);
+    // Each remaining op pairs with the op it paired with before: same occurrence, same skew,
+    // same first and last rank.
+    let ops = |r: &Value| -> Vec<(u64, i64, i64, i64)> {
+        let mut v: Vec<(u64, i64, i64, i64)> = cohort(r)["collectives"]["top"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                (
+                    t["occurrence"].as_u64().unwrap(),
+                    t["skew_ns"].as_i64().unwrap(),
+                    t["first_rank"].as_i64().unwrap(),
+                    t["last_rank"].as_i64().unwrap(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let before = ops(&base);
+    let after = ops(&cut);
+    assert_eq!(before.len(), 10);
+    assert_eq!(after[..], before[1..]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
