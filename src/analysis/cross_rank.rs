@@ -449,11 +449,12 @@ fn cohort_of(format: &'static str, mut devs: Vec<DeviceExtract>, top_n: usize) -
     let (skew, per, groups) = collective_skew(&devs, &matched, &clocks, top_n);
     let clock = clocks_of(&devs, &clocks);
     let waited_for = waited_for(&devs, &per, &skew).map(|w| unless_clocks_unknown(w, &clock));
-    let ranks = devs
+    let ranks: Vec<RankSteps> = devs
         .iter()
         .enumerate()
         .map(|(r, d)| rank_steps(d, slowest_count[r], &per[r]))
         .collect();
+    let distribution = distribution(&ranks);
     let slowest = (!compared.is_empty())
         .then(|| slowest(&devs, &slowest_count, &reasons, compared.len() as u64));
     let steps_compared = compared.len() as u64;
@@ -475,6 +476,44 @@ fn cohort_of(format: &'static str, mut devs: Vec<DeviceExtract>, top_n: usize) -
             total: groups.len() as u64,
             groups,
         },
+        distribution,
+    }
+}
+
+/// Every rank's row as distributions (the rows themselves may be capped in the report).
+fn distribution(ranks: &[RankSteps]) -> RankDistribution {
+    let spread = |f: &dyn Fn(&RankSteps) -> f64| -> Spread5 {
+        let mut v: Vec<f64> = ranks.iter().map(f).collect();
+        if v.is_empty() {
+            return Spread5::default();
+        }
+        v.sort_by(f64::total_cmp);
+        let q = |p: f64| {
+            let pos = p * (v.len() - 1) as f64;
+            let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+            v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
+        };
+        Spread5 {
+            min: v[0],
+            p10: q(0.1),
+            p50: q(0.5),
+            p90: q(0.9),
+            max: v[v.len() - 1],
+        }
+    };
+    let mut by_rank: Vec<(i32, i64)> = ranks
+        .iter()
+        .map(|x| (x.device.rank, x.step_mean_ns.round() as i64))
+        .collect();
+    by_rank.sort_unstable();
+    RankDistribution {
+        ranks: ranks.len() as u64,
+        step_mean_ns: spread(&|x| x.step_mean_ns),
+        computing_pct: spread(&|x| x.computing_pct),
+        free_pct: spread(&|x| x.free_pct),
+        collective_wait_ns: spread(&|x| x.collective_wait_ns as f64),
+        last_to_start_collectives: spread(&|x| x.last_to_start_collectives as f64),
+        step_mean_ns_by_rank: by_rank,
     }
 }
 

@@ -59,9 +59,11 @@ pub struct AnalyzeArgs {
     /// for a PR comment).
     #[arg(long)]
     pub full: bool,
-    /// JSON (printed or `--save`d): `capped` lists the first 100 entries of each per-step list
-    /// (every total and verdict still counts them all; `detail_capped` names each list cut),
-    /// `full` lists every step.
+    /// `capped`: every format lists the 16 devices that matter when a run has more (the lowest
+    /// rank, the ranks a verdict names, the slowest, latest and idlest; the per-rank
+    /// distributions keep every rank), and JSON (printed or `--save`d) the first 100 entries of
+    /// each per-step list (every total and verdict still counts them all; `detail_capped` names
+    /// each list cut). `full` lists every device and step.
     #[arg(long, value_enum, default_value_t = Detail::Capped)]
     pub detail: Detail,
     /// Result cache folder: an unchanged file's results are read from there instead of analysing
@@ -159,11 +161,15 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         crate::cli::refuse_overwriting_inputs(save, &footprint)?;
     }
     let mut report = report_for(&paths, &opts, args.quiet)?;
-    // Tables and Markdown read every entry; only the JSON's step lists are capped.
+    if args.detail == Detail::Capped {
+        report.detail_capped = detail::cap_devices(&mut report, detail::DEFAULT_DEVICE_CAP);
+    }
+    // Tables and Markdown read every step entry; only the JSON's step lists are capped.
     let for_people = (args.format != Format::Json)
         .then(|| crate::render::render_detail(&report, args.format, args.full));
     if args.detail == Detail::Capped {
-        report.detail_capped = detail::cap(&mut report.analyses, detail::DEFAULT_STEP_CAP);
+        let steps = detail::cap(&mut report.analyses, detail::DEFAULT_STEP_CAP);
+        report.detail_capped.extend(steps);
     }
     if let Some(path) = &args.save {
         std::fs::write(path, render(&report, Format::Json))

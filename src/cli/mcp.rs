@@ -298,7 +298,11 @@ fn call_tool(name: &str, args: &Value) -> anyhow::Result<Value> {
                     phase,
                 )
             };
-            let r = pipeline::report_for(&paths, &opts, &Progress::default())?;
+            let mut r = pipeline::report_for(&paths, &opts, &Progress::default())?;
+            r.detail_capped = crate::report::detail::cap_devices(
+                &mut r,
+                crate::report::detail::DEFAULT_DEVICE_CAP,
+            );
             Ok(serde_json::to_value(&r)?)
         }
         "memory" => {

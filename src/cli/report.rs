@@ -34,7 +34,10 @@ pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
     let footprint = crate::ingest::footprint::Footprint::of(&inputs);
     crate::cli::refuse_overwriting_inputs(&a.html, &footprint)?;
     let opts = RunOpts::new(AnalyzeOpts::default(), None);
-    let report = super::analyze::report_for(&a.paths, &opts, a.quiet)?;
+    let mut report = super::analyze::report_for(&a.paths, &opts, a.quiet)?;
+    // One page for any rank count: the devices that matter, every rank in the distributions.
+    report.detail_capped =
+        crate::report::detail::cap_devices(&mut report, crate::report::detail::DEFAULT_DEVICE_CAP);
     let memory = if a.memory.is_empty() {
         None
     } else {

@@ -245,6 +245,32 @@ pub struct Cohort {
     /// The communicator groups: members, matched ops, skew and slow rank per group.
     #[serde(default)]
     pub groups: CommGroups,
+    /// Every rank's row summarized (kept whole when the rows are capped to the ranks that matter).
+    #[serde(default)]
+    pub distribution: RankDistribution,
+}
+
+/// Min, 10th, 50th, 90th percentile and max (linear interpolation, stats::quantile).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Spread5 {
+    pub min: f64,
+    pub p10: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub max: f64,
+}
+
+/// The cohort's per-rank rows as distributions, and each rank's mean step time for a heat map.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RankDistribution {
+    pub ranks: u64,
+    pub step_mean_ns: Spread5,
+    pub computing_pct: Spread5,
+    pub free_pct: Spread5,
+    pub collective_wait_ns: Spread5,
+    pub last_to_start_collectives: Spread5,
+    /// (rank, mean device step time ns), in rank order: every rank.
+    pub step_mean_ns_by_rank: Vec<(i32, i64)>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -410,6 +410,7 @@ fn cross_rank_charts(a: &Analyses) -> String {
             super::sections::count_of(cohort.steps_compared, "step"),
             esc(&cohort.step_source)
         );
+        o += &heat_map(&cohort.distribution);
         if cohort.steps_compared <= 1 {
             o += "<p class=n>One step per rank: its breakdown is the device time above.</p>";
             continue;
@@ -432,6 +433,64 @@ fn cross_rank_charts(a: &Analyses) -> String {
             );
         }
     }
+    o
+}
+
+/// Every rank's mean step time as one grid of cells (rank order, 64 per row), shaded from the
+/// fastest to the slowest rank, with the slowest and fastest ranks named: one picture for any
+/// rank count (the per-rank rows above list only the ranks that matter).
+fn heat_map(d: &crate::contract::RankDistribution) -> String {
+    let v = &d.step_mean_ns_by_rank;
+    if v.len() < 3 {
+        return String::new();
+    }
+    const COLS: usize = 64;
+    const CELL: usize = 12;
+    let lo = v.iter().map(|x| x.1).min().unwrap_or(0) as f64;
+    let hi = v.iter().map(|x| x.1).max().unwrap_or(0) as f64;
+    let rows = v.len().div_ceil(COLS);
+    let mut o = format!(
+        "<div class=chart><div class=ct>Mean device step time per rank ({} ranks; light {:.3} ms to dark {:.3} ms)</div><svg width={} height={} role=img>",
+        v.len(),
+        lo / 1e6,
+        hi / 1e6,
+        COLS * CELL,
+        rows * CELL
+    );
+    for (i, &(rank, ns)) in v.iter().enumerate() {
+        let t = if hi > lo {
+            (ns as f64 - lo) / (hi - lo)
+        } else {
+            0.0
+        };
+        let light = 92.0 - 62.0 * t;
+        o += &format!(
+            "<rect x={} y={} width={} height={} fill=\"hsl(10,70%,{light:.0}%)\"><title>rank {rank}: {:.3} ms</title></rect>",
+            (i % COLS) * CELL,
+            (i / COLS) * CELL,
+            CELL - 1,
+            CELL - 1,
+            ns as f64 / 1e6
+        );
+    }
+    o += "</svg>";
+    let mut by: Vec<&(i32, i64)> = v.iter().collect();
+    by.sort_by_key(|x| std::cmp::Reverse(x.1));
+    let names = |xs: &[&(i32, i64)]| {
+        xs.iter()
+            .map(|x| format!("rank {} ({:.3} ms)", x.0, x.1 as f64 / 1e6))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let s = &d.step_mean_ns;
+    o += &format!(
+        "<p class=n>slowest: {}; fastest: {}; p10 / p50 / p90 {:.3} / {:.3} / {:.3} ms</p></div>",
+        names(&by[..by.len().min(5)]),
+        names(&by[by.len().saturating_sub(3)..]),
+        s.p10 / 1e6,
+        s.p50 / 1e6,
+        s.p90 / 1e6
+    );
     o
 }
 

@@ -12,6 +12,7 @@ mod cache;
 mod chunking;
 mod cli;
 mod clocks;
+mod cluster_scale;
 mod collect;
 mod collect_case;
 mod collect_memory;

@@ -73,6 +73,20 @@ pub(super) fn cross_rank(r: &Report, out: &mut Vec<Section>) {
                 ))
             ));
         }
+        let d = &c.distribution;
+        if d.ranks > c.ranks.len() as u64 {
+            s.notes.push(format!(
+                "{} of {} ranks listed (the lowest, the ones a verdict names, the slowest, latest and idlest; --detail full: all); over all ranks, mean step p10 / p50 / p90 / max {} / {} / {} / {}, free p50 {:.1}%, collective wait p90 {}",
+                c.ranks.len(),
+                d.ranks,
+                human_ns(d.step_mean_ns.p10.round() as i64),
+                human_ns(d.step_mean_ns.p50.round() as i64),
+                human_ns(d.step_mean_ns.p90.round() as i64),
+                human_ns(d.step_mean_ns.max.round() as i64),
+                d.free_pct.p50,
+                human_ns(d.collective_wait_ns.p90.round() as i64),
+            ));
+        }
         if c.clock.reference_rank >= 0 && c.ranks.len() > 1 {
             s.notes.push(format!("clocks: {}", c.clock.statement));
         }
