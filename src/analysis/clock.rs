@@ -70,8 +70,9 @@ pub fn estimate(m: &Matched, files: &[&str], hosts: &[&str], order: &[usize]) ->
     let mut samples: BTreeMap<(usize, usize), Vec<i64>> = BTreeMap::new();
     for g in &m.groups {
         let mut firsts: Vec<(usize, usize)> = Vec::new(); // (domain, member position)
+        let mut seen = vec![false; domains];
         for (pos, &d) in g.members.iter().enumerate() {
-            if !firsts.iter().any(|f| f.0 == domain[d]) {
+            if !std::mem::replace(&mut seen[domain[d]], true) {
                 firsts.push((domain[d], pos));
             }
         }
