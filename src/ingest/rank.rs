@@ -52,6 +52,15 @@ pub fn rank_from_path(path: &str) -> Option<i32> {
 /// The rank of a CANN msprof capture folder `PROF_*`: `rank_id` of its
 /// `device_<n>/info.json.<n>` (-1 there means not distributed: unknown).
 pub fn prof_rank(prof: &Path) -> Option<i32> {
+    let v = prof_info(prof)?;
+    let r = v["rank_id"]
+        .as_i64()
+        .or_else(|| v["rank_id"].as_str()?.trim().parse().ok())?;
+    (r >= 0).then_some(r as i32)
+}
+
+/// The first readable `device_<n>/info.json.<n>` of a `PROF_*` folder, parsed.
+fn prof_info(prof: &Path) -> Option<serde_json::Value> {
     for dev in std::fs::read_dir(prof).ok()?.flatten() {
         let name = dev.file_name();
         let Some(n) = name.to_str().and_then(|n| n.strip_prefix("device_")) else {
@@ -61,11 +70,7 @@ pub fn prof_rank(prof: &Path) -> Option<i32> {
         let Ok(text) = super::source::read_regular(&info, 16 << 20) else {
             continue;
         };
-        let v: serde_json::Value = serde_json::from_slice(&text).ok()?;
-        let r = v["rank_id"]
-            .as_i64()
-            .or_else(|| v["rank_id"].as_str()?.trim().parse().ok())?;
-        return (r >= 0).then_some(r as i32);
+        return serde_json::from_slice(&text).ok();
     }
     None
 }
@@ -73,31 +78,20 @@ pub fn prof_rank(prof: &Path) -> Option<i32> {
 /// The host of a CANN msprof capture folder `PROF_*` from a `device_<n>/info.json.<n>`:
 /// `hostUid` when written, else `hostname` and `mac` (captures of one host share its clock).
 pub fn prof_host(prof: &Path) -> Option<String> {
-    for dev in std::fs::read_dir(prof).ok()?.flatten() {
-        let name = dev.file_name();
-        let Some(n) = name.to_str().and_then(|n| n.strip_prefix("device_")) else {
-            continue;
-        };
-        let info = dev.path().join(format!("info.json.{n}"));
-        let Ok(text) = super::source::read_regular(&info, 16 << 20) else {
-            continue;
-        };
-        let v: serde_json::Value = serde_json::from_slice(&text).ok()?;
-        let text_of = |k: &str| match &v[k] {
-            serde_json::Value::String(s) if !s.is_empty() && s != "NA" => Some(s.clone()),
-            serde_json::Value::Number(x) => Some(x.to_string()),
-            _ => None,
-        };
-        if let Some(uid) = text_of("hostUid") {
-            return Some(uid);
-        }
-        return Some(format!(
-            "{}/{}",
-            text_of("hostname")?,
-            text_of("mac").unwrap_or_default()
-        ));
+    let v = prof_info(prof)?;
+    let text_of = |k: &str| match &v[k] {
+        serde_json::Value::String(s) if !s.is_empty() && s != "NA" => Some(s.clone()),
+        serde_json::Value::Number(x) => Some(x.to_string()),
+        _ => None,
+    };
+    if let Some(uid) = text_of("hostUid") {
+        return Some(uid);
     }
-    None
+    Some(format!(
+        "{}/{}",
+        text_of("hostname")?,
+        text_of("mac").unwrap_or_default()
+    ))
 }
 
 /// The `PROF_*` folder a file lies in, if any.

@@ -22,19 +22,6 @@ fn tmp(tag: &str) -> PathBuf {
     d
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let p = e.path();
-        if p.is_dir() {
-            copy_dir(&p, &to.join(e.file_name()));
-        } else {
-            std::fs::copy(&p, to.join(e.file_name())).unwrap();
-        }
-    }
-}
-
 fn analyze(path: &Path) -> Value {
     common::profscope_json(&[
         "analyze",
@@ -81,7 +68,7 @@ fn cohort(r: &Value) -> &Value {
 fn a_rank_a_minute_off_is_corrected_and_every_cross_rank_number_stays() {
     let level1 = common::samples_dir().join("ascend-pt/text/level1");
     let dir = tmp("minute");
-    copy_dir(&level1, &dir);
+    common::copy_dir(&level1, &dir);
     let tv = dir.join("rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json");
     let text = std::fs::read_to_string(&tv).unwrap();
     let shifted = shift_ts(&text, 60_000_000);
@@ -180,7 +167,7 @@ fn a_rank_a_minute_off_is_corrected_and_every_cross_rank_number_stays() {
 fn a_warm_up_collective_on_one_rank_does_not_shift_the_pairing() {
     let legacy = common::samples_dir().join("ascend-msprof-legacy");
     let dir = tmp("warmup");
-    copy_dir(&legacy, &dir);
+    common::copy_dir(&legacy, &dir);
     let first = dir
         .join("PROF_000001_20230818142704567_GQFAMHBKGODKJMLA/device_1/timeline/msprof_1_0_1.json");
     let text = std::fs::read_to_string(&first).unwrap();

@@ -106,6 +106,20 @@ pub fn generated(tag: &str, ranks: u32, target_bytes: u64, seed: u64, kineto: bo
     )
 }
 
+/// A copy of the folder `from` at `to`, written afresh (the samples are read-only: a copy made
+/// with their permissions could not be edited by a test running as a normal user).
+pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        if src.is_dir() {
+            copy_dir(&src, &dst);
+        } else {
+            std::fs::write(&dst, std::fs::read(&src).unwrap()).unwrap();
+        }
+    }
+}
+
 /// A generated root with any options (e.g. `export: Export::Db`).
 pub fn generated_with(tag: &str, opts: profscope::synth::SynthOpts) -> Generated {
     let dir = std::env::temp_dir().join(format!("profscope-{tag}-{}", std::process::id()));

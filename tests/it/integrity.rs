@@ -19,23 +19,11 @@ fn tmp(tag: &str) -> PathBuf {
 }
 
 /// A writable copy of the real folder `from` at `to`.
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let (src, dst) = (e.path(), to.join(e.file_name()));
-        if src.is_dir() {
-            copy_tree(&src, &dst);
-        } else {
-            std::fs::write(&dst, std::fs::read(&src).unwrap()).unwrap();
-        }
-    }
-}
-
 /// A copy of the real text/level1 root under a fresh temp folder: (folder, root).
 fn text_root(tag: &str) -> (PathBuf, PathBuf) {
     let base = tmp(tag);
     let root = base.join("level1");
-    copy_tree(&common::samples_dir().join("ascend-pt/text/level1"), &root);
+    common::copy_dir(&common::samples_dir().join("ascend-pt/text/level1"), &root);
     (base, root)
 }
 
@@ -219,7 +207,7 @@ fn a_fifo_named_like_a_trace_is_reported_not_skipped_silently() {
 fn a_damaged_db_gives_way_to_a_complete_export_of_the_same_capture() {
     let base = tmp("fallback");
     let rank = base.join("rank0_ascend_pt");
-    copy_tree(
+    common::copy_dir(
         &common::samples_dir().join("ascend-pt/text/level1/rank0_ascend_pt"),
         &rank,
     );

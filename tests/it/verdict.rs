@@ -394,26 +394,13 @@ fn a_capture_trace_gets_no_bound_verdict() {
     let _ = std::fs::remove_dir_all(&dir2);
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let p = e.path();
-        if p.is_dir() {
-            copy_dir(&p, &to.join(e.file_name()));
-        } else {
-            std::fs::copy(&p, to.join(e.file_name())).unwrap();
-        }
-    }
-}
-
 #[test]
 fn a_csv_only_export_is_read_fully_and_a_cut_one_is_withheld() {
     let dir = tmp("csv-only");
     let level1 = common::samples_dir().join("ascend-pt/text/level1");
     for r in 0..2 {
         let to = dir.join(format!("rank{r}_ascend_pt"));
-        copy_dir(&level1.join(format!("rank{r}_ascend_pt")), &to);
+        common::copy_dir(&level1.join(format!("rank{r}_ascend_pt")), &to);
         std::fs::remove_file(to.join("ASCEND_PROFILER_OUTPUT/trace_view.json")).unwrap();
     }
     // Whole: steps from kernel_details.csv `Step Id` (every row says 50), audited against
@@ -495,7 +482,7 @@ fn identical_ranks_name_no_rank() {
     let src = common::samples_dir().join("ascend-pt/text/level1/rank0_ascend_pt");
     for r in 0..4 {
         let to = dir.join(format!("rank{r}_ascend_pt"));
-        copy_dir(&src, &to);
+        common::copy_dir(&src, &to);
         if r > 0 {
             std::fs::rename(
                 to.join("profiler_info_0.json"),
