@@ -61,6 +61,9 @@ pub struct DeviceExtract {
     /// The host the file was captured on (db HOST_INFO uid), empty when unknown: ranks of one
     /// host share a clock.
     pub host: String,
+    /// (HCCL group name, what it is for: tp / dp / pp ...) from `parallel_group_info`.
+    #[serde(default)]
+    pub group_kinds: Vec<(String, String)>,
 }
 
 /// The cross-rank extract of every device of `t`.
@@ -317,7 +320,8 @@ fn one(
         names,
         groups,
         collectives,
-        host: host_of(t, d.file),
+        host: meta_of(t, d.file, "host.uid"),
+        group_kinds: group_kinds(&meta_of(t, d.file, "parallel_group_info")),
     }
 }
 
@@ -330,11 +334,22 @@ fn group_name(thread: &str) -> &str {
         .unwrap_or("")
 }
 
-/// The file's host uid (db HOST_INFO), empty when the input does not say.
-fn host_of(t: &Tables, f: FileId) -> String {
-    let key =
-        (0..t.meta.len()).find(|&i| t.meta.file[i] == f && t.str(t.meta.key[i]) == "host.uid");
-    key.map_or_else(String::new, |i| t.str(t.meta.value[i]).to_string())
+/// A meta value of the file (`host.uid`: db HOST_INFO, msprof info.json), empty when absent.
+fn meta_of(t: &Tables, f: FileId, key: &str) -> String {
+    let at = (0..t.meta.len()).find(|&i| t.meta.file[i] == f && t.str(t.meta.key[i]) == key);
+    at.map_or_else(String::new, |i| t.str(t.meta.value[i]).to_string())
+}
+
+/// torch_npu's `parallel_group_info` (profiler_metadata.json, the db's META_DATA): each HCCL
+/// group name with what it is for (`group_name`: tp, dp, pp, ...), as msprof-analyze reads it
+/// (`json_extract(value, '$.group_name')` keyed by the group name).
+fn group_kinds(json: &str) -> Vec<(String, String)> {
+    let Ok(serde_json::Value::Object(m)) = serde_json::from_str::<serde_json::Value>(json) else {
+        return Vec::new();
+    };
+    m.iter()
+        .filter_map(|(group, v)| Some((group.clone(), v["group_name"].as_str()?.to_string())))
+        .collect()
 }
 
 /// `events` grouped by the step `step_of` gives each (None: left out), in their order within a
@@ -1045,9 +1060,16 @@ fn comm_group(
             *skews.iter().max().expect("non-empty"),
         )
     };
+    let kind = g
+        .members
+        .iter()
+        .flat_map(|&d| &devs[d].group_kinds)
+        .find(|(name, _)| *name == g.name)
+        .map(|(_, kind)| kind.clone())
+        .unwrap_or_default();
     CommGroup {
         name: g.name.clone(),
-        kind: String::new(),
+        kind,
         ranks: g.members.iter().map(|&d| devs[d].device.rank).collect(),
         matched: g.instances.len() as u64,
         unmatched: g.unmatched.iter().sum(),

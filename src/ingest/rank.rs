@@ -94,6 +94,20 @@ pub fn prof_host(prof: &Path) -> Option<String> {
     ))
 }
 
+/// `parallel_group_info` of the `profiler_metadata.json` beside a torch_npu text export's
+/// `ASCEND_PROFILER_OUTPUT/` (the db carries it in META_DATA), as JSON text.
+pub fn parallel_group_info(path: &str) -> Option<String> {
+    let out = Path::new(path).parent()?;
+    if out.file_name()? != "ASCEND_PROFILER_OUTPUT" {
+        return None;
+    }
+    let meta = out.parent()?.join("profiler_metadata.json");
+    let text = super::source::read_regular(&meta, 16 << 20).ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&text).ok()?;
+    let g = v.get("parallel_group_info")?;
+    Some(g.to_string())
+}
+
 /// The `PROF_*` folder a file lies in, if any.
 pub fn prof_folder(path: &str) -> Option<&Path> {
     Path::new(path).ancestors().find(|d| {

@@ -213,3 +213,51 @@ fn a_warm_up_collective_on_one_rank_does_not_shift_the_pairing() {
     assert_eq!(after[..], before[1..]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// torch_npu's `parallel_group_info` names what a group is for: the real db/level1 root with a
+/// META_DATA row added (msprof-analyze's layout: the HCCL group name -> {group_name, group_rank,
+/// global_ranks}), and the text/level1 root with a profiler_metadata.json carrying it.
+#[test]
+fn parallel_group_info_names_the_group_kind() {
+    let db1 = common::samples_dir().join("ascend-pt/db/level1");
+    let dir = tmp("groups-db");
+    common::copy_dir(&db1, &dir);
+    let group = "90.91.105.46%enp189s0f0_60000_0_1736410538306028";
+    for r in 0..2 {
+        let db = dir.join(format!(
+            "rank{r}_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_{r}.db"
+        ));
+        let c = rusqlite::Connection::open(&db).unwrap();
+        let info = format!(
+            r#"{{"{group}": {{"group_name": "dp", "group_rank": {r}, "global_ranks": [0, 1]}}}}"#
+        );
+        c.execute(
+            "INSERT INTO META_DATA (name, value) VALUES ('parallel_group_info', ?1)",
+            [info],
+        )
+        .unwrap();
+    }
+    let r = analyze(&dir);
+    let g = &cohort(&r)["groups"]["groups"][0];
+    assert_eq!(g["name"], group);
+    assert_eq!(g["kind"], "dp");
+    assert_eq!(g["ranks"], serde_json::json!([0, 1]));
+    // Without the row the kind is not guessed.
+    let plain = analyze(&db1);
+    assert_eq!(cohort(&plain)["groups"]["groups"][0]["kind"], "");
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    let text1 = common::samples_dir().join("ascend-pt/text/level1");
+    let dir = tmp("groups-text");
+    common::copy_dir(&text1, &dir);
+    for r in 0..2 {
+        std::fs::write(
+            dir.join(format!("rank{r}_ascend_pt/profiler_metadata.json")),
+            r#"{"ENV_VARIABLES": {}, "parallel_group_info": {"0": {"group_name": "tp", "group_rank": 0, "global_ranks": [0, 1]}}}"#,
+        )
+        .unwrap();
+    }
+    let r = analyze(&dir);
+    assert_eq!(cohort(&r)["groups"]["groups"][0]["kind"], "tp");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

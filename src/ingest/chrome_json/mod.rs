@@ -151,6 +151,9 @@ pub fn ingest_bytes(
     if let Some(host) = super::rank::prof_folder(path).and_then(super::rank::prof_host) {
         builder.add_meta(file, "host.uid", &host);
     }
+    if let Some(groups) = super::rank::parallel_group_info(path) {
+        builder.add_meta(file, "parallel_group_info", &groups);
+    }
     let first = match head {
         Head::Events { first } => first,
         other => {

@@ -188,10 +188,10 @@ fn groups(c: &Cohort) -> Option<Section> {
             None => x.unmatched.to_string(),
         };
         s.rows.push(vec![
-            if x.name.is_empty() {
-                "(unnamed)".into()
-            } else {
-                x.name.clone()
+            match (x.name.is_empty(), x.kind.is_empty()) {
+                (true, _) => "(unnamed)".into(),
+                (false, true) => x.name.clone(),
+                (false, false) => format!("{} ({})", x.name, x.kind),
             },
             ranks,
             x.matched.to_string(),
