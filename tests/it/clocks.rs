@@ -261,3 +261,63 @@ fn parallel_group_info_names_the_group_kind() {
     assert_eq!(cohort(&r)["groups"]["groups"][0]["kind"], "tp");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The same on the db export: every time column of rank 1's db (the columns ending in Ns, and
+/// MEMORY_RECORD / OP_MEMORY times; `sqlite3 .schema` of the real file) moved by +60 s in a copy.
+/// Rank 1 ends its 4 collectives 15.476, 14.275, 9.615, 14.756 µs after rank 0 (COMMUNICATION_OP,
+/// sqlite3), median 14.516 µs: the estimate is 60 s plus that.
+#[test]
+fn a_db_rank_a_minute_off_is_corrected() {
+    let db1 = common::samples_dir().join("ascend-pt/db/level1");
+    let dir = tmp("minute-db");
+    common::copy_dir(&db1, &dir);
+    let db = dir.join("rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_1.db");
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let columns: &[(&str, &[&str])] = &[
+        ("SESSION_TIME_INFO", &["startTimeNs", "endTimeNs"]),
+        ("NPU_MEM", &["timestampNs"]),
+        ("CANN_API", &["startNs", "endNs"]),
+        ("TASK", &["startNs", "endNs"]),
+        ("NPU_OP_MEM", &["timestampNs"]),
+        ("NPU_MODULE_MEM", &["timestampNs"]),
+        ("HBM", &["timestampNs"]),
+        ("LLC", &["timestampNs"]),
+        ("SOC_BANDWIDTH_LEVEL", &["timestampNs"]),
+        ("ACC_PMU", &["timestampNs"]),
+        ("AICORE_FREQ", &["timestampNs"]),
+        ("COMMUNICATION_OP", &["startNs", "endNs"]),
+        ("STEP_TIME", &["startNs", "endNs"]),
+        ("PYTORCH_API", &["startNs", "endNs"]),
+        ("MEMORY_RECORD", &["timestamp"]),
+        (
+            "OP_MEMORY",
+            &["allocationTime", "releaseTime", "activeReleaseTime"],
+        ),
+    ];
+    for (table, cols) in columns {
+        for col in *cols {
+            c.execute(
+                &format!("UPDATE {table} SET {col} = {col} + 60000000000 WHERE {col} > 0"),
+                [],
+            )
+            .unwrap();
+        }
+    }
+    drop(c);
+    let base = analyze(&db1);
+    let moved = analyze(&dir);
+    let (b, m) = (cohort(&base), cohort(&moved));
+    assert_eq!(b["clock"]["ranks"][0]["estimate_ns"], 14_516);
+    let mc = &m["clock"]["ranks"][0];
+    assert_eq!(mc["status"], "corrected");
+    assert_eq!(mc["applied_ns"], 60_000_014_516i64);
+    assert_eq!(moved["analyses"]["ranks"]["disjoint"], Value::Array(vec![]));
+    assert_eq!(m["waited_for"]["statement"], b["waited_for"]["statement"]);
+    assert_eq!(m["slowest"]["statement"], b["slowest"]["statement"]);
+    for r in 0..2 {
+        for k in ["step_mean_ns", "computing_ns", "collective_wait_ns"] {
+            assert_eq!(m["ranks"][r][k], b["ranks"][r][k], "rank {r} {k}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
