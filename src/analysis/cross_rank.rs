@@ -336,8 +336,8 @@ fn group_name(thread: &str) -> &str {
 
 /// A meta value of the file (`host.uid`: db HOST_INFO, msprof info.json), empty when absent.
 fn meta_of(t: &Tables, f: FileId, key: &str) -> String {
-    let at = (0..t.meta.len()).find(|&i| t.meta.file[i] == f && t.str(t.meta.key[i]) == key);
-    at.map_or_else(String::new, |i| t.str(t.meta.value[i]).to_string())
+    let value = t.strings.lookup(key).and_then(|k| t.meta.get(f, k));
+    value.map_or_else(String::new, |v| t.str(v).to_string())
 }
 
 /// torch_npu's `parallel_group_info` (profiler_metadata.json, the db's META_DATA): each HCCL
@@ -503,11 +503,7 @@ fn distribution(ranks: &[RankSteps]) -> RankDistribution {
             return Spread5::default();
         }
         v.sort_by(f64::total_cmp);
-        let q = |p: f64| {
-            let pos = p * (v.len() - 1) as f64;
-            let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
-            v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
-        };
+        let q = |p: f64| super::stats::quantile_f64(&v, p);
         Spread5 {
             min: v[0],
             p10: q(0.1),

@@ -14,6 +14,13 @@ pub fn quantile(sorted: &[i64], q: f64) -> f64 {
     sorted[lo] as f64 + (sorted[hi] - sorted[lo]) as f64 * (pos - lo as f64)
 }
 
+/// [`quantile`] of sorted f64 values (shares, means), the same rule.
+pub fn quantile_f64(sorted: &[f64], q: f64) -> f64 {
+    let pos = q * (sorted.len() - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+}
+
 /// The median of `v` by [`quantile`]; 0 when empty.
 pub fn median(mut v: Vec<i64>) -> f64 {
     if v.is_empty() {

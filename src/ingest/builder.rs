@@ -240,7 +240,14 @@ impl TablesBuilder {
         id
     }
 
-    /// Updates header fields learnt after the events (Kineto keys after `traceEvents`).
+    /// Whether `file` has a meta row of `key`.
+    pub fn has_meta(&self, file: FileId, key: &str) -> bool {
+        self.t
+            .strings
+            .lookup(key)
+            .is_some_and(|k| self.t.meta.get(file, k).is_some())
+    }
+
     /// One key / value row of run metadata for `file` (the meta table).
     pub fn add_meta(&mut self, file: FileId, key: &str, value: &str) {
         let (k, v) = (self.t.strings.intern(key), self.t.strings.intern(value));
@@ -250,6 +257,7 @@ impl TablesBuilder {
         m.value.push(v);
     }
 
+    /// Updates header fields learnt after the events (Kineto keys after `traceEvents`).
     pub fn update_file(&mut self, file: FileId, meta: &FileMeta) {
         let before = self.parts.as_ref().map_or(0, |p| p.bytes_before);
         let f = &mut self.t.files;

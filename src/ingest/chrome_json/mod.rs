@@ -148,10 +148,15 @@ pub fn ingest_bytes(
 ) -> Result<(), IngestError> {
     let head = layout::read_head(b, meta).map_err(|e| layout_error(path, 0, e))?;
     let file = builder.add_file(path, meta.clone());
-    if let Some(host) = super::rank::prof_folder(path).and_then(super::rank::prof_host) {
+    // Once per capture: the later pieces of a capture read in parts share its file row.
+    if !builder.has_meta(file, "host.uid")
+        && let Some(host) = super::rank::prof_folder(path).and_then(super::rank::prof_host)
+    {
         builder.add_meta(file, "host.uid", &host);
     }
-    if let Some(groups) = super::rank::parallel_group_info(path) {
+    if !builder.has_meta(file, "parallel_group_info")
+        && let Some(groups) = super::rank::parallel_group_info(path)
+    {
         builder.add_meta(file, "parallel_group_info", &groups);
     }
     let first = match head {
