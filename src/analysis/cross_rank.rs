@@ -294,16 +294,12 @@ fn one(
                 names.len() as u32 - 1
             });
             let th = t.events.thread[i as usize];
-            let g = *group_index.entry(th).or_insert_with(|| {
-                let group = group_name(t.str(t.threads.name[th.idx()]));
-                match groups.iter().position(|x| x == group) {
-                    Some(p) => p as u32,
-                    None => {
-                        groups.push(group.to_string());
-                        groups.len() as u32 - 1
-                    }
-                }
-            });
+            let g = match kineto_group(t, i as usize) {
+                Some(group) => group_id(&mut groups, t.str(group)),
+                None => *group_index.entry(th).or_insert_with(|| {
+                    group_id(&mut groups, group_name(t.str(t.threads.name[th.idx()])))
+                }),
+            };
             let (s, e) = iv(t, i);
             (k, g, s, e)
         })
@@ -323,6 +319,26 @@ fn one(
         host: meta_of(t, d.file, "host.uid"),
         group_kinds: group_kinds(&meta_of(t, d.file, "parallel_group_info")),
     }
+}
+
+/// Index of `group` in `groups`, added when new.
+fn group_id(groups: &mut Vec<String>, group: &str) -> u32 {
+    match groups.iter().position(|x| x == group) {
+        Some(p) => p as u32,
+        None => {
+            groups.push(group.to_string());
+            groups.len() as u32 - 1
+        }
+    }
+}
+
+/// A Kineto NCCL kernel's communicator group (its `Process Group Name` arg, in the comm_tasks
+/// row); None for ops without one (HCCL ops name theirs by thread).
+fn kineto_group(t: &Tables, i: usize) -> Option<crate::model::StrId> {
+    let row = t.events.comm_task[i];
+    (row != crate::model::events::NO_ROW)
+        .then(|| t.comm_tasks.group[row as usize])
+        .filter(|&g| g != crate::model::StrId::EMPTY)
 }
 
 /// The communicator group of an HCCL op from its thread name (`Group <name> Communication`);

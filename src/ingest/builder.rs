@@ -31,6 +31,9 @@ pub struct FileMeta {
     pub world_size: Option<i32>,
     pub base_time_ns: i64,
     pub display_time_unit: String,
+    /// Kineto `distributedInfo.pg_config` as `parallel_group_info` (each `pg_name` with its
+    /// `pg_desc` as `group_name`); empty when absent.
+    pub process_groups: String,
 }
 
 #[derive(Default)]

@@ -189,7 +189,7 @@ pub const TABLES: &[TableSchema] = &[
             (
                 "comm_task",
                 "u32",
-                "Row of comm_tasks (db COMMUNICATION_TASK_INFO, HCCL plane events); u32::MAX none."
+                "Row of comm_tasks (db COMMUNICATION_TASK_INFO, HCCL plane events, Kineto events with `Process Group Name`); u32::MAX none."
             ),
         ],
     },
@@ -231,17 +231,17 @@ pub const TABLES: &[TableSchema] = &[
     },
     TableSchema {
         name: "comm_tasks",
-        doc: "Per-task communication details (db COMMUNICATION_TASK_INFO; trace_view.json `Plane <n>` events' args `transport type`, `link type`, `src rank`, ...), reached from events.comm_task.",
+        doc: "Per-task communication details (db COMMUNICATION_TASK_INFO; trace_view.json `Plane <n>` events' args `transport type`, `link type`, `src rank`, ...), reached from events.comm_task. Kineto NCCL kernels (and record_param_comms ops) carrying `Process Group Name` have a row too: op_name and group set, transport / link empty, plane -1.",
         columns: cols![
             (
                 "op_name",
                 "str",
-                "The collective op of the task (hcom_allReduce__210_0_1); empty from trace_view.json (the op is the Group thread's event whose window holds the task)."
+                "The collective op of the task (hcom_allReduce__210_0_1); Kineto `Collective name` (allreduce); empty from trace_view.json (the op is the Group thread's event whose window holds the task)."
             ),
             (
                 "group",
                 "str",
-                "Communication group name; empty from trace_view.json."
+                "Communication group name; Kineto `Process Group Name`; empty from trace_view.json."
             ),
             (
                 "plane",
@@ -324,7 +324,7 @@ pub const TABLES: &[TableSchema] = &[
     },
     TableSchema {
         name: "meta",
-        doc: "Run metadata, key/value per file: META_DATA (SCHEMA_VERSION, ENV_VARIABLES, profiler_metadata keys), npu_info.<id>, session.start_ns/end_ns, host.uid/name (db HOST_INFO; legacy msprof info.json hostUid, else hostname/mac, as host.uid), rank_device_map.<rank>, parallel_group_info (db META_DATA; a text export's profiler_metadata.json).",
+        doc: "Run metadata, key/value per file: META_DATA (SCHEMA_VERSION, ENV_VARIABLES, profiler_metadata keys), npu_info.<id>, session.start_ns/end_ns, host.uid/name (db HOST_INFO; legacy msprof info.json hostUid, else hostname/mac, as host.uid), rank_device_map.<rank>, parallel_group_info (db META_DATA; a text export's profiler_metadata.json; a Kineto header's distributedInfo.pg_config as {pg_name: {group_name: pg_desc}}).",
         columns: cols![
             ("file", "FileId", "Row of files."),
             ("key", "str", "Key."),

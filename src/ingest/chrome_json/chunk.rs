@@ -154,6 +154,10 @@ pub struct CommRecord {
     pub size_bytes: i64,
     pub bandwidth_bytes_per_s: f64,
     pub notify_id: i64,
+    /// Kineto NCCL kernels: `Process Group Name` and `Collective name` (chunk-local string ids,
+    /// 0 when absent); HCCL plane tasks name neither.
+    pub group: u32,
+    pub op_name: u32,
 }
 
 /// Fields of one event, reused across events (no allocation per event).
@@ -192,6 +196,8 @@ struct Raw {
     size_bytes: i64,
     bandwidth_gb_s: f64,
     notify_id: i64,
+    process_group: RawStr,
+    collective: RawStr,
     nums: [(RawStr, (usize, u32)); 16],
     n_nums: usize,
     nums_overflow: bool,
@@ -232,6 +238,8 @@ impl Raw {
         self.size_bytes = -1;
         self.bandwidth_gb_s = f64::NAN;
         self.notify_id = -1;
+        self.process_group = RawStr::default();
+        self.collective = RawStr::default();
         self.n_nums = 0;
         self.nums_overflow = false;
     }
@@ -629,6 +637,8 @@ fn parse_args(
             Arg::SizeBytes => raw.size_bytes = int_value(lx)?,
             Arg::BandwidthGbS => raw.bandwidth_gb_s = float_value(lx)?,
             Arg::NotifyId => raw.notify_id = notify_value(lx)?,
+            Arg::ProcessGroupName => raw.process_group = string_value(lx)?,
+            Arg::CollectiveName => raw.collective = string_value(lx)?,
             Arg::Other => match lx.peek()? {
                 b'"' | b'{' | b'[' | b't' | b'f' | b'n' => lx.skip_value()?,
                 _ => {
@@ -730,7 +740,7 @@ fn emit_span<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw, pid: IdKey, tid
     out.ev_conn.push(raw.conn);
     out.ev_corr.push(raw.corr);
     out.ev_graph.push(raw.graph);
-    if raw.transport.len > 0 {
+    if raw.transport.len > 0 || raw.process_group.len > 0 {
         let event = (out.ev_ts.len() - 1) as u32;
         emit_comm(out, b, raw, event);
     }
@@ -745,11 +755,14 @@ fn emit_span<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw, pid: IdKey, tid
     Ok(())
 }
 
-/// The HCCL plane task details of event `event` (`args` with `transport type`).
+/// The HCCL plane task details of event `event` (`args` with `transport type`), or a Kineto
+/// NCCL kernel's communicator group and collective (`args` with `Process Group Name`).
 fn emit_comm<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw, event: u32) {
     let transport = out.strings.intern(b, raw.transport);
     let link = out.strings.intern(b, raw.link);
     let data_type = out.strings.intern(b, raw.data_type);
+    let group = out.strings.intern(b, raw.process_group);
+    let op_name = out.strings.intern(b, raw.collective);
     out.comm.push(CommRecord {
         event,
         transport,
@@ -760,6 +773,8 @@ fn emit_comm<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw, event: u32) {
         size_bytes: raw.size_bytes,
         bandwidth_bytes_per_s: raw.bandwidth_gb_s * 1e9,
         notify_id: raw.notify_id,
+        group,
+        op_name,
     });
 }
 

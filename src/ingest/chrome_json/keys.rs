@@ -72,6 +72,8 @@ pub const DST_RANK: u64 = tag(b"dst rank");
 pub const SIZE_BYTE: u64 = tag(b"size(Byte)");
 pub const BANDWIDTH_GB_S: u64 = tag(b"bandwidth(GB/s)");
 pub const NOTIFY_ID: u64 = tag(b"notify_id");
+pub const PROCESS_GROUP_NAME: u64 = tag(b"Process Group Name");
+pub const COLLECTIVE_NAME: u64 = tag(b"Collective name");
 
 /// What a member of an event object is to the scanner.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -136,6 +138,10 @@ pub enum Arg {
     SizeBytes,
     BandwidthGbS,
     NotifyId,
+    /// Kineto NCCL kernels and record_param_comms: the communicator group (`Process Group Name`).
+    ProcessGroupName,
+    /// Kineto NCCL kernels: `Collective name` (`allreduce`, `allgather`, ...).
+    CollectiveName,
 }
 
 /// The `args` member a key names.
@@ -167,6 +173,8 @@ pub fn arg(k: &[u8]) -> Arg {
         SIZE_BYTE if is(k, b"size(Byte)") => Arg::SizeBytes,
         BANDWIDTH_GB_S if is(k, b"bandwidth(GB/s)") => Arg::BandwidthGbS,
         NOTIFY_ID if is(k, b"notify_id") => Arg::NotifyId,
+        PROCESS_GROUP_NAME if k == b"Process Group Name" => Arg::ProcessGroupName,
+        COLLECTIVE_NAME if is(k, b"Collective name") => Arg::CollectiveName,
         _ => Arg::Other,
     }
 }

@@ -147,6 +147,28 @@ pub fn read_tail(b: &[u8], after_array: usize, meta: &mut FileMeta) -> Result<bo
     }
 }
 
+/// `distributedInfo.pg_config` (`[{pg_name, pg_desc, ...}]`) in torch_npu's
+/// `parallel_group_info` shape (`{name: {"group_name": desc}}`), so one reader names every
+/// format's groups; empty when there is none.
+fn process_groups(info: &serde_json::Value) -> String {
+    let Some(list) = info.get("pg_config").and_then(|c| c.as_array()) else {
+        return String::new();
+    };
+    let map: serde_json::Map<String, serde_json::Value> = list
+        .iter()
+        .filter_map(|g| {
+            let name = g.get("pg_name")?.as_str()?;
+            let desc = g.get("pg_desc")?.as_str()?;
+            Some((name.to_string(), serde_json::json!({ "group_name": desc })))
+        })
+        .collect();
+    if map.is_empty() {
+        String::new()
+    } else {
+        serde_json::Value::Object(map).to_string()
+    }
+}
+
 fn header_member(key: &[u8], value: &[u8], meta: &mut FileMeta) {
     match key {
         b"distributedInfo" => {
@@ -158,6 +180,7 @@ fn header_member(key: &[u8], value: &[u8], meta: &mut FileMeta) {
                     .get("world_size")
                     .and_then(|r| r.as_i64())
                     .map(|r| r as i32);
+                meta.process_groups = process_groups(&v);
             }
         }
         b"displayTimeUnit" => {

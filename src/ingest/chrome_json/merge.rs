@@ -212,13 +212,13 @@ fn keep_events(out: &mut ChunkOut<'_>, keep: &[bool]) {
     retain(&mut out.ev_graph, keep);
 }
 
-/// HCCL plane task details, linked from their events (the chunk's events start at row `base`).
+/// HCCL plane task details and Kineto NCCL kernels' groups, linked from their events (the chunk's events start at row `base`).
 fn append_comm_tasks(b: &mut TablesBuilder, out: &ChunkOut<'_>, ids: &Ids, base: usize) {
     for c in &out.comm {
         let ct = &mut b.t.comm_tasks;
         let row = ct.len() as u32;
-        ct.op_name.push(StrId::EMPTY);
-        ct.group.push(StrId::EMPTY);
+        ct.op_name.push(ids.str(c.op_name));
+        ct.group.push(ids.str(c.group));
         ct.plane.push(-1);
         ct.src_rank.push(c.src_rank);
         ct.dst_rank.push(c.dst_rank);

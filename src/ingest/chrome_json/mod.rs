@@ -159,6 +159,7 @@ pub fn ingest_bytes(
     {
         builder.add_meta(file, "parallel_group_info", &groups);
     }
+    kineto_groups(builder, file, meta);
     let first = match head {
         Head::Events { first } => first,
         other => {
@@ -202,6 +203,14 @@ fn report_no_events(path: &str, head: Head, builder: &mut TablesBuilder) {
     }
 }
 
+/// A Kineto header's process groups as the file's `parallel_group_info` (once; torch_npu's own,
+/// when the folder has one, comes first).
+fn kineto_groups(builder: &mut TablesBuilder, file: FileId, meta: &FileMeta) {
+    if !meta.process_groups.is_empty() && !builder.has_meta(file, "parallel_group_info") {
+        builder.add_meta(file, "parallel_group_info", &meta.process_groups);
+    }
+}
+
 /// Reports how the event array ended; `base` is the absolute offset of `b[0]` (streams).
 fn finish(
     path: &str,
@@ -222,6 +231,7 @@ fn finish(
                 });
             }
             builder.update_file(file, meta);
+            kineto_groups(builder, file, meta);
             Ok(())
         }
         ChunkEnd::Truncated(offset) => {

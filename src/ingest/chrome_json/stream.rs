@@ -214,6 +214,7 @@ fn parse_feed(
         _ => buf.len(),
     };
     let file = builder.add_file(path, meta.clone());
+    super::kineto_groups(builder, file, meta);
     let mut st = MergeState::new(first, estimate, scan);
     let mut base = 0usize;
     // Bytes wanted beyond `expected` before parsing. It doubles whenever a parse could not finish
