@@ -2,6 +2,7 @@
 //! I/O here. One module per analysis, named as the domain names it; [`intervals`] is the shared
 //! interval algebra and [`devices`] the per-device view every timeline analysis starts from.
 
+pub mod advisor;
 pub mod batch_audit;
 pub mod bubbles;
 pub mod clock;

@@ -3,6 +3,7 @@
 //! their methods), plus the few constants the report's text quotes. Renderers import from here,
 //! never from `analysis/`; every type is re-exported at this module's root.
 
+pub mod advisor;
 pub mod batch_audit;
 pub mod bubbles;
 pub mod clock;
@@ -28,6 +29,7 @@ pub mod top_events;
 pub mod vendor_agreement;
 pub mod weights;
 
+pub use advisor::*;
 pub use batch_audit::*;
 pub use bubbles::*;
 pub use clock::*;

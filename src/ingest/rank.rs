@@ -94,18 +94,27 @@ pub fn prof_host(prof: &Path) -> Option<String> {
     ))
 }
 
-/// `parallel_group_info` of the `profiler_metadata.json` beside a torch_npu text export's
-/// `ASCEND_PROFILER_OUTPUT/` (the db carries it in META_DATA), as JSON text.
-pub fn parallel_group_info(path: &str) -> Option<String> {
-    let out = Path::new(path).parent()?;
-    if out.file_name()? != "ASCEND_PROFILER_OUTPUT" {
-        return None;
-    }
-    let meta = out.parent()?.join("profiler_metadata.json");
-    let text = super::source::read_regular(&meta, 16 << 20).ok()?;
-    let v: serde_json::Value = serde_json::from_slice(&text).ok()?;
-    let g = v.get("parallel_group_info")?;
-    Some(g.to_string())
+/// The keys of the `profiler_metadata.json` beside a torch_npu text export's
+/// `ASCEND_PROFILER_OUTPUT/` that become meta rows (the db carries them in META_DATA), each as
+/// JSON text: `parallel_group_info` (communicator groups), `ENV_VARIABLES` (the environment
+/// torch_npu recorded, read by the advisor).
+pub fn profiler_metadata(path: &str) -> Vec<(&'static str, String)> {
+    let read = || -> Option<serde_json::Value> {
+        let out = Path::new(path).parent()?;
+        if out.file_name()? != "ASCEND_PROFILER_OUTPUT" {
+            return None;
+        }
+        let meta = out.parent()?.join("profiler_metadata.json");
+        let text = super::source::read_regular(&meta, 16 << 20).ok()?;
+        serde_json::from_slice(&text).ok()
+    };
+    let Some(v) = read() else {
+        return Vec::new();
+    };
+    ["parallel_group_info", "ENV_VARIABLES"]
+        .into_iter()
+        .filter_map(|k| Some((k, v.get(k)?.to_string())))
+        .collect()
 }
 
 /// The `PROF_*` folder a file lies in, if any.

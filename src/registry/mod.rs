@@ -16,9 +16,9 @@ pub use run::{finish, run_all, run_part};
 
 use crate::analysis::devices::Device;
 use crate::analysis::{
-    batch_audit, bubbles, communication, communication_ops, communication_ops_vendor, composition,
-    cross_rank, device_time, dispatch, graph_mode, kernel_types, mtp, op_types, phases, ranks,
-    step_sync, top_events,
+    advisor, batch_audit, bubbles, communication, communication_ops, communication_ops_vendor,
+    composition, cross_rank, device_time, dispatch, graph_mode, kernel_types, mtp, op_types,
+    phases, ranks, step_sync, top_events,
 };
 use crate::model::Tables;
 
@@ -209,6 +209,27 @@ pub const REGISTRY: &[Analysis] = &[
             p.analyses.cross_rank = cross_rank::combine(std::mem::take(&mut p.extracts), o.top_n)
         }),
         start_order: 2,
+    },
+    Analysis {
+        name: "advisor",
+        help: "ranked findings: what to change, the time at stake, the evidence (docs/advisor.md)",
+        run: |t, d, _, p| p.advice = advisor::file_findings(t, d),
+        merge: |a, b| append(&mut a.advice, &mut b.advice),
+        // After every other finish (the registry's order): it reads bubbles, cross_rank and
+        // graph_mode.
+        finish: Some(|p, _| {
+            let a = &p.analyses;
+            let advisor = advisor::finish(
+                std::mem::take(&mut p.advice),
+                &advisor::RunInputs {
+                    bubbles: &a.bubbles,
+                    cross_rank: &a.cross_rank,
+                    graph_mode: &a.graph_mode,
+                },
+            );
+            p.analyses.advisor = advisor;
+        }),
+        start_order: 1,
     },
 ];
 

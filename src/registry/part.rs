@@ -4,6 +4,7 @@
 //! so neither imports the other's types.
 
 use crate::analysis::{
+    advisor::Keyed,
     batch_audit::BatchAudit,
     bubbles::{BubbleOpts, DeviceBubbles},
     communication::Communication,
@@ -84,6 +85,7 @@ pub struct Analyses {
     /// Per step and rank: computing / exposed communication / free, slowest rank and why,
     /// collective start skew.
     pub cross_rank: CrossRank,
+    pub advisor: crate::contract::Advisor,
 }
 
 /// The results of one set of tables (one file, or all files at once) and what the run-level
@@ -95,4 +97,6 @@ pub struct Part {
     pub extracts: Vec<DeviceExtract>,
     /// Per-file decode audits, merged into one verdict over the run.
     pub audits: Vec<BatchAudit>,
+    /// The advisor's per-file findings, merged by its finish.
+    pub advice: Vec<Keyed>,
 }

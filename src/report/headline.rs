@@ -51,6 +51,7 @@ pub fn build(
     if !withheld {
         out.extend(top_bubble_cause(a));
         out.extend(graph_mode(a));
+        out.extend(top_advice(a));
     }
     out.push(a.vendor_agreement.verdict.clone());
     out.extend(capture_read(other_captures));
@@ -202,6 +203,20 @@ fn graph_mode(a: &Analyses) -> Option<String> {
 
 /// Which capture was read when a folder held several of the same ranks: `other` holds (root
 /// left out, root read instead), sorted; the first few roots are named.
+/// The advisor's top finding with time at stake (docs/advisor.md), when it has one.
+fn top_advice(a: &Analyses) -> Option<String> {
+    let f = a.advisor.findings.first()?;
+    (f.time_at_stake_ns > 0).then(|| {
+        format!(
+            "top advice: {}, {} at stake ({}); {} finding(s) in the Advisor section",
+            f.rule,
+            ms(f.time_at_stake_ns),
+            f.severity,
+            a.advisor.findings.len()
+        )
+    })
+}
+
 fn capture_read(other: &[(String, String)]) -> Option<String> {
     let (_, instead) = other.first()?;
     let roots: Vec<&str> = other

@@ -5,6 +5,7 @@
 
 mod common;
 
+mod advisor;
 mod analyses;
 mod ascend_db;
 mod begin_end;

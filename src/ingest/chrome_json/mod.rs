@@ -154,10 +154,10 @@ pub fn ingest_bytes(
     {
         builder.add_meta(file, "host.uid", &host);
     }
-    if !builder.has_meta(file, "parallel_group_info")
-        && let Some(groups) = super::rank::parallel_group_info(path)
-    {
-        builder.add_meta(file, "parallel_group_info", &groups);
+    for (key, value) in super::rank::profiler_metadata(path) {
+        if !builder.has_meta(file, key) {
+            builder.add_meta(file, key, &value);
+        }
     }
     kineto_groups(builder, file, meta);
     let first = match head {

@@ -5,6 +5,7 @@ use crate::report::Report;
 
 pub use super::section::{Section, rel, sec};
 
+mod advisor;
 mod audits;
 mod bubbles;
 mod communication;
@@ -64,6 +65,7 @@ pub fn build(r: &Report) -> Vec<Section> {
     // The answer first (the headline is printed above the sections), the inventory of what was
     // read (files, categories, streams) last.
     out.push(super::verdict::section(r));
+    advisor::advisor(r, &mut out);
     ranks::ranks(r, &mut out);
     cross_rank::cross_rank(r, &mut out);
     timeline(r, &mut out);

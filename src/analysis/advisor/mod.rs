@@ -1,0 +1,164 @@
+//! The advisor: rules that turn the capture and the other analyses into ranked findings, each
+//! with the time fixing it could save (docs/advisor.md). A rule is one module with one `RULE`
+//! constant, listed once in [`FILE_RULES`] (reads one file's tables) or [`RUN_RULES`] (reads the
+//! run's finished analyses). Findings of a rule from several files are merged by key (the same
+//! environment variable on every rank is one finding), keeping the largest time at stake.
+
+mod affinity_api;
+mod aicpu;
+mod byte_alignment;
+mod env_vars;
+mod graph_gaps;
+mod host_dispatch;
+mod slow_rank;
+
+use super::devices::Device;
+use crate::contract::{Advisor, CrossRank, DeviceBubbles, Finding, GraphMode};
+use crate::model::Tables;
+
+/// A rule over one file's tables: findings with their merge keys.
+pub struct FileRule {
+    pub name: &'static str,
+    pub run: fn(&Tables, &[Device]) -> Vec<Keyed>,
+}
+
+/// A rule over the run's finished analyses.
+pub struct RunRule {
+    pub name: &'static str,
+    pub run: fn(&RunInputs<'_>) -> Vec<Finding>,
+}
+
+/// What run-level rules read.
+pub struct RunInputs<'a> {
+    pub bubbles: &'a [DeviceBubbles],
+    pub cross_rank: &'a CrossRank,
+    pub graph_mode: &'a GraphMode,
+}
+
+/// A per-file finding and the key it merges under across files.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Keyed {
+    pub key: String,
+    pub finding: Finding,
+}
+
+pub const FILE_RULES: &[FileRule] = &[
+    env_vars::RULE,
+    byte_alignment::RULE,
+    aicpu::RULE,
+    affinity_api::RULE,
+];
+
+pub const RUN_RULES: &[RunRule] = &[host_dispatch::RULE, slow_rank::RULE, graph_gaps::RULE];
+
+/// Evidence lines kept per finding.
+const EVIDENCE_CAP: usize = 10;
+
+/// Every file rule over one file's tables.
+pub fn file_findings(t: &Tables, devices: &[Device]) -> Vec<Keyed> {
+    FILE_RULES
+        .iter()
+        .flat_map(|r| (r.run)(t, devices))
+        .collect()
+}
+
+/// Merges the files' findings, runs the run rules, sets severities and ranks the findings.
+pub fn finish(per_file: Vec<Keyed>, inputs: &RunInputs<'_>) -> Advisor {
+    let window_ns = inputs
+        .bubbles
+        .iter()
+        .map(|b| b.window_ns)
+        .max()
+        .unwrap_or(0);
+    let mut merged: Vec<Keyed> = Vec::new();
+    for k in per_file {
+        match merged.iter_mut().find(|m| m.key == k.key) {
+            Some(m) => merge(&mut m.finding, k.finding),
+            None => merged.push(k),
+        }
+    }
+    let mut findings: Vec<Finding> = merged.into_iter().map(|k| k.finding).collect();
+    findings.extend(RUN_RULES.iter().flat_map(|r| (r.run)(inputs)));
+    for f in &mut findings {
+        f.severity = severity(f.time_at_stake_ns, window_ns).to_string();
+        f.evidence.truncate(EVIDENCE_CAP);
+    }
+    findings.sort_by(|a, b| {
+        b.time_at_stake_ns
+            .cmp(&a.time_at_stake_ns)
+            .then_with(|| a.rule.cmp(&b.rule))
+            .then_with(|| a.statement.cmp(&b.statement))
+    });
+    Advisor {
+        findings,
+        rules: FILE_RULES
+            .iter()
+            .map(|r| r.name)
+            .chain(RUN_RULES.iter().map(|r| r.name))
+            .map(str::to_string)
+            .collect(),
+        window_ns,
+    }
+}
+
+/// The same finding on another file: its evidence added, the larger time at stake kept (ranks
+/// run in parallel, so savings do not add up across them).
+fn merge(into: &mut Finding, other: Finding) {
+    if other.time_at_stake_ns > into.time_at_stake_ns {
+        into.time_at_stake_ns = other.time_at_stake_ns;
+        into.estimate = other.estimate;
+        into.statement = other.statement;
+    }
+    for e in other.evidence {
+        if !into.evidence.contains(&e) {
+            into.evidence.push(e);
+        }
+    }
+}
+
+/// `high` ≥ 5% of the window, `medium` ≥ 1%, `low` above 0, `info` when 0.
+pub fn severity(time_at_stake_ns: i64, window_ns: i64) -> &'static str {
+    if time_at_stake_ns <= 0 {
+        "info"
+    } else if window_ns > 0 && time_at_stake_ns * 20 >= window_ns {
+        "high"
+    } else if window_ns > 0 && time_at_stake_ns * 100 >= window_ns {
+        "medium"
+    } else {
+        "low"
+    }
+}
+
+/// A finding with its severity left for [`finish`].
+pub fn finding(rule: &str, source: &str) -> Finding {
+    Finding {
+        rule: rule.to_string(),
+        severity: String::new(),
+        time_at_stake_ns: 0,
+        estimate: String::new(),
+        statement: String::new(),
+        evidence: Vec::new(),
+        recommendation: String::new(),
+        source: source.to_string(),
+    }
+}
+
+/// `rank N (file)` for evidence lines.
+pub fn where_file(t: &Tables, file: crate::model::FileId) -> String {
+    let f = &t.files;
+    format!("rank {} ({})", f.rank[file.idx()], f.path[file.idx()])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn severity_thresholds() {
+        assert_eq!(severity(0, 100), "info");
+        assert_eq!(severity(5, 100), "high");
+        assert_eq!(severity(4, 100), "medium");
+        assert_eq!(severity(1, 100), "medium");
+        assert_eq!(severity(1, 1000), "low");
+    }
+}
