@@ -163,7 +163,8 @@ pub fn run(a: DiffArgs) -> anyhow::Result<ExitCode> {
         &new_metrics,
         &thresholds,
     )?
-    .with_verdicts(&sides);
+    .with_verdicts(&sides)
+    .with_findings(&sides);
     crate::cli::write_stdout(&crate::render::diff::render(&d, a.format))?;
     Ok(match d.gate {
         diff::Gate::CannotTell => {

@@ -335,7 +335,8 @@ fn call_tool(name: &str, args: &Value) -> anyhow::Result<Value> {
                 &crate::report::diff::metrics(&new)?,
                 &th,
             )?
-            .with_verdicts(&[(b, &base), (n, &new)]);
+            .with_verdicts(&[(b, &base), (n, &new)])
+            .with_findings(&[(b, &base), (n, &new)]);
             Ok(serde_json::to_value(&d)?)
         }
         "list_ranks" => {

@@ -8,6 +8,9 @@ use serde::{Deserialize, Serialize};
 pub struct Finding {
     /// The rule's name (`byte_alignment`, `host_dispatch`, ...; docs/advisor.md).
     pub rule: String,
+    /// What the finding is about within its rule (the variable, the optimizer, the rank; empty
+    /// when the rule has one finding per run): `diff` matches findings by (rule, subject).
+    pub subject: String,
     /// `high` (time at stake ≥ 5% of the longest device window), `medium` (≥ 1%), `low`
     /// (> 0), `info` (cannot be estimated from the capture).
     pub severity: String,

@@ -125,6 +125,19 @@ fn section(d: &Diff) -> Section {
             d.unmatched_thresholds.join(", ")
         ));
     }
+    for (what, list) in [
+        ("advisor findings that appeared", &d.findings.appeared),
+        ("advisor findings that went away", &d.findings.gone),
+    ] {
+        if !list.is_empty() {
+            let names: Vec<String> = list
+                .iter()
+                .map(|f| format!("{}: {}", f.rule, f.statement))
+                .collect();
+            s.notes
+                .push(format!("{what} ({}): {}", list.len(), names.join("; ")));
+        }
+    }
     s.notes.push(
         "pct metrics change in percentage points (pt); the % in brackets is relative to base; definitions in --format json".into(),
     );

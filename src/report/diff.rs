@@ -545,10 +545,66 @@ pub struct Diff {
     /// Each side's verdict status when it is not `confident` (a qualified side is said in the
     /// summary; a withheld one makes the gate `cannot_tell`).
     pub verdicts: Vec<SideVerdict>,
+    /// Advisor findings (rule, subject) in the new run and not the base (`appeared`), and in
+    /// the base and not the new run (`gone`); docs/advisor.md.
+    pub findings: FindingsChange,
     pub failed: bool,
 }
 
+/// Advisor findings that appeared or went away between the base and the new run.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct FindingsChange {
+    pub appeared: Vec<FindingRef>,
+    pub gone: Vec<FindingRef>,
+}
+
+/// One finding as `diff` names it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct FindingRef {
+    pub rule: String,
+    pub subject: String,
+    pub statement: String,
+    pub time_at_stake_ns: i64,
+}
+
 impl Diff {
+    /// Compares the advisor findings of the last base side (the latest earlier run) and the
+    /// last side (the new run), by (rule, subject). Reports without an advisor (older schemas) compare as no findings.
+    pub fn with_findings(mut self, sides: &[(&str, &serde_json::Value)]) -> Diff {
+        let refs = |v: &serde_json::Value| -> Vec<FindingRef> {
+            v["analyses"]["advisor"]["findings"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .map(|f| FindingRef {
+                            rule: f["rule"].as_str().unwrap_or_default().to_string(),
+                            subject: f["subject"].as_str().unwrap_or_default().to_string(),
+                            statement: f["statement"].as_str().unwrap_or_default().to_string(),
+                            time_at_stake_ns: f["time_at_stake_ns"].as_i64().unwrap_or(0),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let (Some(base), Some(new)) = (sides.len().checked_sub(2).map(|i| &sides[i]), sides.last())
+        else {
+            return self;
+        };
+        let (b, n) = (refs(base.1), refs(new.1));
+        let key = |f: &FindingRef| (f.rule.clone(), f.subject.clone());
+        let missing_from = |from: &[FindingRef], other: &[FindingRef]| -> Vec<FindingRef> {
+            from.iter()
+                .filter(|f| !other.iter().any(|o| key(o) == key(f)))
+                .cloned()
+                .collect()
+        };
+        self.findings = FindingsChange {
+            appeared: missing_from(&n, &b),
+            gone: missing_from(&b, &n),
+        };
+        self
+    }
+
     /// Applies the sides' verdicts (run label, report JSON): a withheld side never passes
     /// (`cannot_tell`), a qualified one is named in the summary.
     pub fn with_verdicts(mut self, sides: &[(&str, &serde_json::Value)]) -> Diff {
@@ -784,6 +840,7 @@ pub fn diff(
             .map(|(t, _)| t.text.clone())
             .collect(),
         verdicts: Vec::new(),
+        findings: FindingsChange::default(),
         failed,
     })
 }

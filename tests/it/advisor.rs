@@ -133,3 +133,47 @@ fn findings_include_msprof_analyze_advisor_s_on_the_text_root() {
         assert!(!f["evidence"].as_array().unwrap().is_empty(), "{f}");
     }
 }
+
+/// `diff` names the findings that appeared and went away, by (rule, subject): from the
+/// generated demo (one finding: graph_replay_gaps) to the real db/level1 root (host_dispatch,
+/// byte_alignment, affinity_api and 3 environment variables, as the test above lists).
+#[test]
+fn diff_reports_findings_that_appeared_and_went_away() {
+    let demo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo");
+    let db = common::samples_dir().join("ascend-pt/db/level1");
+    let out = common::profscope_command()
+        .args(["diff", "--quiet", "--format", "json"])
+        .arg(&demo)
+        .arg(&db)
+        .output()
+        .unwrap();
+    let d: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names = |k: &str| -> Vec<String> {
+        d["findings"][k]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                format!(
+                    "{}/{}",
+                    f["rule"].as_str().unwrap(),
+                    f["subject"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    assert_eq!(names("gone"), ["graph_replay_gaps/"]);
+    let mut appeared = names("appeared");
+    appeared.sort();
+    assert_eq!(
+        appeared,
+        [
+            "affinity_api/Optimizer.step#SGD.step",
+            "byte_alignment/",
+            "environment_variables/ACLNN_CACHE_LIMIT",
+            "environment_variables/HOST_CACHE_CAPACITY",
+            "environment_variables/PYTORCH_NPU_ALLOC_CONF",
+            "host_dispatch/",
+        ]
+    );
+}

@@ -52,6 +52,7 @@ fn run(t: &Tables, _: &[Device]) -> Vec<Keyed> {
                 "affinity_api",
                 "msprof-analyze advisor: rules/timeline_fusion_ops.yaml (Optimizer, add)",
             );
+            f.subject = format!("Optimizer.step#{step}");
             f.statement = format!(
                 "the optimizer runs as Optimizer.step#{step} ({n} call(s), {:.3} µs on the host): {fused} fuses it",
                 ns as f64 / 1e3

@@ -89,6 +89,7 @@ fn run(t: &Tables, _: &[Device]) -> Vec<Keyed> {
                 continue;
             }
             let mut f = finding("environment_variables", SOURCE);
+            f.subject = var.to_string();
             f.statement = if value.is_empty() {
                 format!("{var} is not set")
             } else {

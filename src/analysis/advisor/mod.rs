@@ -133,6 +133,7 @@ pub fn severity(time_at_stake_ns: i64, window_ns: i64) -> &'static str {
 pub fn finding(rule: &str, source: &str) -> Finding {
     Finding {
         rule: rule.to_string(),
+        subject: String::new(),
         severity: String::new(),
         time_at_stake_ns: 0,
         estimate: String::new(),

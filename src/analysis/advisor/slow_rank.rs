@@ -25,6 +25,7 @@ fn run(inputs: &RunInputs<'_>) -> Vec<Finding> {
         if let Some(w) = c.waited_for.as_ref().filter(|w| w.stands_out) {
             let mut f = finding("slow_rank", SOURCE);
             f.time_at_stake_ns = (w.others_median_wait_ns - w.wait_ns as f64).max(0.0) as i64;
+            f.subject = format!("rank {} waited for", w.rank);
             f.statement = w.statement.clone();
             f.estimate = format!(
                 "the other ranks' median collective wait ({:.3} ms) minus rank {}'s own ({:.3} ms)",
@@ -50,6 +51,7 @@ fn run(inputs: &RunInputs<'_>) -> Vec<Finding> {
         if let Some(s) = c.slowest.as_ref().filter(|s| s.stands_out) {
             let mut f = finding("slow_rank", SOURCE);
             f.time_at_stake_ns = (s.mean_excess_ns * s.steps as f64).max(0.0) as i64;
+            f.subject = format!("rank {} slowest", s.rank);
             f.statement = s.statement.clone();
             f.estimate = format!(
                 "rank {}'s mean excess over the other ranks' median step ({:.3} µs) times the {} steps it was slowest in",
