@@ -16,7 +16,10 @@ use crate::common;
 use serde_json::Value;
 
 fn advisor(root: &str) -> Value {
-    let path = common::samples_dir().join(root);
+    advisor_of(&common::samples_dir().join(root))
+}
+
+fn advisor_of(path: &std::path::Path) -> Value {
     let r = common::profscope_json(&[
         "analyze",
         "--quiet",
@@ -135,7 +138,7 @@ fn findings_include_msprof_analyze_advisor_s_on_the_text_root() {
 }
 
 /// `diff` names the findings that appeared and went away, by (rule, subject): from the
-/// generated demo (one finding: graph_replay_gaps) to the real db/level1 root (host_dispatch,
+/// generated demo (graph_replay_gaps and the step-context wait) to the real db/level1 root (host_dispatch,
 /// byte_alignment, affinity_api and 3 environment variables, as the test above lists).
 #[test]
 fn diff_reports_findings_that_appeared_and_went_away() {
@@ -162,7 +165,15 @@ fn diff_reports_findings_that_appeared_and_went_away() {
             })
             .collect()
     };
-    assert_eq!(names("gone"), ["graph_replay_gaps/"]);
+    let mut gone = names("gone");
+    gone.sort();
+    assert_eq!(
+        gone,
+        [
+            "graph_replay_gaps/",
+            "wait_pressure/update_step_context_sync"
+        ]
+    );
     let mut appeared = names("appeared");
     appeared.sort();
     assert_eq!(
@@ -176,4 +187,34 @@ fn diff_reports_findings_that_appeared_and_went_away() {
             "host_dispatch/",
         ]
     );
+}
+
+/// On the generated demo the top finding is the NOTIFY_WAIT before each replay: its time at
+/// stake is the generator's own bookkeeping of that idle (fixtures/demo/ground_truth.json
+/// `bubbles.update_step_context_sync`: 2,814,155 ns on rank 0, 3,081,280 ns in 19 gaps on rank
+/// 1; the larger one, since ranks run in parallel).
+#[test]
+fn the_demo_s_top_finding_is_the_step_context_wait_from_its_ground_truth() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo");
+    let truth: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("ground_truth.json")).unwrap())
+            .unwrap();
+    let expected = truth["ranks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            r["bubbles"]["update_step_context_sync"]["dur_ns"]
+                .as_i64()
+                .unwrap()
+        })
+        .max()
+        .unwrap();
+    assert_eq!(expected, 3_081_280);
+    let a = advisor_of(&root);
+    let top = &a["findings"][0];
+    assert_eq!(top["rule"], "wait_pressure");
+    assert_eq!(top["subject"], "update_step_context_sync");
+    assert_eq!(top["time_at_stake_ns"], expected);
+    assert_eq!(top["severity"], "high");
 }

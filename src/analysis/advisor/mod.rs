@@ -11,6 +11,7 @@ mod env_vars;
 mod graph_gaps;
 mod host_dispatch;
 mod slow_rank;
+mod wait_pressure;
 
 use super::devices::Device;
 use crate::contract::{Advisor, CrossRank, DeviceBubbles, Finding, GraphMode};
@@ -49,7 +50,12 @@ pub const FILE_RULES: &[FileRule] = &[
     affinity_api::RULE,
 ];
 
-pub const RUN_RULES: &[RunRule] = &[host_dispatch::RULE, slow_rank::RULE, graph_gaps::RULE];
+pub const RUN_RULES: &[RunRule] = &[
+    host_dispatch::RULE,
+    wait_pressure::RULE,
+    slow_rank::RULE,
+    graph_gaps::RULE,
+];
 
 /// Evidence lines kept per finding.
 const EVIDENCE_CAP: usize = 10;
