@@ -19,18 +19,9 @@ pub const RULE: RunRule = RunRule {
 const MIN_PCT: f64 = 5.0;
 
 fn run(inputs: &RunInputs<'_>) -> Vec<Finding> {
-    let worst = inputs
-        .bubbles
-        .iter()
-        .filter_map(|b| Some((b, b.by_cause.get("host_dispatch")?)))
-        .max_by_key(|(_, c)| c.total_ns);
-    let Some((b, c)) = worst else {
+    let Some((b, c, pct)) = super::worst_by_cause(inputs.bubbles, "host_dispatch", MIN_PCT) else {
         return Vec::new();
     };
-    let pct = crate::units::percent(c.total_ns, b.window_ns);
-    if pct < MIN_PCT {
-        return Vec::new();
-    }
     let mut f = finding(
         "host_dispatch",
         "profscope: bubbles analysis, cause host_dispatch (docs/analyses/bubbles.md)",
@@ -44,26 +35,11 @@ fn run(inputs: &RunInputs<'_>) -> Vec<Finding> {
         b.device.rank
     );
     f.estimate = "the host_dispatch idle of the rank with the most of it: gaps whose next task's launch began after the gap did".into();
-    f.evidence.push(format!(
-        "rank {} ({}, {}): window {} .. {} ns",
-        b.device.rank, b.device.file, b.device.process, b.window_start_ns, b.window_end_ns
-    ));
-    for g in b
-        .largest
-        .iter()
-        .filter(|g| g.cause == crate::contract::Cause::HostDispatch)
-        .take(3)
-    {
-        f.evidence.push(format!(
-            "gap {} .. {} ns ({:.3} µs){}",
-            g.start_ns,
-            g.end_ns,
-            g.dur_ns as f64 / 1e3,
-            g.launch_op
-                .as_ref()
-                .map_or_else(String::new, |op| format!(", launched by {op}"))
-        ));
-    }
+    f.evidence = super::idle_evidence(b, "host_dispatch", |g| {
+        g.launch_op
+            .as_ref()
+            .map_or_else(String::new, |op| format!(", launched by {op}"))
+    });
     f.recommendation = if b.device.process.contains("Ascend") {
         "take launches off the critical path: run the step as a captured graph (vLLM-Ascend: ACL graph mode, not enforce_eager; torch_npu.npu.NPUGraph; training: torchair), export TASK_QUEUE_ENABLE=2, bind the host threads to cores (CPU_AFFINITY_CONF=1), export ACLNN_CACHE_LIMIT=100000; then capture again and compare with profscope diff"
     } else {

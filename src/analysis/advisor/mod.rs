@@ -150,6 +150,49 @@ pub fn finding(rule: &str, source: &str) -> Finding {
     }
 }
 
+/// The rank with the most idle of `cause`, with that cause's total, when it holds at least
+/// `min_pct` of the rank's window (the idle rules' common test).
+pub fn worst_by_cause<'a>(
+    bubbles: &'a [DeviceBubbles],
+    cause: &str,
+    min_pct: f64,
+) -> Option<(&'a DeviceBubbles, &'a crate::contract::CauseTotal, f64)> {
+    let (b, c) = bubbles
+        .iter()
+        .filter_map(|b| Some((b, b.by_cause.get(cause)?)))
+        .max_by_key(|(_, c)| c.total_ns)?;
+    let pct = crate::units::percent(c.total_ns, b.window_ns);
+    (pct >= min_pct).then_some((b, c, pct))
+}
+
+/// Evidence of an idle finding: the rank's device and window, then its 3 largest gaps of
+/// `cause`, each with what `detail` says about it.
+pub fn idle_evidence(
+    b: &DeviceBubbles,
+    cause: &str,
+    detail: impl Fn(&crate::contract::Gap) -> String,
+) -> Vec<String> {
+    let mut out = vec![format!(
+        "rank {} ({}, {}): window {} .. {} ns",
+        b.device.rank, b.device.file, b.device.process, b.window_start_ns, b.window_end_ns
+    )];
+    for g in b
+        .largest
+        .iter()
+        .filter(|g| g.cause.as_str() == cause)
+        .take(3)
+    {
+        out.push(format!(
+            "gap {} .. {} ns ({:.3} µs){}",
+            g.start_ns,
+            g.end_ns,
+            g.dur_ns as f64 / 1e3,
+            detail(g)
+        ));
+    }
+    out
+}
+
 /// `rank N (file)` for evidence lines.
 pub fn where_file(t: &Tables, file: crate::model::FileId) -> String {
     let f = &t.files;

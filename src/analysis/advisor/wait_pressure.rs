@@ -39,16 +39,9 @@ const CAUSES: &[(&str, &str, &str)] = &[
 fn run(inputs: &RunInputs<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
     for &(cause, what, advice) in CAUSES {
-        let worst = inputs
-            .bubbles
-            .iter()
-            .filter_map(|b| Some((b, b.by_cause.get(cause)?)))
-            .max_by_key(|(_, c)| c.total_ns);
-        let Some((b, c)) = worst else { continue };
-        let pct = crate::units::percent(c.total_ns, b.window_ns);
-        if pct < MIN_PCT {
+        let Some((b, c, pct)) = super::worst_by_cause(inputs.bubbles, cause, MIN_PCT) else {
             continue;
-        }
+        };
         let mut f = finding(
             "wait_pressure",
             "profscope: bubbles analysis causes (docs/analyses/bubbles.md)",
@@ -63,26 +56,11 @@ fn run(inputs: &RunInputs<'_>) -> Vec<Finding> {
             c.total_ns as f64 / 1e6
         );
         f.estimate = format!("the {cause} idle of the rank with the most of it");
-        f.evidence.push(format!(
-            "rank {} ({}, {}): window {} .. {} ns",
-            b.device.rank, b.device.file, b.device.process, b.window_start_ns, b.window_end_ns
-        ));
-        for g in b
-            .largest
-            .iter()
-            .filter(|g| g.cause.as_str() == cause)
-            .take(3)
-        {
-            f.evidence.push(format!(
-                "gap {} .. {} ns ({:.3} µs){}",
-                g.start_ns,
-                g.end_ns,
-                g.dur_ns as f64 / 1e3,
-                g.evidence
-                    .as_ref()
-                    .map_or_else(String::new, |e| format!(", waiting in {}", e.name))
-            ));
-        }
+        f.evidence = super::idle_evidence(b, cause, |g| {
+            g.evidence
+                .as_ref()
+                .map_or_else(String::new, |e| format!(", waiting in {}", e.name))
+        });
         f.recommendation = advice.to_string();
         out.push(f);
     }
