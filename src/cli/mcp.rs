@@ -50,7 +50,7 @@ fn tools() -> Value {
     let read_only = |title: &str| json!({"title": title, "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false});
     let mut list = vec![
         json!({"name": "analyze",
-         "description": format!("Analyse Ascend / PyTorch profiles: the headline (window, compute / communication / free shares and the verdict, slowest rank and why, top bubble cause, vendor agreement), then per analysis: device time, bubbles and their causes, dispatch, collective ops, kernels, ranks, cross-rank steps. The JSON report contract (docs/json-output.md). Without `only` the result is a brief of about {ANALYZE_BRIEF_BYTES} bytes: ask for a section with `only` (a few analyses) or raise `max_bytes`."),
+         "description": format!("Analyse Ascend / PyTorch profiles: the headline (window, compute / communication / free shares and the verdict, slowest rank and why, top bubble cause, top advice, vendor agreement), then per analysis: device time, bubbles and their causes, dispatch, collective ops, kernels, ranks, cross-rank steps, advisor findings (`only: [\"advisor\", \"bubbles\", \"cross_rank\", \"graph_mode\"]`: what to change, ranked by time at stake). The JSON report contract (docs/json-output.md). Without `only` the result is a brief of about {ANALYZE_BRIEF_BYTES} bytes: ask for a section with `only` (a few analyses) or raise `max_bytes`."),
          "annotations": read_only("Analyse profiles"),
          "inputSchema": {"type": "object", "properties": {
              "paths": profiles,
