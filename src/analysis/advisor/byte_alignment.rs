@@ -34,6 +34,22 @@ fn run(t: &Tables, devices: &[Device]) -> Vec<Keyed> {
     let (Some(sdma), on_chip) = (t.strings.lookup("SDMA"), t.strings.lookup("ON_CHIP")) else {
         return Vec::new();
     };
+    // The checked plane tasks, found in one pass over the events (not one per device).
+    let c = &t.comm_tasks;
+    let tasks: Vec<usize> = (0..t.events.len())
+        .filter(|&i| {
+            let row = t.events.comm_task[i];
+            if row == NO_ROW {
+                return false;
+            }
+            let r = row as usize;
+            let name = t.str(t.events.name[i]);
+            c.transport[r] == sdma
+                && Some(c.link[r]) != on_chip
+                && c.size_bytes[r] > BASE
+                && (name.starts_with("Memcpy") || name.starts_with("Reduce"))
+        })
+        .collect();
     let mut out = Vec::new();
     for d in devices.iter().filter(|d| !d.comm_ops.is_empty()) {
         let mut ops: Vec<(i64, u32)> = d
@@ -43,21 +59,8 @@ fn run(t: &Tables, devices: &[Device]) -> Vec<Keyed> {
             .collect();
         ops.sort_unstable();
         let mut sums = vec![OpSum::default(); ops.len()];
-        for i in 0..t.events.len() {
-            let row = t.events.comm_task[i];
-            if row == NO_ROW || t.event_file(i) != d.file {
-                continue;
-            }
-            let c = &t.comm_tasks;
-            let (r, size) = (row as usize, t.comm_tasks.size_bytes[row as usize]);
-            let name = t.str(t.events.name[i]);
-            if c.transport[r] != sdma
-                || Some(c.link[r]) == on_chip
-                || size <= BASE
-                || !(name.starts_with("Memcpy") || name.starts_with("Reduce"))
-            {
-                continue;
-            }
+        for &i in tasks.iter().filter(|&&i| t.event_file(i) == d.file) {
+            let size = c.size_bytes[t.events.comm_task[i] as usize];
             let ts = t.events.ts_ns[i];
             let k = ops.partition_point(|&(s, _)| s <= ts);
             if k == 0 {
