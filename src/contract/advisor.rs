@@ -38,4 +38,19 @@ pub struct Advisor {
     pub rules: Vec<String>,
     /// The longest device window of the run, ns: the denominator of `severity`.
     pub window_ns: i64,
+    /// Rules that ran but could not check some files, and why (what the capture lacks): a rule
+    /// listed here found nothing on those files because it could not look, not because all is
+    /// well.
+    #[serde(default)]
+    pub not_checked: Vec<NotChecked>,
+}
+
+/// A rule that could not check some files.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct NotChecked {
+    pub rule: String,
+    /// What the files lack (and what to capture instead).
+    pub reason: String,
+    /// The files (rank and path), the first 10.
+    pub files: Vec<String>,
 }

@@ -264,6 +264,34 @@ pub const TABLES: &[TableSchema] = &[
         ],
     },
     TableSchema {
+        name: "op_metrics",
+        doc: "Per-task operator metrics of device compute tasks, for the advisor's operator rules (docs/advisor.md): db COMPUTE_TASK_INFO.opState and TASK_PMU_INFO (joined by globalTaskId, duration from TASK); kernel_details.csv / op_summary_*.csv `OP State` and pipe-ratio columns, also read beside a text export's trace_view.json. Rows only where the source has an op state or a pipe ratio; self-contained (no event link).",
+        columns: cols![
+            ("file", "FileId", "Row of files."),
+            (
+                "name / op_type / task_type",
+                "str",
+                "Kernel name, operator type, core (AI_CORE, AI_VECTOR_CORE, MIX_AIV)."
+            ),
+            ("dur_ns", "i64 ns", "Task duration."),
+            (
+                "op_state",
+                "str",
+                "`static` / `dynamic` as written; empty when the source has none."
+            ),
+            (
+                "input_shapes / input_dtypes / output_shapes",
+                "str",
+                "As written."
+            ),
+            (
+                "ratios",
+                "[f32; 9]",
+                "aic_mac, aic_scalar, aic_mte1, aic_mte2, aic_fixpipe, aiv_vec, aiv_scalar, aiv_mte2, aiv_mte3 `_ratio`: each pipe's busy fraction of the core's time; NaN not written."
+            ),
+        ],
+    },
+    TableSchema {
         name: "steps",
         doc: "Steps as the profiler recorded them (db STEP_TIME: host span of ProfilerStep#N; a CSV-only text export: kernel_details.csv Step Id, the span of that step's device rows).",
         columns: cols![

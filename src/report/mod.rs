@@ -16,7 +16,7 @@ use crate::analysis::summary::Summary;
 use crate::diag::{Diagnostic, Diagnostics};
 use serde::Serialize;
 
-pub const SCHEMA_VERSION: &str = "0.12.0";
+pub const SCHEMA_VERSION: &str = "0.13.0";
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {

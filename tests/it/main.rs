@@ -6,6 +6,7 @@
 mod common;
 
 mod advisor;
+mod advisor_operators;
 mod analyses;
 mod ascend_db;
 mod begin_end;

@@ -7,14 +7,18 @@
 mod affinity_api;
 mod aicpu;
 mod byte_alignment;
+mod dynamic_shape;
 mod env_vars;
 mod graph_gaps;
 mod host_dispatch;
+mod op_rows;
+mod operator_bound;
 mod slow_rank;
+mod vector_ops;
 mod wait_pressure;
 
 use super::devices::Device;
-use crate::contract::{Advisor, CrossRank, DeviceBubbles, Finding, GraphMode};
+use crate::contract::{Advisor, CrossRank, DeviceBubbles, Finding, GraphMode, NotChecked};
 use crate::model::Tables;
 
 /// A rule over one file's tables: findings with their merge keys.
@@ -48,6 +52,9 @@ pub const FILE_RULES: &[FileRule] = &[
     byte_alignment::RULE,
     aicpu::RULE,
     affinity_api::RULE,
+    dynamic_shape::RULE,
+    operator_bound::RULE,
+    vector_ops::RULE,
 ];
 
 pub const RUN_RULES: &[RunRule] = &[
@@ -76,6 +83,9 @@ pub fn finish(per_file: Vec<Keyed>, inputs: &RunInputs<'_>) -> Advisor {
         .map(|b| b.window_ns)
         .max()
         .unwrap_or(0);
+    let (unchecked, per_file): (Vec<Keyed>, Vec<Keyed>) = per_file
+        .into_iter()
+        .partition(|k| k.key.starts_with(NOT_CHECKED));
     let mut merged: Vec<Keyed> = Vec::new();
     for k in per_file {
         match merged.iter_mut().find(|m| m.key == k.key) {
@@ -104,7 +114,45 @@ pub fn finish(per_file: Vec<Keyed>, inputs: &RunInputs<'_>) -> Advisor {
             .map(str::to_string)
             .collect(),
         window_ns,
+        not_checked: not_checked_list(unchecked),
     }
+}
+
+/// The key prefix of a [`not_checked`] entry among a file's findings.
+const NOT_CHECKED: &str = "not_checked:";
+
+/// Says that `rule` could not check the file `where_` (a [`where_file`] label) and why.
+pub fn not_checked(rule: &str, reason: &str, where_: String) -> Keyed {
+    let mut f = finding(rule, "");
+    f.statement = reason.to_string();
+    f.evidence.push(where_);
+    Keyed {
+        key: format!("{NOT_CHECKED}{rule}:{reason}"),
+        finding: f,
+    }
+}
+
+/// The files' not-checked entries grouped by rule and reason, in rule order.
+fn not_checked_list(unchecked: Vec<Keyed>) -> Vec<NotChecked> {
+    let mut out: Vec<NotChecked> = Vec::new();
+    for k in unchecked {
+        let f = k.finding;
+        match out
+            .iter_mut()
+            .find(|n| n.rule == f.rule && n.reason == f.statement)
+        {
+            Some(n) => n.files.extend(f.evidence),
+            None => out.push(NotChecked {
+                rule: f.rule,
+                reason: f.statement,
+                files: f.evidence,
+            }),
+        }
+    }
+    for n in &mut out {
+        n.files.truncate(EVIDENCE_CAP);
+    }
+    out
 }
 
 /// The same finding on another file: its evidence added, the larger time at stake kept (ranks

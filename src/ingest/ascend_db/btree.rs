@@ -55,7 +55,13 @@ pub enum Col {
     Field(usize),
     /// A column the table lacks (older CANN): always -1.
     Null,
+    /// The n-th column as a number in millionths (value × 10^6, rounded: REAL PMU values);
+    /// [`NO_NUMBER`] when NULL or not a number.
+    Millionths(usize),
 }
+
+/// A [`Col::Millionths`] cell that holds no number.
+pub const NO_NUMBER: i64 = i64::MIN;
 
 /// The file's bytes: a read-only map, or (fuzzing, tests) bytes in memory.
 enum Pages {
@@ -374,7 +380,7 @@ impl BTreeFile {
         let wanted = cols
             .iter()
             .filter_map(|c| match c {
-                Col::Field(f) => Some(f + 1),
+                Col::Field(f) | Col::Millionths(f) => Some(f + 1),
                 _ => None,
             })
             .max()
@@ -422,6 +428,8 @@ impl BTreeFile {
                 out.push(match *c {
                     Col::Rowid => rowid as i64,
                     Col::Field(f) if f < nf => value(rec, fields[f]),
+                    Col::Millionths(f) if f < nf => millionths(rec, fields[f]),
+                    Col::Millionths(_) => NO_NUMBER,
                     // Columns added by ALTER TABLE after the row was written read as NULL.
                     Col::Field(_) | Col::Null => -1,
                 });
@@ -564,6 +572,24 @@ fn serial_len(st: u64) -> Option<usize> {
 }
 
 #[inline(always)]
+/// A numeric field × 10^6, rounded; [`NO_NUMBER`] for NULL, text, blobs and non-finite reals.
+fn millionths(rec: &[u8], (st, at): (u64, usize)) -> i64 {
+    let v = match st {
+        1..=6 | 8 | 9 => value(rec, (st, at)) as f64,
+        7 => match rec.get(at..at + 8) {
+            Some(w) => f64::from_be_bytes(w.try_into().expect("8 bytes")),
+            None => return NO_NUMBER,
+        },
+        _ => return NO_NUMBER,
+    };
+    let m = (v * 1e6).round();
+    if m.is_finite() && m.abs() < 9.0e18 {
+        m as i64
+    } else {
+        NO_NUMBER
+    }
+}
+
 fn value(rec: &[u8], (st, at): (u64, usize)) -> i64 {
     // A big-endian two's complement integer of n bytes: one 8-byte load shifted into place when
     // 8 bytes are there, else byte by byte (the record's last bytes).

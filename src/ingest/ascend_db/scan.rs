@@ -15,8 +15,13 @@ use rayon::prelude::*;
 /// Rowids per SQLite piece.
 const PIECE_ROWS: i64 = 1 << 20;
 
-/// One requested column: the first of these names the table has.
+/// One requested column: the first of these names the table has. A spec that starts with
+/// [`MILLIONTHS`] asks for the column as a number × 10^6 (REAL values), [`NO_NUMBER`] when none.
 pub type Spec = &'static [&'static str];
+
+/// The marker of a [`Spec`] read in millionths.
+pub const MILLIONTHS: &str = "\u{1}millionths";
+pub use super::btree::NO_NUMBER;
 
 /// Calls `f` with consecutive chunks of `table`'s rows (each `specs.len()` values wide).
 pub(super) fn for_each_rows(
@@ -42,10 +47,16 @@ pub(super) fn for_each_rows_mapped<T: Send>(
     };
     let cols: Vec<Col> = specs
         .iter()
-        .map(|names| match cx.schema.column(table, names) {
-            Some((_, c)) if c.rowid_alias => Col::Rowid,
-            Some((i, _)) => Col::Field(i),
-            None => Col::Null,
+        .map(|names| match names.split_first() {
+            Some((&MILLIONTHS, names)) => match cx.schema.column(table, names) {
+                Some((i, _)) => Col::Millionths(i),
+                None => Col::Null,
+            },
+            _ => match cx.schema.column(table, names) {
+                Some((_, c)) if c.rowid_alias => Col::Rowid,
+                Some((i, _)) => Col::Field(i),
+                None => Col::Null,
+            },
         })
         .collect();
     let mut skip = 0;
@@ -138,6 +149,10 @@ fn through_sqlite(
         .map(|c| match c {
             Col::Rowid => "rowid".to_string(),
             Col::Field(i) => format!("\"{}\"", t.columns[*i].name.replace('"', "\"\"")),
+            Col::Millionths(i) => format!(
+                "COALESCE(CAST(ROUND(\"{}\" * 1e6) AS INTEGER), {NO_NUMBER})",
+                t.columns[*i].name.replace('"', "\"\"")
+            ),
             Col::Null => "NULL".to_string(),
         })
         .collect();

@@ -11,7 +11,7 @@
 use super::Ctx;
 use super::open::err;
 use super::rows;
-use super::scan::{Spec, for_each_rows, for_each_rows_mapped};
+use super::scan::{MILLIONTHS, NO_NUMBER, Spec, for_each_rows, for_each_rows_mapped};
 use super::strings::{StringIds, load_enum};
 use crate::diag::Severity;
 use crate::ingest::builder::NewEvent;
@@ -21,6 +21,7 @@ use crate::model::events::NO_ROW;
 use crate::model::hash::FxHashMap;
 use crate::model::id_map::IdMap;
 use crate::model::kernels::KernelRow;
+use crate::model::op_metrics::{OpMetricsRow, PIPES};
 
 /// The `cat` given to kernel-type TASK rows that have no kernel info (classified `other`).
 pub const TASK_WITHOUT_KERNEL_INFO: &str = "task_without_kernel_info";
@@ -53,6 +54,12 @@ pub(super) struct Infos {
     compute: GidIndex,
     /// Per compute row: kernel name and row of the kernels table.
     compute_rows: Vec<(StrId, u32)>,
+    /// Per compute row: COMPUTE_TASK_INFO.opState (`static` / `dynamic`); empty when the db has
+    /// no such column.
+    op_states: Vec<StrId>,
+    /// TASK_PMU_INFO's pipe ratios by globalTaskId (rows of `pmu_rows`).
+    pmu: GidIndex,
+    pmu_rows: Vec<[f32; 9]>,
     sched: GidIndex,
     sched_names: Vec<StrId>,
     comm: GidIndex,
@@ -145,9 +152,11 @@ impl Converter {
         );
         let tt = cx.strings.get(r.task_type);
         let (mut name, mut kernel) = (StrId::EMPTY, NO_ROW);
-        let [hc, hs, hm] = &mut self.hints;
+        let [hc, hs, _] = &mut self.hints;
+        let mut compute_row = None;
         if let Some(i) = self.infos.compute.get_from(r.gtid, hc) {
             (name, kernel) = self.infos.compute_rows[i as usize];
+            compute_row = Some(i);
         } else if let Some(i) = self.infos.sched.get_from(r.gtid, hs) {
             name = self.infos.sched_names[i as usize];
         }
@@ -174,6 +183,11 @@ impl Converter {
             comm_task: NO_ROW,
         });
         cx.links.task_seen(r.conn, thread, r.start);
+        if let Some(i) = compute_row {
+            let state = self.infos.op_states.get(i as usize).copied();
+            self.op_metrics(cx, r, name, kernel, state.unwrap_or(StrId::EMPTY));
+        }
+        let hm = &mut self.hints[2];
         if let Some(i) = self.infos.comm.get_from(r.gtid, hm) {
             let (pname, plane, row) = self.infos.comm_rows[i as usize];
             let pthread = cx.thread(
@@ -200,10 +214,81 @@ impl Converter {
     }
 }
 
+impl Converter {
+    /// The op_metrics row of a compute task that has an op state or PMU ratios.
+    fn op_metrics(&self, cx: &mut Ctx<'_>, r: TaskRow, name: StrId, kernel: u32, op_state: StrId) {
+        let ratios = self
+            .infos
+            .pmu
+            .get(r.gtid)
+            .map(|i| self.infos.pmu_rows[i as usize]);
+        if ratios.is_none() && op_state.is_empty() {
+            return;
+        }
+        let k = &cx.b.t.kernels;
+        let row = OpMetricsRow {
+            file: cx.file,
+            name,
+            op_type: k.op_type[kernel as usize],
+            task_type: k.task_type[kernel as usize],
+            dur_ns: r.end - r.start,
+            op_state,
+            input_shapes: k.input_shapes[kernel as usize],
+            input_dtypes: k.input_dtypes[kernel as usize],
+            output_shapes: k.output_shapes[kernel as usize],
+            ratios: ratios.unwrap_or([f32::NAN; 9]),
+        };
+        cx.b.t.op_metrics.push(row);
+    }
+}
+
+/// TASK_PMU_INFO's pipe ratios ([`PIPES`]) per globalTaskId. The table holds one row per task
+/// and metric (about 30 per task), written metric by metric (real dbs), so rows are gathered by
+/// globalTaskId through a map.
+fn load_pmu(cx: &mut Ctx<'_>, inf: &mut Infos) -> Result<(), IngestError> {
+    let wanted: Vec<Option<StrId>> = PIPES
+        .iter()
+        .map(|p| cx.b.tables().strings.lookup(p))
+        .collect();
+    let mut by_name: FxHashMap<i64, Option<usize>> = FxHashMap::default();
+    let mut at: FxHashMap<i64, u32> = FxHashMap::default();
+    let mut ids: Vec<i64> = Vec::new();
+    let mut rows_out: Vec<[f32; 9]> = Vec::new();
+    for_each_rows(
+        cx,
+        "TASK_PMU_INFO",
+        &[&["globalTaskId"], &["name"], &[MILLIONTHS, "value"]],
+        |cx, rows| {
+            for r in rows.chunks_exact(3) {
+                let pipe = *by_name.entry(r[1]).or_insert_with(|| {
+                    let s = cx.strings.get(r[1]);
+                    wanted.iter().position(|w| *w == Some(s) && !s.is_empty())
+                });
+                let (Some(p), true) = (pipe, r[2] != NO_NUMBER) else {
+                    continue;
+                };
+                let k = *at.entry(r[0]).or_insert_with(|| {
+                    ids.push(r[0]);
+                    rows_out.push([f32::NAN; 9]);
+                    rows_out.len() as u32 - 1
+                });
+                rows_out[k as usize][p] = (r[2] as f64 / 1e6) as f32;
+            }
+        },
+    )?;
+    inf.pmu = gid_index(&ids);
+    inf.pmu_rows = rows_out;
+    Ok(())
+}
+
 /// The per-task info tables, indexed by globalTaskId (kernel rows go to the kernels table).
 pub(super) fn load_infos(cx: &mut Ctx<'_>) -> Result<Infos, IngestError> {
     let mut inf = Infos::default();
     if cx.schema.has("COMPUTE_TASK_INFO") {
+        let has_state = cx
+            .schema
+            .column("COMPUTE_TASK_INFO", &["opState"])
+            .is_some();
         let mut ids = Vec::new();
         let strings = cx.strings;
         for_each_rows_mapped(
@@ -214,6 +299,9 @@ pub(super) fn load_infos(cx: &mut Ctx<'_>) -> Result<Infos, IngestError> {
             |cx, _, c| {
                 let global: Vec<u32> = c.rows.iter().map(|&r| cx.b.kernel_row(r)).collect();
                 ids.extend_from_slice(&c.ids);
+                if has_state {
+                    inf.op_states.extend_from_slice(&c.states);
+                }
                 inf.compute_rows.extend(
                     c.names
                         .iter()
@@ -239,14 +327,22 @@ pub(super) fn load_infos(cx: &mut Ctx<'_>) -> Result<Infos, IngestError> {
         },
     )?;
     inf.sched = gid_index(&ids);
+    if cx.schema.has("TASK_PMU_INFO") {
+        // The pipe names must be interned for the lookup; they are the rows' names anyway.
+        for p in PIPES {
+            cx.b.intern(p);
+        }
+        load_pmu(cx, &mut inf)?;
+    }
     if cx.schema.has("COMMUNICATION_TASK_INFO") {
         load_comm_tasks(cx, &mut inf)?;
     }
     Ok(inf)
 }
 
-/// COMPUTE_TASK_INFO columns: globalTaskId, name, block dims, op type, shapes, task type.
-const COMPUTE_COLS: [Spec; 12] = [
+/// COMPUTE_TASK_INFO columns: globalTaskId, name, block dims, op type, shapes, task type, op
+/// state (newer CANN).
+const COMPUTE_COLS: [Spec; 13] = [
     &["globalTaskId"],
     &["name"],
     &["blockNum", "blockDim"],
@@ -259,6 +355,7 @@ const COMPUTE_COLS: [Spec; 12] = [
     &["outputDataTypes"],
     &["outputFormats"],
     &["taskType"],
+    &["opState"],
 ];
 
 /// One chunk of COMPUTE_TASK_INFO rows, read in the pool: the chunk's distinct kernel rows
@@ -267,6 +364,7 @@ const COMPUTE_COLS: [Spec; 12] = [
 struct KernelChunk {
     ids: Vec<i64>,
     names: Vec<StrId>,
+    states: Vec<StrId>,
     local: Vec<u32>,
     rows: Vec<KernelRow>,
 }
@@ -276,6 +374,7 @@ fn kernel_chunk(s: &StringIds, rows: &[i64]) -> KernelChunk {
     let mut c = KernelChunk {
         ids: Vec::with_capacity(n),
         names: Vec::with_capacity(n),
+        states: Vec::with_capacity(n),
         local: Vec::with_capacity(n),
         rows: Vec::new(),
     };
@@ -294,6 +393,7 @@ fn kernel_chunk(s: &StringIds, rows: &[i64]) -> KernelChunk {
         });
         c.ids.push(r[0]);
         c.names.push(s.get(r[1]));
+        c.states.push(s.get(r[12]));
         c.local.push(l);
     }
     c

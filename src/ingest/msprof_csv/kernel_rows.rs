@@ -1,5 +1,6 @@
 //! Device task rows of kernel_details.csv / op_summary_*.csv → events and kernels.
 
+use super::op_metrics_rows::{MetricCols, TaskCells};
 use crate::diag::Severity;
 use crate::ingest::builder::{FileMeta, NewEvent, TablesBuilder};
 use crate::ingest::chrome_json::number::us_to_ns;
@@ -29,6 +30,8 @@ struct Cols {
     /// `Model ID` (kernel_details.csv Level1/2, op_summary): the graph a task was replayed from.
     model: Option<usize>,
     shapes: [Option<usize>; 6],
+    /// `OP State` and the pipe-ratio columns, when the file has them.
+    metrics: Option<MetricCols>,
 }
 
 impl Cols {
@@ -68,6 +71,7 @@ impl Cols {
                 any(&["Output Data Types"]),
                 any(&["Output Formats"]),
             ],
+            metrics: MetricCols::find(&names),
         })
     }
 }
@@ -236,6 +240,19 @@ impl Rows<'_> {
         } else {
             self.kernel(b, rec, op_type, core)
         };
+        if let (false, Some(m)) = (is_comm, &cols.metrics) {
+            let k = &b.tables().kernels;
+            let cells = TaskCells {
+                file: self.file,
+                name,
+                op_type,
+                task_type: core,
+                dur_ns: dur,
+                shapes: [&k.input_shapes, &k.input_dtypes, &k.output_shapes]
+                    .map(|c| c[kernel as usize]),
+            };
+            super::op_metrics_rows::push(b, m, rec, cells);
+        }
         b.push_event(NewEvent {
             thread,
             ts_ns: ts,

@@ -10,6 +10,7 @@
 mod kernel_rows;
 pub mod memory_rows;
 pub mod module_mem;
+pub mod op_metrics_rows;
 pub mod reference_rows;
 
 pub use kernel_rows::{ingest_bytes, ingest_file};
@@ -67,6 +68,7 @@ pub const COMPANIONS: &[&str] = &[
     "task_time.csv",
     "communication.json",
     "communication_matrix.json",
+    "kernel_details.csv",
 ];
 
 /// `name` is `companion` or its `_slice_<n>` variant (`communication_slice_0.json`).
@@ -102,6 +104,9 @@ pub fn read_vendor_file(
     }
     if name.starts_with("operator_memory") {
         return memory_rows::ingest_operator_memory(path, file, b);
+    }
+    if name.starts_with("kernel_details") {
+        return op_metrics_rows::ingest_companion(path, file, b);
     }
     if name.ends_with(".csv") {
         return reference_rows::ingest_csv(path, &name, file, b).map(u64::from);

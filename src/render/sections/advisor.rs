@@ -7,7 +7,7 @@ use crate::report::Report;
 /// One row per finding; the recommendation, estimate and evidence as notes below.
 pub(super) fn advisor(r: &Report, out: &mut Vec<Section>) {
     let a = &r.analyses.advisor;
-    if a.findings.is_empty() {
+    if a.findings.is_empty() && a.not_checked.is_empty() {
         return;
     }
     let mut s = sec(
@@ -32,6 +32,14 @@ pub(super) fn advisor(r: &Report, out: &mut Vec<Section>) {
         if let Some(e) = f.evidence.first() {
             s.notes.push(format!("   evidence: {e}"));
         }
+    }
+    for n in &a.not_checked {
+        s.notes.push(format!(
+            "not checked: {} on {} file(s): {}",
+            n.rule,
+            n.files.len(),
+            n.reason
+        ));
     }
     s.notes.push(format!(
         "severity: high >= 5%, medium >= 1% of the longest device window ({}); rules run: {}",
