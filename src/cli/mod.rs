@@ -66,19 +66,7 @@ enum Command {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     crate::render::set_ascii(cli.ascii);
-    let result = match cli.command {
-        Command::Analyze(a) => analyze::run(a),
-        Command::Diff(a) => diff::run(a),
-        Command::Collect(a) => collect::run(a),
-        Command::Weights(a) => weights::run(a),
-        Command::Memory(a) => memory::run(a),
-        Command::Mcp(a) => mcp::run(a),
-        Command::Export(a) => export::run(a),
-        Command::Report(a) => report::run(a),
-        Command::Query(a) => query::run(a),
-        Command::Synth(a) => synth::run(a),
-    };
-    match result {
+    match dispatch(cli.command) {
         Ok(code) => code,
         Err(e) => {
             if is_broken_pipe(&e) {
@@ -90,6 +78,56 @@ pub fn main() -> ExitCode {
             );
             ExitCode::from(2)
         }
+    }
+}
+
+/// What an in-process run of the CLI ([`run_captured`]) ended with.
+#[derive(Debug)]
+pub struct Captured {
+    /// What the command printed on stdout.
+    pub stdout: String,
+    /// Its exit code: 0 ok, 1 ran and found problems (a crossed `diff --fail-on` gate).
+    pub code: u8,
+}
+
+/// The CLI run in-process, for the Python binding (python/): `argv` as typed after `profscope`;
+/// returns what the command would print on stdout and its exit code, or the error text the CLI
+/// would print after `profscope: error: ` (exit 2; a usage error carries clap's message). Every
+/// binding call is such a run, so its numbers are the CLI's by construction.
+pub fn run_captured(argv: &[String]) -> Result<Captured, String> {
+    let cli =
+        Cli::try_parse_from(std::iter::once("profscope").chain(argv.iter().map(String::as_str)))
+            .map_err(|e| e.to_string())?;
+    crate::render::set_ascii(cli.ascii);
+    CAPTURE.with(|c| *c.borrow_mut() = Some(String::new()));
+    let result = dispatch(cli.command);
+    let stdout = CAPTURE.with(|c| c.borrow_mut().take()).unwrap_or_default();
+    match result {
+        Ok(code) => Ok(Captured {
+            stdout,
+            code: if code == ExitCode::SUCCESS { 0 } else { 1 },
+        }),
+        Err(e) => Err(crate::render::escape_controls(&error_text(&e)).into_owned()),
+    }
+}
+
+std::thread_local! {
+    /// Set by [`run_captured`]: [`write_stdout`] appends here instead of writing to stdout.
+    static CAPTURE: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
+    match command {
+        Command::Analyze(a) => analyze::run(a),
+        Command::Diff(a) => diff::run(a),
+        Command::Collect(a) => collect::run(a),
+        Command::Weights(a) => weights::run(a),
+        Command::Memory(a) => memory::run(a),
+        Command::Mcp(a) => mcp::run(a),
+        Command::Export(a) => export::run(a),
+        Command::Report(a) => report::run(a),
+        Command::Query(a) => query::run(a),
+        Command::Synth(a) => synth::run(a),
     }
 }
 
@@ -138,6 +176,16 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 /// Writes to stdout; a closed pipe (`| head`) surfaces as BrokenPipe and ends quietly.
 pub(crate) fn write_stdout(s: &str) -> anyhow::Result<()> {
     use std::io::Write;
+    let captured = CAPTURE.with(|c| match c.borrow_mut().as_mut() {
+        Some(buf) => {
+            buf.push_str(s);
+            true
+        }
+        None => false,
+    });
+    if captured {
+        return Ok(());
+    }
     let mut out = std::io::stdout().lock();
     out.write_all(s.as_bytes())?;
     out.flush()?;

@@ -1,0 +1,361 @@
+"""profscope in Python: accelerator profiles (Ascend NPU torch_npu / msprof roots, PyTorch Kineto
+traces) into answers, with the CLI's numbers.
+
+Every call runs the same pipeline as the ``profscope`` command line, in this process, with the
+GIL released (docs/python.md)::
+
+    import profscope
+    r = profscope.analyze("path/to/profiling_root")
+    print("\\n".join(r.headline))
+    r.table("bubble_gaps").to_pandas()
+
+``Report.json`` is exactly what ``profscope analyze --format json`` prints (schema in
+docs/json-output.md); ``Report.table(name)`` turns one part of it into a ``pyarrow.Table``.
+"""
+
+from __future__ import annotations
+
+import json as _json
+import os
+import shutil
+import tempfile
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
+
+from ._profscope import ProfscopeError, __version__, run as _run
+
+__all__ = [
+    "analyze",
+    "load",
+    "diff",
+    "memory",
+    "Report",
+    "Tables",
+    "Diff",
+    "ProfscopeError",
+    "__version__",
+]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def _paths(paths: Iterable[PathLike]) -> List[str]:
+    out = [os.fspath(p) for p in paths]
+    if not out:
+        raise ValueError("give at least one path (a profiling root, rank folder or file)")
+    return out
+
+
+def _cli(argv: List[str]) -> "tuple[str, int]":
+    """Runs ``profscope <argv>`` in-process; raises ProfscopeError with the CLI's message."""
+    return _run(argv)
+
+
+# --- flattening report parts into rows -------------------------------------------------------
+
+
+def _flat(row: Dict[str, Any], prefix: str = "") -> Dict[str, Any]:
+    """One record: nested objects become ``parent_child`` columns; lists of scalars stay lists;
+    lists of objects are left out (each has a table of its own)."""
+    out: Dict[str, Any] = {}
+    for k, v in row.items():
+        name = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out.update(_flat(v, name + "_"))
+        elif isinstance(v, list):
+            if all(not isinstance(x, (dict, list)) for x in v):
+                out[name] = v
+        else:
+            out[name] = v
+    return out
+
+
+def _each(items: Iterable[Dict[str, Any]], **outer: Any) -> List[Dict[str, Any]]:
+    rows = []
+    for it in items:
+        r = dict(outer)
+        r.update(_flat(it))
+        rows.append(r)
+    return rows
+
+
+def _device(d: Dict[str, Any]) -> Dict[str, Any]:
+    return {f"device_{k}": v for k, v in (d.get("device") or {}).items()}
+
+
+def _per_device(key: str) -> Callable[[Dict[str, Any]], List[Dict[str, Any]]]:
+    return lambda r: _each(r["analyses"].get(key) or [])
+
+
+def _nested(key: str, child: str) -> Callable[[Dict[str, Any]], List[Dict[str, Any]]]:
+    def rows(r: Dict[str, Any]) -> List[Dict[str, Any]]:
+        out: List[Dict[str, Any]] = []
+        for d in r["analyses"].get(key) or []:
+            items = d.get(child) or []
+            if isinstance(items, dict):
+                items = [dict(v, **{"name": k}) if isinstance(v, dict) else {"name": k, "value": v}
+                         for k, v in items.items()]
+            out.extend(_each(items, **_device(d)))
+        return out
+
+    return rows
+
+
+def _collective_ops(r: Dict[str, Any]) -> List[Dict[str, Any]]:
+    out: List[Dict[str, Any]] = []
+    for d in (r["analyses"].get("communication_ops") or {}).get("devices") or []:
+        out.extend(_each(d.get("slowest") or [], **_device(d)))
+    return out
+
+
+def _cross_rank_ranks(r: Dict[str, Any]) -> List[Dict[str, Any]]:
+    out: List[Dict[str, Any]] = []
+    for c, cohort in enumerate((r["analyses"].get("cross_rank") or {}).get("cohorts") or []):
+        out.extend(_each(cohort.get("ranks") or [], cohort=c))
+    return out
+
+
+def _cross_rank_steps(r: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """Per cohort, rank and step: the per-step samples cross_rank keeps (first 4,096 steps)."""
+    out: List[Dict[str, Any]] = []
+    for c, cohort in enumerate((r["analyses"].get("cross_rank") or {}).get("cohorts") or []):
+        for rank in cohort.get("ranks") or []:
+            s = rank.get("samples") or {}
+            cols = [k for k, v in s.items() if isinstance(v, list)]
+            n = max((len(s[k]) for k in cols), default=0)
+            for i in range(n):
+                row: Dict[str, Any] = {"cohort": c, **_device(rank), "step_index": i}
+                for k in cols:
+                    row[k] = s[k][i] if i < len(s[k]) else None
+                out.append(row)
+    return out
+
+
+_TABLES: Dict[str, "tuple[str, Callable[[Dict[str, Any]], List[Dict[str, Any]]]]"] = {
+    "device_time": ("busy, free and overlap time per device (analyses.device_time)", _per_device("device_time")),
+    "kernel_types": ("kernel time by class per device (analyses.kernel_types[].classes)", _nested("kernel_types", "classes")),
+    "bubbles": ("idle summary per device (analyses.bubbles)", _per_device("bubbles")),
+    "bubble_gaps": ("the largest idle gaps with their cause (analyses.bubbles[].largest)", _nested("bubbles", "largest")),
+    "bubble_causes": ("idle time per cause and device (analyses.bubbles[].by_cause)", _nested("bubbles", "by_cause")),
+    "composition": ("compute kernels by family per device (analyses.composition[].families)", _nested("composition", "families")),
+    "op_types": ("device time per operator type (analyses.op_types[].rows)", _nested("op_types", "rows")),
+    "top_events": ("the device events with the largest summed time (analyses.top_events[].by_sum)", _nested("top_events", "by_sum")),
+    "collective_ops": ("the slowest collective ops per device (analyses.communication_ops.devices[].slowest)", _collective_ops),
+    "cross_rank_ranks": ("per rank of each cohort (analyses.cross_rank.cohorts[].ranks)", _cross_rank_ranks),
+    "cross_rank_steps": ("per rank and step: step, computing, exposed communication and free time (cross_rank samples)", _cross_rank_steps),
+    "ranks": ("every rank the run holds (analyses.ranks.rows)", lambda r: _each((r["analyses"].get("ranks") or {}).get("rows") or [])),
+    "evidence": ("what each file holds as evidence (analyses.evidence)", _per_device("evidence")),
+    "advisor_findings": ("the advisor's findings, largest time at stake first (analyses.advisor.findings)",
+                         lambda r: _each((r["analyses"].get("advisor") or {}).get("findings") or [])),
+    "diagnostics": ("what was skipped or read lossily, and why (diagnostics)", lambda r: _each(r.get("diagnostics") or [])),
+}
+
+
+def _to_arrow(rows: List[Dict[str, Any]]) -> "Any":
+    import pyarrow as pa
+
+    if not rows:
+        return pa.table({})
+    names: List[str] = []
+    for row in rows:
+        for k in row:
+            if k not in names:
+                names.append(k)
+    return pa.Table.from_pylist([{k: row.get(k) for k in names} for row in rows])
+
+
+class Report:
+    """The result of :func:`analyze`: the CLI's JSON report and tables built from it."""
+
+    def __init__(self, report: Dict[str, Any], argv: List[str]):
+        self._r = report
+        self._argv = argv
+
+    @property
+    def json(self) -> Dict[str, Any]:
+        """The report as ``profscope analyze --format json`` prints it (docs/json-output.md)."""
+        return self._r
+
+    @property
+    def headline(self) -> List[str]:
+        """The answer first: one line per fact, as the CLI prints them after ``»``."""
+        return list(self._r.get("headline") or [])
+
+    @property
+    def verdict(self) -> Dict[str, Any]:
+        """How sure the report is (status, kind, statement, reasons, coverage; docs/evidence.md)."""
+        return dict(self._r.get("verdict") or {})
+
+    @staticmethod
+    def tables() -> List[str]:
+        """The names :meth:`table` accepts."""
+        return list(_TABLES)
+
+    @staticmethod
+    def describe_tables() -> Dict[str, str]:
+        """Each table name with what it holds and where in the JSON it comes from."""
+        return {k: v[0] for k, v in _TABLES.items()}
+
+    def rows(self, name: str) -> List[Dict[str, Any]]:
+        """The rows of table ``name`` as dicts (no pyarrow needed)."""
+        if name not in _TABLES:
+            raise KeyError(f"no table {name!r}; tables: {', '.join(_TABLES)}")
+        return _TABLES[name][1](self._r)
+
+    def table(self, name: str) -> "Any":
+        """Table ``name`` as a ``pyarrow.Table`` (nested objects flattened to ``a_b`` columns)."""
+        return _to_arrow(self.rows(name))
+
+    def to_markdown(self, full: bool = False) -> str:
+        """The Markdown report (the CLI's ``--format markdown``; ``full`` for every section).
+        Runs the analysis again with the same options (a cache hit unless ``cache=False``)."""
+        argv = [a for a in self._argv]
+        i = argv.index("--format")
+        argv[i + 1] = "md"
+        if full:
+            argv.append("--full")
+        return _cli(argv)[0]
+
+    def __repr__(self) -> str:
+        head = self.headline[:2]
+        return f"<profscope.Report {self._r.get('inputs')}: {' | '.join(head)}>"
+
+
+def analyze(
+    *paths: PathLike,
+    only: Optional[Sequence[str]] = None,
+    min_gap_us: float = 1,
+    top: int = 10,
+    batch: Optional[int] = None,
+    phase: Optional[str] = None,
+    expected_ranks: Optional[int] = None,
+    jobs: Optional[int] = None,
+    cache: Union[bool, PathLike] = True,
+    detail: str = "capped",
+    progress: bool = False,
+) -> Report:
+    """Analyses profiling roots, rank folders or files, as ``profscope analyze`` does.
+
+    Args:
+        paths: what to analyse (at least one).
+        only: run only these analyses (``--only``; e.g. ``["bubbles", "advisor"]``).
+        min_gap_us: smallest idle gap counted as a bubble, µs.
+        top: rows in top-N lists.
+        batch: batch size the fixed-batch decode audit requires.
+        phase: ``"prefill"`` or ``"decode"``: slice to one phase first.
+        expected_ranks: how many ranks the run should have.
+        jobs: files analysed at once (default: the CPUs).
+        cache: True for the result cache in its default folder, a folder path, or False for none.
+        detail: ``"capped"`` (16 devices listed per list, 100 entries per step list) or ``"full"``.
+        progress: show the CLI's progress bar on stderr.
+
+    Raises:
+        ProfscopeError: with the CLI's message (unreadable input, bad option, ...).
+    """
+    argv = ["analyze", "--format", "json", *_paths(paths)]
+    if not progress:
+        argv.append("--quiet")
+    if only:
+        argv += ["--only", ",".join(only)]
+    argv += ["--min-gap-us", repr(float(min_gap_us)), "--top", str(int(top)), "--detail", detail]
+    if batch is not None:
+        argv += ["--batch", str(int(batch))]
+    if phase is not None:
+        argv += ["--phase", phase]
+    if expected_ranks is not None:
+        argv += ["--expected-ranks", str(int(expected_ranks))]
+    if jobs is not None:
+        argv += ["--jobs", str(int(jobs))]
+    if cache is False:
+        argv.append("--no-cache")
+    elif cache is not True:
+        argv += ["--cache", os.fspath(cache)]
+    out, _ = _cli(argv)
+    return Report(_json.loads(out), argv)
+
+
+class Tables:
+    """The normalized events of :func:`load`, from profscope's Parquet export (docs/export.md)."""
+
+    def __init__(self, events: "Any"):
+        self._events = events
+
+    @property
+    def events(self) -> "Any":
+        """Every event joined with its thread, process, file and kernel row: the Parquet export's
+        columns (docs/export.md) plus the ``run`` and ``rank`` partition columns."""
+        return self._events
+
+    @property
+    def steps(self) -> "Any":
+        """The events of category ``step`` (ProfilerStep#N ranges, and steps a CSV-only export
+        names), as rows of :attr:`events`."""
+        import pyarrow.compute as pc
+
+        return self._events.filter(pc.equal(self._events["category"], "step"))
+
+    def __repr__(self) -> str:
+        return f"<profscope.Tables events: {self._events.num_rows} rows>"
+
+
+def load(*paths: PathLike) -> Tables:
+    """Reads profiles into normalized tables (``profscope export --parquet``, read back with
+    pyarrow): for your own queries in pandas, polars or DuckDB."""
+    import pyarrow.dataset as ds
+
+    tmp = tempfile.mkdtemp(prefix="profscope-load-")
+    try:
+        _cli(["export", "--quiet", "--parquet", tmp, "--run", "load", *_paths(paths)])
+        table = ds.dataset(tmp, format="parquet", partitioning="hive").to_table()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return Tables(table)
+
+
+class Diff:
+    """The result of :func:`diff`: ``profscope diff --format json``."""
+
+    def __init__(self, result: Dict[str, Any], code: int):
+        self._d = result
+        self._code = code
+
+    @property
+    def json(self) -> Dict[str, Any]:
+        """The diff as ``profscope diff --format json`` prints it (docs/diff.md)."""
+        return self._d
+
+    @property
+    def passed(self) -> bool:
+        """False when a ``fail_on`` threshold was crossed (the CLI's exit 1)."""
+        return self._code == 0
+
+    def __repr__(self) -> str:
+        return f"<profscope.Diff passed={self.passed}: {self._d.get('summary', '')}>"
+
+
+def diff(base: PathLike, new: PathLike, fail_on: Optional[str] = None) -> Diff:
+    """Compares two runs (saved reports or profiles) metric by metric, as ``profscope diff``.
+
+    Args:
+        base, new: saved ``--save`` reports, or profiles to analyse.
+        fail_on: thresholds as the CLI's ``--fail-on`` takes them, e.g.
+            ``"step_time>+3%,bubble_share>+1pt"`` (docs/diff.md).
+    """
+    argv = ["diff", "--quiet", "--format", "json", os.fspath(base), os.fspath(new)]
+    if fail_on:
+        argv += ["--fail-on", fail_on]
+    out, code = _cli(argv)
+    return Diff(_json.loads(out), code)
+
+
+def memory(*paths: PathLike, tp: Optional[int] = None, dp: Optional[int] = None) -> Dict[str, Any]:
+    """What holds HBM on each device, from a run's evidence: a ``collect memory`` run folder, or
+    npu-smi text, vLLM logs, safetensors and profiler files (``profscope memory --format json``;
+    docs/analyses/memory.md). ``tp`` / ``dp``: the service's parallel sizes when no run folder
+    states them."""
+    argv = ["memory", "--format", "json", *_paths(paths)]
+    if tp is not None:
+        argv += ["--tp", str(int(tp))]
+    if dp is not None:
+        argv += ["--dp", str(int(dp))]
+    out, _ = _cli(argv)
+    return _json.loads(out)

@@ -1,0 +1,11 @@
+"""The native module: the CLI run in-process (python/src/lib.rs)."""
+
+from typing import List, Tuple
+
+__version__: str
+
+class ProfscopeError(RuntimeError):
+    """An error profscope reported, with the message the CLI prints."""
+
+def run(argv: List[str]) -> Tuple[str, int]:
+    """Runs ``profscope <argv...>``; returns (stdout, exit code). The GIL is released."""
