@@ -1,6 +1,7 @@
 //! The report contract: what every renderer consumes. JSON output is this struct serialized;
 //! `schema_version` changes whenever a field changes meaning (docs/json-output.md).
 
+pub mod capture_advice;
 pub mod detail;
 pub mod diff;
 pub mod diff_input;
@@ -56,12 +57,13 @@ impl Report {
     pub fn build(
         inputs: Vec<String>,
         summary: Summary,
-        analyses: Analyses,
+        mut analyses: Analyses,
         diagnostics: &Diagnostics,
         other_captures: &[(String, String)],
         ingest_ms: Option<f64>,
     ) -> Report {
         let verdict = verdict::build(&analyses);
+        capture_advice::add(&mut analyses.advisor, &verdict);
         let mut diagnostics = diagnostics.clone();
         diagnostics.merge(verdict::clock_diagnostics(&analyses));
         diagnostics.merge(verdict::diagnostics(&verdict));

@@ -213,3 +213,52 @@ fn the_demo_s_top_finding_is_the_step_context_wait_from_its_ground_truth() {
     assert_eq!(top["time_at_stake_ns"], expected);
     assert_eq!(top["severity"], "high");
 }
+
+/// Inputs that cannot support a verdict get a `capture` finding per verdict reason, saying what
+/// to capture instead (real files: a CPU-only Kineto trace, whose verdict is withheld for
+/// `no_device_activity`; a Triton trace whose device events cover 0.002 ms of a 13.7 s host
+/// window, `device_sliver`); a confident root (db/level1) gets none.
+#[test]
+fn a_capture_that_cannot_support_a_verdict_says_what_to_capture_instead() {
+    for (root, code, words) in [
+        ("torch-cpu", "no_device_activity", "ProfilerActivity.NPU"),
+        (
+            "torch-traces/triton_example",
+            "device_sliver",
+            "widen the device capture",
+        ),
+    ] {
+        let r = common::profscope_json(&[
+            "analyze",
+            "--quiet",
+            "--no-cache",
+            "--format",
+            "json",
+            common::samples_dir().join(root).to_str().unwrap(),
+        ]);
+        assert_eq!(r["verdict"]["status"], "withheld", "{root}");
+        let reasons: Vec<&str> = r["verdict"]["reasons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["code"].as_str().unwrap())
+            .collect();
+        assert!(reasons.contains(&code), "{root}: {reasons:?}");
+        let capture = by_rule(&r["analyses"]["advisor"], "capture");
+        let subjects: Vec<&str> = capture
+            .iter()
+            .map(|f| f["subject"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            subjects, reasons,
+            "{root}: one finding per reason, in order"
+        );
+        let f = capture.iter().find(|f| f["subject"] == code).unwrap();
+        assert_eq!(f["severity"], "info");
+        assert_eq!(f["time_at_stake_ns"], 0);
+        assert!(f["recommendation"].as_str().unwrap().contains(words), "{f}");
+        assert!(!f["evidence"].as_array().unwrap().is_empty(), "{f}");
+    }
+    let a = advisor("ascend-pt/db/level1");
+    assert!(by_rule(&a, "capture").is_empty());
+}

@@ -403,6 +403,7 @@ pub fn fuzz_btree(bytes: &[u8]) -> usize {
         btree::Col::Field(3),
         btree::Col::Field(70),
         btree::Col::Null,
+        btree::Col::Millionths(2),
     ];
     let mut values = 0;
     for root in 1..=bt.page_count().min(64) as u32 {
