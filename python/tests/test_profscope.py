@@ -75,6 +75,26 @@ def test_options_reach_the_pipeline():
     assert len(r.json["analyses"]["bubbles"][0]["largest"]) == 3
 
 
+def test_expected_ranks_phase_and_a_cache_folder(tmp_path):
+    """expected_ranks names the missing ranks (the root holds ranks 0 and 1); phase slices as the
+    CLI's --phase; a cache folder is filled and read back with the same report."""
+    path = str(SAMPLES / "ascend-pt/db/level1")
+    r = profscope.analyze(path, expected_ranks=4, cache=False)
+    assert r.json["analyses"]["ranks"]["missing"] == [2, 3]
+    demo = str(REPO / "fixtures/demo")
+    p = profscope.analyze(demo, phase="decode", cache=False)
+    cli = cli_json("analyze", "--format", "json", "--quiet", "--no-cache", "--phase", "decode", demo)
+    assert untimed(p.json) == untimed(cli)
+    assert p.json["phase_slice"]["events_kept"] > 0
+    first = profscope.analyze(path, cache=tmp_path / "cache")
+    assert any((tmp_path / "cache").iterdir())
+    again = profscope.analyze(path, cache=tmp_path / "cache")
+    codes = lambda r: {d["code"] for d in r.json["diagnostics"]}
+    assert "cache_miss" in codes(first) and "cache_hit" in codes(again)
+    assert first.json["analyses"] == again.json["analyses"]
+    assert first.headline == again.headline
+
+
 def test_tables_hold_the_report_numbers_db_level1():
     """Tables equal the JSON they come from; the advisor's byte-alignment finding carries the
     number tests/it/advisor.rs checks against msprof-analyze (240.505 µs abnormal on rank 0)."""

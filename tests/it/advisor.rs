@@ -22,20 +22,25 @@ const ENV_FINDINGS: [&str; 3] = [
     "PYTORCH_NPU_ALLOC_CONF is not set",
 ];
 
-fn advisor(root: &str) -> Value {
-    advisor_of(&common::samples_dir().join(root))
+/// The advisor part of the report of a shared sample root.
+pub(crate) fn advisor(root: &str) -> Value {
+    report(root)["analyses"]["advisor"].clone()
 }
 
-fn advisor_of(path: &std::path::Path) -> Value {
-    let r = common::profscope_json(&[
+/// `profscope analyze --format json` of a shared sample root, without the result cache.
+pub(crate) fn report(root: &str) -> Value {
+    report_at(&common::samples_dir().join(root))
+}
+
+fn report_at(path: &std::path::Path) -> Value {
+    common::profscope_json(&[
         "analyze",
         "--quiet",
         "--no-cache",
         "--format",
         "json",
         path.to_str().unwrap(),
-    ]);
-    r["analyses"]["advisor"].clone()
+    ])
 }
 
 fn by_rule<'a>(a: &'a Value, rule: &str) -> Vec<&'a Value> {
@@ -206,7 +211,7 @@ fn the_demo_s_top_finding_is_the_step_context_wait_from_its_ground_truth() {
         .max()
         .unwrap();
     assert_eq!(expected, 3_081_280);
-    let a = advisor_of(&root);
+    let a = report_at(&root)["analyses"]["advisor"].clone();
     let top = &a["findings"][0];
     assert_eq!(top["rule"], "wait_pressure");
     assert_eq!(top["subject"], "update_step_context_sync");
@@ -228,14 +233,7 @@ fn a_capture_that_cannot_support_a_verdict_says_what_to_capture_instead() {
             "widen the device capture",
         ),
     ] {
-        let r = common::profscope_json(&[
-            "analyze",
-            "--quiet",
-            "--no-cache",
-            "--format",
-            "json",
-            common::samples_dir().join(root).to_str().unwrap(),
-        ]);
+        let r = report(root);
         assert_eq!(r["verdict"]["status"], "withheld", "{root}");
         let reasons: Vec<&str> = r["verdict"]["reasons"]
             .as_array()

@@ -19,21 +19,8 @@
 //! - text rank 1: 185 measured, 160 flagged, 4,136,719 of 8,872,795 ns, stake 1,125,467 ns.
 //! - OP State on text: 187 `dynamic` compute tasks per rank, none `static`.
 
-use crate::common;
+use crate::advisor::advisor;
 use serde_json::Value;
-
-fn advisor(root: &str) -> Value {
-    let path = common::samples_dir().join(root);
-    let r = common::profscope_json(&[
-        "analyze",
-        "--quiet",
-        "--no-cache",
-        "--format",
-        "json",
-        path.to_str().unwrap(),
-    ]);
-    r["analyses"]["advisor"].clone()
-}
 
 fn one<'a>(a: &'a Value, rule: &str) -> &'a Value {
     let v: Vec<&Value> = a["findings"]
