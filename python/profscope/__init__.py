@@ -17,11 +17,9 @@ from __future__ import annotations
 
 import json as _json
 import os
-import shutil
-import tempfile
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
 
-from ._profscope import ProfscopeError, __version__, run as _run
+from ._profscope import ProfscopeError, __version__, load_tables as _load_tables, run as _run
 
 __all__ = [
     "analyze",
@@ -274,41 +272,65 @@ def analyze(
 
 
 class Tables:
-    """The normalized events of :func:`load`, from profscope's Parquet export (docs/export.md)."""
+    """The normalized tables of :func:`load` as ``pyarrow.Table`` (docs/tables.md): handed over
+    from profscope's Arrow arrays through the Arrow C stream interface, without a copy."""
 
-    def __init__(self, events: "Any"):
-        self._events = events
+    NAMES = ("events", "steps", "kernels", "comm_tasks", "op_metrics", "files")
+
+    def __init__(self, tables: Dict[str, "Any"]):
+        self._t = tables
 
     @property
     def events(self) -> "Any":
-        """Every event joined with its thread, process, file and kernel row: the Parquet export's
-        columns (docs/export.md) plus the ``run`` and ``rank`` partition columns."""
-        return self._events
+        """Every event joined with its thread, process, file and kernel row: the Parquet
+        export's columns (docs/export.md), ``file`` and ``file_rank`` first."""
+        return self._t["events"]
 
     @property
     def steps(self) -> "Any":
-        """The events of category ``step`` (ProfilerStep#N ranges, and steps a CSV-only export
-        names), as rows of :attr:`events`."""
-        import pyarrow.compute as pc
+        """The steps (ProfilerStep#N from host events, STEP_TIME, kernel_details.csv Step Id):
+        file, rank, step, start_ns, end_ns, source."""
+        return self._t["steps"]
 
-        return self._events.filter(pc.equal(self._events["category"], "step"))
+    @property
+    def kernels(self) -> "Any":
+        """Kernel details, one row per distinct signature (op type, task type, block dims,
+        shapes, dtypes, formats)."""
+        return self._t["kernels"]
+
+    @property
+    def comm_tasks(self) -> "Any":
+        """Per-task communication details (HCCL plane tasks, Kineto collectives)."""
+        return self._t["comm_tasks"]
+
+    @property
+    def op_metrics(self) -> "Any":
+        """Per-task op state and PMU pipe ratios (aic_* / aiv_* ``_ratio``; NaN not written)."""
+        return self._t["op_metrics"]
+
+    @property
+    def files(self) -> "Any":
+        """One row per input file: path, format, rank, world size, size, base time, truncated."""
+        return self._t["files"]
+
+    def table(self, name: str) -> "Any":
+        """Table ``name`` (one of :attr:`NAMES`)."""
+        return self._t[name]
 
     def __repr__(self) -> str:
-        return f"<profscope.Tables events: {self._events.num_rows} rows>"
+        sizes = ", ".join(f"{k}: {v.num_rows}" for k, v in self._t.items())
+        return f"<profscope.Tables {sizes}>"
 
 
 def load(*paths: PathLike) -> Tables:
-    """Reads profiles into normalized tables (``profscope export --parquet``, read back with
-    pyarrow): for your own queries in pandas, polars or DuckDB."""
-    import pyarrow.dataset as ds
+    """Reads profiles into the normalized tables (one joint set for every input), for your own
+    queries in pandas, polars or DuckDB. The GIL is released while profscope reads."""
+    import pyarrow as pa
 
-    tmp = tempfile.mkdtemp(prefix="profscope-load-")
-    try:
-        _cli(["export", "--quiet", "--parquet", tmp, "--run", "load", *_paths(paths)])
-        table = ds.dataset(tmp, format="parquet", partitioning="hive").to_table()
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return Tables(table)
+    tables = {}
+    for name, capsule in _load_tables(_paths(paths)):
+        tables[name] = pa.RecordBatchReader._import_from_c_capsule(capsule).read_all()
+    return Tables(tables)
 
 
 class Diff:

@@ -1,6 +1,6 @@
 """The native module: the CLI run in-process (python/src/lib.rs)."""
 
-from typing import List, Tuple
+from typing import Any, List, Tuple
 
 __version__: str
 
@@ -9,3 +9,6 @@ class ProfscopeError(RuntimeError):
 
 def run(argv: List[str]) -> Tuple[str, int]:
     """Runs ``profscope <argv...>``; returns (stdout, exit code). The GIL is released."""
+
+def load_tables(paths: List[str]) -> List[Tuple[str, Any]]:
+    """Ingests ``paths``; returns (table name, Arrow C stream capsule) pairs. The GIL is released."""

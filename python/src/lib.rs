@@ -1,8 +1,13 @@
-//! profscope's Python binding (docs/python.md): one native function, `run(argv)`, the CLI run
-//! in-process (`profscope::cli::run_captured`) with the GIL released; the Python package
-//! (profscope/__init__.py) builds its API on it, so every number is the CLI's.
+//! profscope's Python binding (docs/python.md): `run(argv)`, the CLI run in-process
+//! (`profscope::cli::run_captured`), on which the Python package (profscope/__init__.py) builds
+//! analyze / diff / memory, so every number is the CLI's; and `load_tables(paths)`, the model's
+//! tables (`profscope::export::arrow_tables`) as Arrow C streams for pyarrow, without a copy.
+//! Both release the GIL while profscope works.
 
+use arrow_array::ffi_stream::FFI_ArrowArrayStream;
+use arrow_array::{RecordBatch, RecordBatchIterator};
 use pyo3::prelude::*;
+use pyo3::types::PyCapsule;
 
 pyo3::create_exception!(
     _profscope,
@@ -22,9 +27,34 @@ fn run(py: Python<'_>, argv: Vec<String>) -> PyResult<(String, u8)> {
     }
 }
 
+/// Ingests `paths` (files or folders, as the CLI takes them) and returns the model's tables as
+/// (name, capsule) pairs, each capsule an Arrow C stream (`arrow_array_stream`) of one batch.
+#[pyfunction]
+fn load_tables(py: Python<'_>, paths: Vec<String>) -> PyResult<Vec<(String, Py<PyCapsule>)>> {
+    let batches = py
+        .detach(|| -> Result<Vec<(&'static str, RecordBatch)>, String> {
+            let paths: Vec<std::path::PathBuf> = paths.iter().map(Into::into).collect();
+            let progress = profscope::ingest::Progress::default();
+            let t =
+                profscope::ingest::ingest_paths(&paths, &progress).map_err(|e| e.to_string())?;
+            profscope::export::arrow_tables::record_batches(&t).map_err(|e| e.to_string())
+        })
+        .map_err(ProfscopeError::new_err)?;
+    let mut out = Vec::with_capacity(batches.len());
+    for (name, b) in batches {
+        let schema = b.schema();
+        let reader = RecordBatchIterator::new(vec![Ok(b)], schema);
+        let stream = FFI_ArrowArrayStream::new(Box::new(reader));
+        let capsule = PyCapsule::new_with_value(py, stream, c"arrow_array_stream")?;
+        out.push((name.to_string(), capsule.unbind()));
+    }
+    Ok(out)
+}
+
 #[pymodule]
 fn _profscope(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(load_tables, m)?)?;
     m.add("ProfscopeError", m.py().get_type::<ProfscopeError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

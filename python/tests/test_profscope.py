@@ -123,8 +123,7 @@ def test_collective_ops_match_sqlite_counts():
     ops = r.table("collective_ops").to_pylist()
     assert ops
     for rank in (0, 1):
-        db = SAMPLES / f"ascend-pt/db/level1/rank{rank}_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_{rank}.db"
-        con = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True)
+        con = ro(db_of(rank))
         names = {v for (v,) in con.execute(
             "SELECT s.value FROM COMMUNICATION_OP c JOIN STRING_IDS s ON s.id = c.opName")}
         mine = [o for o in ops if o["device_rank"] == rank]
@@ -138,29 +137,51 @@ def test_load_events_match_the_kernel_csv_rows():
         rows = sum(1 for _ in csv.DictReader(f))
     t = profscope.load(str(folder))
     assert t.events.num_rows == rows
-    assert set(t.events.column_names) >= {"name", "ts_ns", "dur_ns", "category", "rank"}
+    assert set(t.events.column_names) >= {"name", "ts_ns", "dur_ns", "category", "file_rank"}
+
+
+def db_of(rank: int) -> Path:
+    return SAMPLES / f"ascend-pt/db/level1/rank{rank}_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_{rank}.db"
+
+
+def ro(db: Path) -> sqlite3.Connection:
+    return sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True)
 
 
 def overlap_rows(db: Path) -> int:
-    con = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True)
+    con = ro(db)
     has = con.execute("SELECT count(*) FROM sqlite_master WHERE name = 'OVERLAP_ANALYSIS'").fetchone()[0]
     return con.execute("SELECT count(*) FROM OVERLAP_ANALYSIS").fetchone()[0] if has else 0
 
 
-def test_load_matches_the_report_event_count():
-    """load() holds every event analyze counts, plus the vendor's OVERLAP_ANALYSIS rows as
-    events (analyze reads them as per-device sums; counted here with sqlite3: 382 on rank 0)."""
+def test_load_matches_sqlite_and_the_report():
+    """load() of the real db root against sqlite3 over the same files: STEP_TIME rows as steps,
+    TASK_PMU_INFO tasks with ratios in op_metrics, COMMUNICATION_TASK_INFO rows as comm_tasks;
+    events = the report's events plus the vendor's OVERLAP_ANALYSIS rows (analyze reads those as
+    per-device sums; 382 on rank 0)."""
     path = str(SAMPLES / "ascend-pt/db/level1")
     t = profscope.load(path)
     summary = cli_json("analyze", "--format", "json", "--quiet", "--no-cache", path)["summary"]
-    overlap = sum(
-        overlap_rows(SAMPLES / f"ascend-pt/db/level1/rank{r}_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_{r}.db")
-        for r in (0, 1)
-    )
+    overlap = sum(overlap_rows(db_of(r)) for r in (0, 1))
     assert overlap == 382
     assert t.events.num_rows == summary["events"] + overlap
-    assert t.steps.num_rows == 2  # one ProfilerStep#50 per rank
-    assert set(t.steps.column("name").to_pylist()) == {"ProfilerStep#50"}
+    steps = sorted(zip(t.steps["rank"].to_pylist(), t.steps["step"].to_pylist(),
+                       t.steps["start_ns"].to_pylist(), t.steps["end_ns"].to_pylist()))
+    want = sorted((r, *row) for r in (0, 1) for row in ro(db_of(r)).execute("SELECT id, startNs, endNs FROM STEP_TIME"))
+    assert steps == want
+    pmu = sum(ro(db_of(r)).execute("SELECT count(DISTINCT globalTaskId) FROM TASK_PMU_INFO").fetchone()[0] for r in (0, 1))
+    assert t.op_metrics.num_rows == pmu == 370
+    comm = sum(ro(db_of(r)).execute("SELECT count(*) FROM COMMUNICATION_TASK_INFO").fetchone()[0] for r in (0, 1))
+    assert t.comm_tasks.num_rows == comm
+    assert sorted(t.files["rank"].to_pylist()) == [0, 1]
+    # The ratios as the db holds them (rank 0, the aiv_vec_ratio of one task).
+    r0 = ro(db_of(0))
+    gid, value = r0.execute(
+        "SELECT p.globalTaskId, p.value FROM TASK_PMU_INFO p JOIN STRING_IDS s ON s.id = p.name "
+        "WHERE s.value = 'aiv_vec_ratio' AND p.value > 0 ORDER BY p.globalTaskId LIMIT 1").fetchone()
+    name, = r0.execute("SELECT s.value FROM COMPUTE_TASK_INFO c JOIN STRING_IDS s ON s.id = c.name WHERE c.globalTaskId = ?", (gid,)).fetchone()
+    mine = t.op_metrics.filter(__import__("pyarrow.compute").compute.equal(t.op_metrics["rank"], 0)).to_pylist()
+    assert any(m["name"] == name and abs(m["aiv_vec_ratio"] - value) < 1e-6 for m in mine)
 
 
 def test_diff_passes_and_fails_as_the_cli():

@@ -42,7 +42,8 @@ pub fn schema() -> Arc<Schema> {
     ))
 }
 
-fn batch(t: &Tables) -> Result<RecordBatch, arrow_schema::ArrowError> {
+/// The events view of `t` as one record batch ([`schema`]).
+pub fn events_batch(t: &Tables) -> Result<RecordBatch, arrow_schema::ArrowError> {
     let view = EventView::new(t);
     let n = view.rows();
     let cols: Vec<ArrayRef> = view
@@ -140,7 +141,7 @@ fn write(t: &Tables, target: &Path) -> Result<u64, Box<dyn std::error::Error>> {
         .set_compression(Compression::SNAPPY)
         .build();
     let mut w = ArrowWriter::try_new(f, schema(), Some(props))?;
-    w.write(&batch(t)?)?;
+    w.write(&events_batch(t)?)?;
     w.close()?;
     Ok(std::fs::metadata(target)?.len())
 }
