@@ -166,26 +166,22 @@ fn run(t: &Tables, devices: &[Device]) -> Vec<Keyed> {
         );
         f.estimate = "Σ over the unbound shapes: their time × (1 − busiest of aiv_vec / aiv_mte2 / aiv_mte3 ratio / 0.7)".into();
         let w = where_file(t, file);
-        for (g, space) in open.iter().take(5) {
-            f.evidence.push(format!(
-                "{w}: {} shape {} {}: optimization space {:.1}%, {} task(s), {}",
+        let line = |g: &Group, what: String| {
+            format!(
+                "{w}: {} shape {} {}: {what}, {} task(s), {}",
                 g.name,
                 g.shape,
                 g.dtype,
-                space * 100.0,
                 g.tasks,
                 us(g.ns)
-            ));
+            )
+        };
+        for (g, space) in open.iter().take(5) {
+            f.evidence
+                .push(line(g, format!("optimization space {:.1}%", space * 100.0)));
         }
         for (g, b) in bound.iter().take(5) {
-            f.evidence.push(format!(
-                "{w}: {} shape {} {}: {b} bound, {} task(s), {}",
-                g.name,
-                g.shape,
-                g.dtype,
-                g.tasks,
-                us(g.ns)
-            ));
+            f.evidence.push(line(g, format!("{b} bound")));
         }
         f.recommendation = "for the shapes with room: tune their tiling / block count for these shapes or pick a better-fitting kernel (AOE operator tuning); for the bound ones: cut the data they move (fuse with neighbours, avoid the TransData format conversions, e.g. torch_npu.npu.config.allow_internal_format = False)".into();
         out.push(Keyed {

@@ -246,10 +246,6 @@ impl Converter {
 /// and metric (about 30 per task), written metric by metric (real dbs), so rows are gathered by
 /// globalTaskId through a map.
 fn load_pmu(cx: &mut Ctx<'_>, inf: &mut Infos) -> Result<(), IngestError> {
-    let wanted: Vec<Option<StrId>> = PIPES
-        .iter()
-        .map(|p| cx.b.tables().strings.lookup(p))
-        .collect();
     let mut by_name: FxHashMap<i64, Option<usize>> = FxHashMap::default();
     let mut at: FxHashMap<i64, u32> = FxHashMap::default();
     let mut ids: Vec<i64> = Vec::new();
@@ -261,8 +257,8 @@ fn load_pmu(cx: &mut Ctx<'_>, inf: &mut Infos) -> Result<(), IngestError> {
         |cx, rows| {
             for r in rows.chunks_exact(3) {
                 let pipe = *by_name.entry(r[1]).or_insert_with(|| {
-                    let s = cx.strings.get(r[1]);
-                    wanted.iter().position(|w| *w == Some(s) && !s.is_empty())
+                    let name = cx.b.tables().str(cx.strings.get(r[1]));
+                    PIPES.iter().position(|p| *p == name)
                 });
                 let (Some(p), true) = (pipe, r[2] != NO_NUMBER) else {
                     continue;
@@ -328,10 +324,6 @@ pub(super) fn load_infos(cx: &mut Ctx<'_>) -> Result<Infos, IngestError> {
     )?;
     inf.sched = gid_index(&ids);
     if cx.schema.has("TASK_PMU_INFO") {
-        // The pipe names must be interned for the lookup; they are the rows' names anyway.
-        for p in PIPES {
-            cx.b.intern(p);
-        }
         load_pmu(cx, &mut inf)?;
     }
     if cx.schema.has("COMMUNICATION_TASK_INFO") {

@@ -1,6 +1,7 @@
 //! Device task rows of kernel_details.csv / op_summary_*.csv → events and kernels.
 
-use super::op_metrics_rows::{MetricCols, TaskCells};
+use super::columns::{Cols, cell, csv_error, int, is_comm_core};
+use super::op_metrics_rows::TaskCells;
 use crate::diag::Severity;
 use crate::ingest::builder::{FileMeta, NewEvent, TablesBuilder};
 use crate::ingest::chrome_json::number::us_to_ns;
@@ -12,79 +13,6 @@ use crate::model::{FileId, StrId, ThreadId};
 
 /// The synthesised `Ascend Hardware` process (per device: + device id), as the db reader makes it.
 use crate::ingest::ascend_db::PID_HARDWARE;
-
-/// Column indexes by the names both spellings use.
-#[derive(Clone, Copy)]
-struct Cols {
-    name: usize,
-    start: usize,
-    dur: usize,
-    op_type: Option<usize>,
-    core: Option<usize>,
-    stream: Option<usize>,
-    device: Option<usize>,
-    block: Option<usize>,
-    mix_block: Option<usize>,
-    /// `Step Id` (torch_npu kernel_details.csv): the rows' ProfilerStep.
-    step: Option<usize>,
-    /// `Model ID` (kernel_details.csv Level1/2, op_summary): the graph a task was replayed from.
-    model: Option<usize>,
-    shapes: [Option<usize>; 6],
-    /// `OP State` and the pipe-ratio columns, when the file has them.
-    metrics: Option<MetricCols>,
-}
-
-impl Cols {
-    fn find(header: &csv::ByteRecord, path: &str) -> Result<Cols, IngestError> {
-        let names: Vec<String> = header
-            .iter()
-            .map(|h| String::from_utf8_lossy(h).trim().to_string())
-            .collect();
-        let any = |cands: &[&str]| names.iter().position(|n| cands.contains(&n.as_str()));
-        let need = |cands: &[&str]| {
-            any(cands).ok_or_else(|| IngestError::Csv {
-                path: path.to_string(),
-                what: format!(
-                    "no `{}` column (header: {})",
-                    cands.join("` / `"),
-                    crate::diag::cap_text(&names.join(","), 500)
-                ),
-            })
-        };
-        Ok(Cols {
-            name: need(&["Name", "Op Name"])?,
-            start: need(&["Start Time(us)", "Task Start Time(us)"])?,
-            dur: need(&["Duration(us)", "Task Duration(us)"])?,
-            op_type: any(&["Type", "OP Type"]),
-            core: any(&["Accelerator Core", "Task Type"]),
-            stream: any(&["Stream ID"]),
-            device: any(&["Device_id"]),
-            block: any(&["Block Num", "Block Dim"]),
-            mix_block: any(&["Mix Block Num", "Mix Block Dim"]),
-            step: any(&["Step Id", "Step ID"]),
-            model: any(&["Model ID", "Model Id"]),
-            shapes: [
-                any(&["Input Shapes"]),
-                any(&["Input Data Types"]),
-                any(&["Input Formats"]),
-                any(&["Output Shapes"]),
-                any(&["Output Data Types"]),
-                any(&["Output Formats"]),
-            ],
-            metrics: MetricCols::find(&names),
-        })
-    }
-}
-
-/// A cell as text: trimmed of blanks and the trailing TAB; `N/A` and empty are None.
-fn cell(r: &csv::ByteRecord, i: Option<usize>) -> Option<&[u8]> {
-    let v = r.get(i?)?.trim_ascii();
-    (!v.is_empty() && v != b"N/A").then_some(v)
-}
-
-fn int(r: &csv::ByteRecord, i: Option<usize>) -> Option<i64> {
-    std::str::from_utf8(cell(r, i)?).ok()?.parse().ok()
-}
 
 /// Reads one kernel_details.csv / op_summary_*.csv into `b`.
 pub fn ingest_file(path: &str, b: &mut TablesBuilder) -> Result<(), IngestError> {
@@ -234,7 +162,7 @@ impl Rows<'_> {
         let name = self.text(b, cell(rec, Some(self.cols.name)));
         let core = self.text(b, cell(rec, self.cols.core));
         let op_type = self.text(b, cell(rec, self.cols.op_type));
-        let is_comm = b.tables().str(core) == "HCCL" || b.tables().str(core) == "COMMUNICATION";
+        let is_comm = is_comm_core(b.tables().str(core));
         let kernel = if is_comm {
             NO_ROW
         } else {
@@ -349,12 +277,5 @@ impl Rows<'_> {
             .add_n("non_utf8_string", Severity::Info, self.lossy, || {
                 format!("{path}: cells with invalid UTF-8 were decoded lossily (U+FFFD)")
             });
-    }
-}
-
-fn csv_error(path: &str, e: csv::Error) -> IngestError {
-    IngestError::Csv {
-        path: path.to_string(),
-        what: e.to_string(),
     }
 }

@@ -7,10 +7,11 @@
 //! cells, CRLF or LF lines, shapes quoted with doubled quotes, non-UTF-8 names (replaced, with a
 //! diagnostic).
 
+mod columns;
 mod kernel_rows;
 pub mod memory_rows;
 pub mod module_mem;
-pub mod op_metrics_rows;
+mod op_metrics_rows;
 pub mod reference_rows;
 
 pub use kernel_rows::{ingest_bytes, ingest_file};

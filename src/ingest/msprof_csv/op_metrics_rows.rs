@@ -4,47 +4,16 @@
 //! (CANN 8.0+), `aic_mac_ratio` ... `aiv_mte3_ratio` (written when `aic_metrics` is on, e.g.
 //! PipeUtilization at Level1/2); `N/A` and empty cells are NaN.
 
+use super::columns::{Cols, MetricCols, cell, csv_error, is_comm_core};
 use crate::diag::Severity;
 use crate::ingest::builder::TablesBuilder;
 use crate::ingest::chrome_json::number::us_to_ns;
 use crate::ingest::error::IngestError;
-use crate::model::op_metrics::{OpMetricsRow, PIPES};
+use crate::model::op_metrics::OpMetricsRow;
 use crate::model::{FileId, StrId};
 
-/// Where the metric columns are; None from [`MetricCols::find`] when the file has none.
-#[derive(Clone, Copy)]
-pub struct MetricCols {
-    state: Option<usize>,
-    pipes: [Option<usize>; 9],
-}
-
-impl MetricCols {
-    pub fn find(names: &[String]) -> Option<MetricCols> {
-        let at = |n: &str| names.iter().position(|h| h == n);
-        let m = MetricCols {
-            state: at("OP State"),
-            pipes: PIPES.map(at),
-        };
-        (m.state.is_some() || m.pipes.iter().any(Option::is_some)).then_some(m)
-    }
-
-    fn ratios(&self, rec: &csv::ByteRecord) -> [f32; 9] {
-        self.pipes.map(|c| {
-            c.and_then(|c| rec.get(c))
-                .and_then(|v| std::str::from_utf8(v.trim_ascii()).ok())
-                .and_then(|v| v.parse::<f32>().ok())
-                .unwrap_or(f32::NAN)
-        })
-    }
-
-    fn state<'r>(&self, rec: &'r csv::ByteRecord) -> Option<&'r [u8]> {
-        let v = rec.get(self.state?)?.trim_ascii();
-        (!v.is_empty() && v != b"N/A").then_some(v)
-    }
-}
-
 /// One task's values besides its metrics, as interned by the caller.
-pub struct TaskCells {
+pub(super) struct TaskCells {
     pub file: FileId,
     pub name: StrId,
     pub op_type: StrId,
@@ -55,7 +24,7 @@ pub struct TaskCells {
 }
 
 /// Pushes the op_metrics row of one compute task row when it has an op state or a ratio.
-pub fn push(b: &mut TablesBuilder, m: &MetricCols, rec: &csv::ByteRecord, t: TaskCells) {
+pub(super) fn push(b: &mut TablesBuilder, m: &MetricCols, rec: &csv::ByteRecord, t: TaskCells) {
     let ratios = m.ratios(rec);
     let state = m.state(rec);
     if state.is_none() && ratios.iter().all(|r| r.is_nan()) {
@@ -99,30 +68,12 @@ pub fn ingest_companion(
         .flexible(true)
         .from_reader(std::io::Read::take(f, max));
     let header = rd.byte_headers().map_err(|e| csv_error(path, e))?.clone();
-    let names: Vec<String> = header
-        .iter()
-        .map(|h| String::from_utf8_lossy(h).trim().to_string())
-        .collect();
-    let Some(m) = MetricCols::find(&names) else {
+    let cols = Cols::find(&header, path)?;
+    let Some(m) = cols.metrics else {
         return Ok(0);
     };
-    let at = |cands: &[&str]| names.iter().position(|n| cands.contains(&n.as_str()));
-    let (name, dur) = (
-        at(&["Name", "Op Name"]),
-        at(&["Duration(us)", "Task Duration(us)"]),
-    );
-    let (Some(name), Some(dur)) = (name, dur) else {
-        return Ok(0);
-    };
-    let op_type = at(&["Type", "OP Type"]);
-    let core = at(&["Accelerator Core", "Task Type"]);
-    let shapes = [
-        at(&["Input Shapes"]),
-        at(&["Input Data Types"]),
-        at(&["Output Shapes"]),
-    ];
     let mut rec = csv::ByteRecord::new();
-    let (mut rows, mut bad) = (0u64, 0u64);
+    let (mut rows, mut bad, mut short) = (0u64, 0u64, 0u64);
     loop {
         match rd.read_byte_record(&mut rec) {
             Ok(true) => {}
@@ -136,28 +87,30 @@ pub fn ingest_companion(
             }
         }
         rows += 1;
-        let text = |b: &mut TablesBuilder, i: Option<usize>| -> StrId {
-            match i.and_then(|i| rec.get(i)).map(<[u8]>::trim_ascii) {
-                Some(v) if !v.is_empty() && v != b"N/A" => b.intern(&String::from_utf8_lossy(v)),
-                _ => StrId::EMPTY,
-            }
-        };
-        let task_type = text(b, core);
-        let tt = b.tables().str(task_type);
-        if tt == "HCCL" || tt == "COMMUNICATION" {
+        // A row with fewer cells than the header (a file cut mid-row) is not read: its last
+        // cell may be cut short.
+        if rec.len() < header.len() {
+            short += 1;
             continue;
         }
-        let Some(dur_ns) = rec.get(dur).map(<[u8]>::trim_ascii).and_then(us_to_ns) else {
+        let text = |b: &mut TablesBuilder, i: Option<usize>| -> StrId {
+            cell(&rec, i).map_or(StrId::EMPTY, |v| b.intern(&String::from_utf8_lossy(v)))
+        };
+        let task_type = text(b, cols.core);
+        if is_comm_core(b.tables().str(task_type)) {
+            continue;
+        }
+        let Some(dur_ns) = cell(&rec, Some(cols.dur)).and_then(us_to_ns) else {
             bad += 1;
             continue;
         };
         let cells = TaskCells {
             file,
-            name: text(b, Some(name)),
-            op_type: text(b, op_type),
+            name: text(b, Some(cols.name)),
+            op_type: text(b, cols.op_type),
             task_type,
             dur_ns,
-            shapes: shapes.map(|c| text(b, c)),
+            shapes: [0, 1, 3].map(|k| text(b, cols.shapes[k])),
         };
         push(b, &m, &rec, cells);
     }
@@ -165,12 +118,8 @@ pub fn ingest_companion(
         .add_n("csv_row_skipped", Severity::DataLoss, bad, || {
             format!("{path}: rows without a duration; their op metrics are not read")
         });
+    b.diag().add_n("truncated", Severity::DataLoss, short, || {
+        format!("{path}: rows with fewer cells than the header (a cut file); their op metrics are not read")
+    });
     Ok(rows)
-}
-
-fn csv_error(path: &str, e: csv::Error) -> IngestError {
-    IngestError::Csv {
-        path: path.to_string(),
-        what: e.to_string(),
-    }
 }
