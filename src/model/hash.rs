@@ -130,3 +130,29 @@ mod tests {
         }
     }
 }
+
+/// msprof-analyze's `double_hash` of a communicator group id (`cluster_analyse/common_func/
+/// utils.py`): over the id's characters, `h1 = h1 * 29 + c` and `h2 = h2 * 131 + c`, each modulo
+/// 2^32; the result is `h1 << 32 | h2`. analysis.db's CommAnalyzer* `group_name` and the
+/// `@<group>` suffix of communication.json op names are this number in decimal (checked on the
+/// real db/level1 root: `90.91.105.46%enp189s0f0_60000_0_1736410538306028` →
+/// `17148521525495523210`, analysis.db CommAnalyzerTime's group_name).
+pub fn vendor_group_hash(id: &str) -> u64 {
+    let (mut h1, mut h2) = (0u64, 0u64);
+    for c in id.chars() {
+        h1 = (h1 * 29 + c as u64) % (1 << 32);
+        h2 = (h2 * 131 + c as u64) % (1 << 32);
+    }
+    (h1 << 32) | h2
+}
+
+#[cfg(test)]
+mod vendor_hash_tests {
+    #[test]
+    fn the_real_db_group() {
+        assert_eq!(
+            super::vendor_group_hash("90.91.105.46%enp189s0f0_60000_0_1736410538306028"),
+            17148521525495523210
+        );
+    }
+}

@@ -16,6 +16,7 @@
 
 mod ascend;
 pub mod db;
+pub mod job;
 mod kineto;
 mod rng;
 pub mod truth;
@@ -81,6 +82,25 @@ pub const MTP_HEADS: u64 = 1;
 pub const BATCH: u64 = 4;
 pub const PREFILL_STEPS: u64 = 2;
 
+/// Writes a training job's root (see [`job`]) and returns (and writes) the ground truth, whose
+/// `job` holds the layout and each rank's numbers.
+pub fn generate_job(out: &Path, o: &job::JobOpts) -> Result<Truth, SynthError> {
+    let j = job::generate(out, o)?;
+    let truth = Truth {
+        generator: format!("profscope synth {}", env!("CARGO_PKG_VERSION")),
+        seed: o.seed,
+        ranks: Vec::new(),
+        job: Some(j),
+    };
+    let tp = out.join("ground_truth.json");
+    let text = serde_json::to_string_pretty(&truth).expect("truth serializes");
+    std::fs::write(&tp, text + "\n").map_err(|source| SynthError::Io {
+        path: tp.display().to_string(),
+        source,
+    })?;
+    Ok(truth)
+}
+
 /// Writes the root and returns (and writes) the ground truth.
 pub fn generate(out: &Path, o: &SynthOpts) -> Result<Truth, SynthError> {
     let io = |p: &Path| {
@@ -94,6 +114,7 @@ pub fn generate(out: &Path, o: &SynthOpts) -> Result<Truth, SynthError> {
         generator: format!("profscope synth {}", env!("CARGO_PKG_VERSION")),
         seed: o.seed,
         ranks: Vec::new(),
+        job: None,
     };
     for rank in 0..o.ranks {
         let dir = out.join(format!("rank{rank}_ascend_pt"));

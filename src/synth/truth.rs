@@ -121,4 +121,7 @@ pub struct Truth {
     pub generator: String,
     pub seed: u64,
     pub ranks: Vec<RankTruth>,
+    /// A generated training job's layout and per-rank numbers (`synth --tp/--pp/--dp`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<super::job::JobTruth>,
 }
