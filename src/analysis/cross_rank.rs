@@ -392,15 +392,61 @@ fn cohort(t: &Tables, f: FileId) -> &'static str {
     t.files.format[f.idx()].map_or("unknown", |x| x.as_str())
 }
 
-/// The cross-rank comparison from the extracts of every file.
-pub fn combine(extracts: Vec<DeviceExtract>, top_n: usize) -> CrossRank {
+/// Which ranks do the same work and may be compared with each other (from the job's layout,
+/// `analysis::cluster::roles`).
+#[derive(Debug, Clone)]
+pub enum Roles {
+    /// Every rank does the same work.
+    Peers,
+    /// Rank → its peer set: ranks of different sets are never compared.
+    Sets(BTreeMap<i32, u32>),
+    /// The ranks do different work and nothing says which are peers (why, in words).
+    NotComparable(String),
+}
+
+impl Roles {
+    /// Why the ranks of `devs` are not compared with each other, when they are not.
+    fn why_not(&self, devs: &[DeviceExtract]) -> Option<String> {
+        match self {
+            Roles::Peers => None,
+            Roles::NotComparable(why) => Some(why.clone()),
+            Roles::Sets(sets) => {
+                let mut of: Vec<Option<u32>> = devs
+                    .iter()
+                    .map(|d| sets.get(&d.device.rank).copied())
+                    .collect();
+                of.sort_unstable();
+                of.dedup();
+                (of.len() > 1).then(|| {
+                    format!(
+                        "not compared across roles: these ranks sit in {} peer sets (pipeline stages or TP shards of the job's layout); compared within each in analyses.layout",
+                        of.len()
+                    )
+                })
+            }
+        }
+    }
+}
+
+/// The cross-rank comparison from the extracts of every file; ranks that `roles` says do
+/// different work are summarized but not compared.
+pub fn combine(extracts: Vec<DeviceExtract>, top_n: usize, roles: &Roles) -> CrossRank {
     let mut by_cohort: BTreeMap<&'static str, Vec<DeviceExtract>> = BTreeMap::new();
     for x in extracts {
         by_cohort.entry(x.cohort).or_default().push(x);
     }
     let cohorts = by_cohort
         .into_iter()
-        .map(|(format, devs)| cohort_of(format, devs, top_n))
+        .map(|(format, devs)| {
+            let why = roles.why_not(&devs);
+            let mut c = cohort_of(format, devs, top_n);
+            if let Some(why) = why {
+                c.slowest = None;
+                c.waited_for = None;
+                c.not_compared = why;
+            }
+            c
+        })
         .collect();
     CrossRank { cohorts }
 }
@@ -508,6 +554,7 @@ fn cohort_of(format: &'static str, mut devs: Vec<DeviceExtract>, top_n: usize) -
             groups,
         },
         distribution,
+        not_compared: String::new(),
     }
 }
 

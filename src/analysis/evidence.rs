@@ -164,8 +164,8 @@ fn norm(s: &str) -> String {
 /// `step_trace_time*.csv` (not msprof-analyze's cluster file, whose rows are per rank).
 fn vendor_steps(t: &Tables, f: usize) -> Vec<VendorStep> {
     let r = &t.reference;
-    // (table, row) → (step, [computing, communication, not overlapped, free]) in µs.
-    type Row = (Option<i64>, [f64; 4]);
+    // (table, row) → (step, [computing, communication, not overlapped, free], bubble) in µs.
+    type Row = (Option<i64>, [f64; 4], f64);
     let mut rows: std::collections::BTreeMap<(StrId, u32), Row> = Default::default();
     for k in 0..r.len() {
         if r.file[k].idx() != f {
@@ -177,7 +177,7 @@ fn vendor_steps(t: &Tables, f: usize) -> Vec<VendorStep> {
         }
         let e = rows
             .entry((r.table[k], r.row[k]))
-            .or_insert((None, [f64::NAN; 4]));
+            .or_insert((None, [f64::NAN; 4], 0.0));
         let n = r.number[k];
         match norm(t.str(r.column[k])).as_str() {
             "step" => {
@@ -196,13 +196,14 @@ fn vendor_steps(t: &Tables, f: usize) -> Vec<VendorStep> {
             "communication" => e.1[1] = n,
             "communicationnotoverlapped" => e.1[2] = n,
             "free" => e.1[3] = n,
+            "bubble" if n.is_finite() => e.2 = n,
             _ => {}
         }
     }
     let ns = |us: f64| (us * 1000.0).round() as i64;
     rows.into_iter()
-        .filter(|(_, (_, v))| v.iter().all(|x| x.is_finite()))
-        .map(|((table, _), (step, v))| VendorStep {
+        .filter(|(_, (_, v, _))| v.iter().all(|x| x.is_finite()))
+        .map(|((table, _), (step, v, bubble))| VendorStep {
             source: match t.str(table) {
                 "StepTraceTime" => "analysis.db StepTraceTime".to_string(),
                 other => other.to_string(),
@@ -212,6 +213,7 @@ fn vendor_steps(t: &Tables, f: usize) -> Vec<VendorStep> {
             communication_ns: ns(v[1]),
             communication_not_overlapped_ns: ns(v[2]),
             free_ns: ns(v[3]),
+            bubble_ns: ns(bubble),
         })
         .collect()
 }

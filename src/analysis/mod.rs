@@ -6,6 +6,7 @@ pub mod advisor;
 pub mod batch_audit;
 pub mod bubbles;
 pub mod clock;
+pub mod cluster;
 pub mod collective_match;
 pub mod communication;
 pub mod communication_ops;

@@ -1,6 +1,7 @@
 //! Rank anomalies of a multi-rank input: which ranks are present, which are missing (against
 //! `--expected-ranks`, else the largest world size a file states), which hold no device events
-//! at all (a CPU-only rank file), which were cut short (a rank that died mid-dump), which could
+//! at all (a CPU-only rank file), which were kept as the vendor's summaries only, which were cut
+//! short (a rank that died mid-dump), which could
 //! not be read at all, which are far larger than the others (a profiler that kept capturing),
 //! and which ranks' time windows do not overlap the others' (a rank captured at another moment).
 //! Per rank: files, bytes, device and host events, time window.
@@ -89,6 +90,24 @@ pub struct FileFacts {
     pub error: Option<String>,
 }
 
+/// The file's world size: its header's (Kineto), else its `distributed_args` world_size
+/// (profiler_metadata.json, the db's META_DATA); -1 unknown.
+fn world_size(t: &Tables, f: usize) -> i32 {
+    let w = t.files.world_size[f];
+    if w > 0 {
+        return w;
+    }
+    let stated = t
+        .strings
+        .lookup("distributed_args")
+        .and_then(|k| t.meta.get(crate::model::FileId(f as u32), k))
+        .and_then(|v| serde_json::from_str::<serde_json::Value>(t.str(v)).ok())
+        .and_then(|v| v.get("world_size")?.as_i64());
+    stated
+        .filter(|&w| (1..=1 << 24).contains(&w))
+        .map_or(-1, |w| w as i32)
+}
+
 pub fn compute(t: &Tables, expected: Option<u32>) -> Ranks {
     combine(&facts(t), expected)
 }
@@ -99,7 +118,7 @@ pub fn facts(t: &Tables) -> Vec<FileFacts> {
         .map(|f| FileFacts {
             path: t.files.path[f].clone(),
             rank: t.files.rank[f],
-            world_size: t.files.world_size[f],
+            world_size: world_size(t, f),
             size_bytes: t.files.size_bytes[f],
             format: t.files.format[f].map_or("unknown", |x| x.as_str()),
             device_events: 0,
@@ -210,9 +229,20 @@ pub fn combine(files: &[FileFacts], expected: Option<u32>) -> Ranks {
             .filter(|r| present.binary_search(r).is_err())
             .collect()
     });
+    let summary_rank = |r: i32| {
+        files
+            .iter()
+            .filter(|f| f.rank == r && f.error.is_none())
+            .all(|f| f.format == "vendor_summary")
+    };
+    let summary_only: Vec<i32> = rows
+        .iter()
+        .filter(|r| r.device_events == 0 && summary_rank(r.rank))
+        .map(|r| r.rank)
+        .collect();
     let cpu_only = rows
         .iter()
-        .filter(|r| r.device_events == 0)
+        .filter(|r| r.device_events == 0 && !summary_only.contains(&r.rank))
         .map(|r| r.rank)
         .collect();
     let oversized = if rows.len() < 3 {
@@ -233,6 +263,7 @@ pub fn combine(files: &[FileFacts], expected: Option<u32>) -> Ranks {
         present,
         missing,
         cpu_only,
+        summary_only,
         truncated,
         oversized,
         disjoint,

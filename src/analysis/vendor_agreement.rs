@@ -9,6 +9,7 @@
 //! verdict is one line every format shows first, so a reader (or an agent) knows whether to
 //! trust the numbers below it.
 
+use super::cluster::JobFacts;
 use super::communication_ops::DeviceCommOps;
 use super::cross_rank::{DeviceExtract, StepRow};
 use super::device_time::DeviceTime;
@@ -79,6 +80,7 @@ pub fn compute(
     extracts: &[DeviceExtract],
     comm_ops: &[DeviceCommOps],
     evidence: &[FileEvidence],
+    jobs: &[JobFacts],
 ) -> VendorAgreement {
     let mut checks = Vec::new();
     let mut checked = 0u64;
@@ -143,11 +145,41 @@ pub fn compute(
         }
         disagreeing += u64::from(bad);
     }
+    // Ranks kept as summaries only: their communication.json's ops against their step table.
+    let summaries = summary_ranks(jobs, evidence);
+    for (d, compared) in &summaries {
+        if compared.is_empty() {
+            continue;
+        }
+        push_source(&mut sources, "communication.json");
+        checked += 1;
+        let mut bad = false;
+        for c in compared {
+            let k = 0;
+            let diff = c.ours[k] - c.vendor[k];
+            let pct = diff as f64 * 100.0 / c.window_ns.max(1) as f64;
+            let agrees = pct.abs() <= TOLERANCE_PCT_OF_WINDOW;
+            bad |= !agrees;
+            checks.push(Check {
+                device: d.clone(),
+                source: c.source.clone(),
+                step: c.step,
+                metric: c.metrics[k],
+                ours_ns: c.ours[k],
+                vendor_ns: c.vendor[k],
+                diff_ns: diff,
+                window_ns: c.window_ns,
+                diff_pct_of_window: pct,
+                agrees,
+            });
+        }
+        disagreeing += u64::from(bad);
+    }
     let max = checks
         .iter()
         .map(|c| c.diff_pct_of_window.abs())
         .fold(0.0, f64::max);
-    let total = device_time.len() as u64;
+    let total = (device_time.len() + summaries.len()) as u64;
     let verdict = verdict(&checks, checked, total, disagreeing, max, &sources);
     VendorAgreement {
         tolerance_pct_of_window: TOLERANCE_PCT_OF_WINDOW,
@@ -160,6 +192,52 @@ pub fn compute(
         checks,
         verdict,
     }
+}
+
+/// Per summary-only rank: its communication per step recomputed as the union of its
+/// communication.json (or CommAnalyzerTime) ops, against the step table's Communication.
+fn summary_ranks(jobs: &[JobFacts], evidence: &[FileEvidence]) -> Vec<(DeviceRef, Vec<Compared>)> {
+    let ev: HashMap<&str, &FileEvidence> = evidence.iter().map(|e| (e.file.as_str(), e)).collect();
+    jobs.iter()
+        .filter(|j| j.summary_only)
+        .map(|j| {
+            let device = DeviceRef {
+                file: j.file.clone(),
+                rank: j.rank,
+                device_id: -1,
+                process: "vendor summary".into(),
+            };
+            let mut by_step: HashMap<i64, Vec<(i64, i64)>> = HashMap::new();
+            for op in &j.vendor_ops {
+                if let Some(s) = op.step {
+                    by_step.entry(s).or_default().push((op.start_ns, op.end_ns));
+                }
+            }
+            let compared = ev
+                .get(j.file.as_str())
+                .map(|e| e.vendor_steps.as_slice())
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|v| {
+                    let step = v.step?;
+                    let ops = by_step.get(&step)?;
+                    let ours = super::intervals::total(&super::intervals::union(ops.clone()));
+                    Some(Compared {
+                        source: format!(
+                            "{} against the union of communication.json ops of {}",
+                            v.source, j.file
+                        ),
+                        step: Some(step),
+                        window_ns: v.computing_ns + v.communication_not_overlapped_ns + v.free_ns,
+                        metrics: &[TimeMetric::Communication],
+                        ours: [ours, 0, 0, 0],
+                        vendor: [v.communication_ns, 0, 0, 0],
+                    })
+                })
+                .collect();
+            (device, compared)
+        })
+        .collect()
 }
 
 fn push_source(sources: &mut Vec<String>, s: &str) {

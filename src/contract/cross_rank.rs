@@ -248,6 +248,10 @@ pub struct Cohort {
     /// Every rank's row summarized (kept whole when the rows are capped to the ranks that matter).
     #[serde(default)]
     pub distribution: RankDistribution,
+    /// Why `slowest` and `waited_for` are not given when the cohort's ranks do different work
+    /// (pipeline stages, different kernel mixes); empty when they are compared.
+    #[serde(default)]
+    pub not_compared: String,
 }
 
 /// Min, 10th, 50th, 90th percentile and max (linear interpolation, stats::quantile).

@@ -75,6 +75,10 @@ pub struct VendorStep {
     pub communication_ns: i64,
     pub communication_not_overlapped_ns: i64,
     pub free_ns: i64,
+    /// Time in pipeline receives (`Bubble`: the step's `hcom_receive` ops, torch_npu's
+    /// definition); 0 when the table has no such column.
+    #[serde(default)]
+    pub bubble_ns: i64,
 }
 
 closed_set! {

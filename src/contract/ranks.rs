@@ -50,7 +50,7 @@ closed_set! {
     pub enum ExpectedSource {
         /// `--expected-ranks`.
         Option = "--expected-ranks",
-        /// The largest `world_size` of the files.
+        /// The largest `world_size` of the files (a Kineto header, `distributed_args`).
         WorldSize = "world_size",
         #[default]
         None = "none",
@@ -65,8 +65,12 @@ pub struct Ranks {
     pub present: Vec<i32>,
     /// Ranks 0..expected that have no file that could be read.
     pub missing: Vec<i32>,
-    /// Ranks with files but no device events.
+    /// Ranks with files but no device events (not summary-only ones).
     pub cpu_only: Vec<i32>,
+    /// Ranks read from the vendor's summaries only (step_trace_time.csv, communication.json,
+    /// analysis.db; no timeline): their steps and collectives come from those.
+    #[serde(default)]
+    pub summary_only: Vec<i32>,
     /// Ranks with a file that ended mid-event (events after the cut are missing).
     pub truncated: Vec<i32>,
     /// Ranks whose files are at least `OVERSIZED_FACTOR` times the median rank's bytes (only

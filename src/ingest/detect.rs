@@ -20,7 +20,24 @@ closed_set! {
         AscendDb = "ascend_db",
         /// `kernel_details.csv`, `op_summary_*.csv`: read when a capture has nothing better.
         KernelCsv = "kernel_csv",
+        /// The vendor's summaries of a rank folder with no timeline, db or kernel CSV
+        /// (`analysis.db`, `step_trace_time.csv`, `communication.json`): read as a rank with no
+        /// events ([`SUMMARY_FILES`]).
+        VendorSummary = "vendor_summary",
     }
+}
+
+/// The vendor summaries that make a rank folder a summary-only rank when nothing better is
+/// there, best first (the input's path; the reader reads them all).
+pub const SUMMARY_FILES: [&str; 3] = ["analysis.db", "step_trace_time.csv", "communication.json"];
+
+/// Whether `p` is one of [`SUMMARY_FILES`] inside an `ASCEND_PROFILER_OUTPUT/` folder.
+fn is_summary(p: &Path) -> bool {
+    let name = p.file_name().and_then(|f| f.to_str()).unwrap_or("");
+    SUMMARY_FILES.contains(&name)
+        && p.parent()
+            .and_then(|d| d.file_name())
+            .is_some_and(|d| d == "ASCEND_PROFILER_OUTPUT")
 }
 
 /// A torch_npu or msprof profiler db by its file name (`analysis.db` is vendor-derived, not read yet).
@@ -186,6 +203,9 @@ fn preference(path: &str, format: InputFormat) -> u8 {
         InputFormat::ChromeJson => 4,
         InputFormat::KernelCsv if file.starts_with("kernel_details") => 5,
         InputFormat::KernelCsv => 6,
+        InputFormat::VendorSummary => {
+            7 + SUMMARY_FILES.iter().position(|s| *s == file).unwrap_or(3) as u8
+        }
     }
 }
 
@@ -284,9 +304,57 @@ type Folder = Option<std::path::PathBuf>;
 pub fn select(inputs: Vec<Input>, root: &Path) -> (Vec<Input>, Vec<Skipped>) {
     let tagged = tag_folders(inputs, root);
     let (tagged, mut skipped) = newest(tagged);
-    let (kept, more) = best(tagged);
+    quiet_summaries(&mut skipped);
+    let (tagged, summaries) = summary_only(tagged);
+    let (mut kept, more) = best(tagged);
     skipped.extend(more);
+    kept.extend(summaries);
+    kept.sort_by(|a, b| a.path.cmp(&b.path));
     (join_parts(kept, root), skipped)
+}
+
+/// Keeps one skipped entry per rank folder for its summaries, and none when the folder's exports
+/// were skipped too (they name the capture read instead).
+fn quiet_summaries(skipped: &mut Vec<Skipped>) {
+    let folder = |s: &Skipped| {
+        Path::new(&s.path)
+            .ancestors()
+            .find(|d| d.file_name().is_some_and(|n| n == "ASCEND_PROFILER_OUTPUT"))
+            .map(Path::to_path_buf)
+    };
+    let mut named: std::collections::BTreeSet<std::path::PathBuf> = skipped
+        .iter()
+        .filter(|s| !is_summary(Path::new(&s.path)))
+        .filter_map(folder)
+        .collect();
+    skipped
+        .retain(|s| !is_summary(Path::new(&s.path)) || folder(s).is_some_and(|f| named.insert(f)));
+}
+
+/// Splits off the vendor summaries: a rank folder with an export keeps none (its reader reads
+/// them beside it); a rank folder with summaries only becomes one [`InputFormat::VendorSummary`]
+/// input, the best of [`SUMMARY_FILES`] present; summaries outside a rank folder are dropped.
+fn summary_only(inputs: Vec<(Input, Folder)>) -> (Vec<(Input, Folder)>, Vec<Input>) {
+    use std::collections::BTreeMap;
+    let (summaries, exports): (Vec<_>, Vec<_>) = inputs
+        .into_iter()
+        .partition(|(i, _)| i.format == InputFormat::VendorSummary);
+    let has_export: std::collections::BTreeSet<&std::path::PathBuf> =
+        exports.iter().filter_map(|(_, f)| f.as_ref()).collect();
+    let mut best: BTreeMap<std::path::PathBuf, Input> = BTreeMap::new();
+    for (i, f) in summaries {
+        let Some(f) = f.filter(|f| !has_export.contains(f)) else {
+            continue;
+        };
+        let p = preference(&i.path, i.format);
+        if best
+            .get(&f)
+            .is_none_or(|b| p < preference(&b.path, b.format))
+        {
+            best.insert(f, i);
+        }
+    }
+    (exports, best.into_values().collect())
 }
 
 /// Joins the CANN timelines that one capture folder wrote in pieces (same folder, both named
@@ -677,7 +745,9 @@ impl Walk {
             return;
         };
         let file = p.file_name().and_then(|f| f.to_str()).unwrap_or("");
-        let format = if is_profiler_db(&name) {
+        let format = if is_summary(p) {
+            InputFormat::VendorSummary
+        } else if is_profiler_db(&name) {
             InputFormat::AscendDb
         } else if is_json_name(&name) {
             match looks_like_chrome_trace(p) {

@@ -17,6 +17,7 @@ mod postpass;
 pub mod progress;
 pub mod rank;
 pub mod source;
+mod vendor_summary;
 
 pub use builder::TablesBuilder;
 pub use error::IngestError;
@@ -205,16 +206,39 @@ fn ingest_input_with(
             };
             let r = ascend_db::ingest_file_with(&input.path, b, db);
             progress.add(input.size_bytes);
+            if r.is_ok() {
+                profiler_metadata(&input.path, b);
+            }
             return r;
         }
         detect::InputFormat::KernelCsv => {
             msprof_csv::ingest_file(&input.path, b)?;
             progress.add(input.size_bytes);
         }
+        detect::InputFormat::VendorSummary => {
+            vendor_summary::ingest(&input.path, input.size_bytes, b)?;
+            progress.add(input.size_bytes);
+        }
     }
+    profiler_metadata(&input.path, b);
     // The db carries its memory tables; a text export has them as CSVs beside it.
     msprof_csv::companions(&input.path, b);
     Ok(())
+}
+
+/// The `profiler_metadata.json` keys of the torch_npu rank folder `path` is in (the job's layout,
+/// the environment) as meta rows of the file just read, for every format (a db's META_DATA rows
+/// of the same keys come first).
+fn profiler_metadata(path: &str, b: &mut TablesBuilder) {
+    let Some(file) = b.tables().files.len().checked_sub(1) else {
+        return;
+    };
+    let file = crate::model::FileId(file as u32);
+    for (key, value) in rank::profiler_metadata(path) {
+        if !b.has_meta(file, key) {
+            b.add_meta(file, key, &value);
+        }
+    }
 }
 
 /// Ingests every input found under `paths` into one set of tables (the joint view; `analyze`

@@ -96,8 +96,9 @@ pub fn prof_host(prof: &Path) -> Option<String> {
 
 /// The keys of the `profiler_metadata.json` beside a torch_npu text export's
 /// `ASCEND_PROFILER_OUTPUT/` that become meta rows (the db carries them in META_DATA), each as
-/// JSON text: `parallel_group_info` (communicator groups), `ENV_VARIABLES` (the environment
-/// torch_npu recorded, read by the advisor).
+/// JSON text: `parallel_group_info` (communicator groups), `distributed_args` (the job's parallel
+/// sizes, rank and world size), `pp_info` (microbatches, pipeline schedule), `ENV_VARIABLES` (the
+/// environment torch_npu recorded, read by the advisor).
 pub fn profiler_metadata(path: &str) -> Vec<(&'static str, String)> {
     let read = || -> Option<serde_json::Value> {
         let out = Path::new(path).parent()?;
@@ -111,10 +112,15 @@ pub fn profiler_metadata(path: &str) -> Vec<(&'static str, String)> {
     let Some(v) = read() else {
         return Vec::new();
     };
-    ["parallel_group_info", "ENV_VARIABLES"]
-        .into_iter()
-        .filter_map(|k| Some((k, v.get(k)?.to_string())))
-        .collect()
+    [
+        "parallel_group_info",
+        "distributed_args",
+        "pp_info",
+        "ENV_VARIABLES",
+    ]
+    .into_iter()
+    .filter_map(|k| Some((k, v.get(k)?.to_string())))
+    .collect()
 }
 
 /// The `PROF_*` folder a file lies in, if any.

@@ -15,6 +15,10 @@ pub enum SourceFormat {
     AscendDb,
     /// torch_npu `kernel_details.csv` or CANN `op_summary_*.csv` (device task rows only).
     KernelCsv,
+    /// A rank kept as the vendor's summaries only (`analysis.db`, `step_trace_time.csv`,
+    /// `communication.json` in an `ASCEND_PROFILER_OUTPUT/` with no timeline, db or kernel CSV):
+    /// no events, its step breakdown and collectives in the reference table.
+    VendorSummary,
 }
 
 impl SourceFormat {
@@ -24,6 +28,7 @@ impl SourceFormat {
             SourceFormat::ChromeJsonObject => "chrome_json_object",
             SourceFormat::AscendDb => "ascend_db",
             SourceFormat::KernelCsv => "kernel_csv",
+            SourceFormat::VendorSummary => "vendor_summary",
         }
     }
 }

@@ -37,6 +37,8 @@ pub fn estimate_bytes(i: &Input) -> u64 {
         InputFormat::ChromeJson if i.path.ends_with(".gz") => 6.0,
         InputFormat::ChromeJson => 0.7,
         InputFormat::KernelCsv => 0.7,
+        // The summaries beside it are read whole: a few times their size.
+        InputFormat::VendorSummary => 4.0,
     };
     (i.size_bytes as f64 * factor) as u64 + (16 << 20)
 }

@@ -16,9 +16,9 @@ pub use run::{finish, run_all, run_part};
 
 use crate::analysis::devices::Device;
 use crate::analysis::{
-    advisor, batch_audit, bubbles, communication, communication_ops, communication_ops_vendor,
-    composition, cross_rank, device_time, dispatch, graph_mode, kernel_types, mtp, op_types,
-    phases, ranks, step_sync, top_events,
+    advisor, batch_audit, bubbles, cluster, communication, communication_ops,
+    communication_ops_vendor, composition, cross_rank, device_time, dispatch, graph_mode,
+    kernel_types, mtp, op_types, phases, ranks, step_sync, top_events,
 };
 use crate::model::Tables;
 
@@ -201,12 +201,27 @@ pub const REGISTRY: &[Analysis] = &[
         start_order: 14,
     },
     Analysis {
+        name: "layout",
+        help: "the job's parallel layout (tp/pp/dp/ep), comparisons within peer sets, the pipeline, expert load",
+        // What each file says about the job is gathered for every run (registry::run_part).
+        run: |_, _, _, _| {},
+        merge: |_, _| {},
+        // Before cross_rank's finish consumes the step rows the peer sets are compared on.
+        finish: Some(|p, o| {
+            p.analyses.layout =
+                cluster::compute(&p.job_facts, &p.extracts, &p.analyses.evidence, o.top_n)
+        }),
+        start_order: 15,
+    },
+    Analysis {
         name: "cross_rank",
         help: "per step and rank: computing, exposed communication, free; who arrives last",
         run: |t, d, o, p| p.extracts = cross_rank::extract(t, d, o.bubbles.min_gap_ns),
         merge: |a, b| append(&mut a.extracts, &mut b.extracts),
         finish: Some(|p, o| {
-            p.analyses.cross_rank = cross_rank::combine(std::mem::take(&mut p.extracts), o.top_n)
+            let roles = cluster::roles(&p.job_facts, &p.extracts);
+            p.analyses.cross_rank =
+                cross_rank::combine(std::mem::take(&mut p.extracts), o.top_n, &roles)
         }),
         start_order: 2,
     },
@@ -225,6 +240,7 @@ pub const REGISTRY: &[Analysis] = &[
                     bubbles: &a.bubbles,
                     cross_rank: &a.cross_rank,
                     graph_mode: &a.graph_mode,
+                    layout: &a.layout,
                 },
             );
             p.analyses.advisor = advisor;

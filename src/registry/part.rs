@@ -7,6 +7,7 @@ use crate::analysis::{
     advisor::Keyed,
     batch_audit::BatchAudit,
     bubbles::{BubbleOpts, DeviceBubbles},
+    cluster::{JobFacts, Layout},
     communication::Communication,
     communication_ops::CommunicationOps,
     composition::Composition,
@@ -80,8 +81,13 @@ pub struct Analyses {
     pub phases: Vec<Phases>,
     /// None when not run (`--only`).
     pub batch_audit: Option<BatchAudit>,
-    /// Rank anomalies: missing, CPU-only, truncated, failed, oversized, disjoint windows.
+    /// Rank anomalies: missing, CPU-only, summary-only, truncated, failed, oversized, disjoint
+    /// windows.
     pub ranks: Ranks,
+    /// The job's parallel layout, the comparisons within its roles, the pipeline and the
+    /// expert-parallel load.
+    #[serde(default)]
+    pub layout: Layout,
     /// Per step and rank: computing / exposed communication / free, slowest rank and why,
     /// collective start skew.
     pub cross_rank: CrossRank,
@@ -95,6 +101,8 @@ pub struct Part {
     pub analyses: Analyses,
     pub rank_facts: Vec<FileFacts>,
     pub extracts: Vec<DeviceExtract>,
+    /// What each file says about the job (always computed, like the evidence).
+    pub job_facts: Vec<JobFacts>,
     /// Per-file decode audits, merged into one verdict over the run.
     pub audits: Vec<BatchAudit>,
     /// The advisor's per-file findings, merged by its finish.

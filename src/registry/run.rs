@@ -4,7 +4,7 @@
 
 use super::part::{Analyses, AnalyzeOpts, Part};
 use super::{Analysis, REGISTRY};
-use crate::analysis::{communication_ops, devices, evidence, ranks, vendor_agreement};
+use crate::analysis::{cluster, communication_ops, devices, evidence, ranks, vendor_agreement};
 use crate::model::Tables;
 
 /// Runs every analysis on one set of tables.
@@ -33,12 +33,15 @@ pub fn run_part(t: &Tables, o: &AnalyzeOpts) -> Part {
     // FIFO: a plain scope runs the spawning thread's own tasks newest first, which started the
     // costliest analyses last.
     let mut facts = Vec::new();
+    let mut job = Vec::new();
     rayon::scope_fifo(|s| {
-        // The evidence the verdict rests on is always computed (not an `--only` choice).
-        let (all, facts) = (&devs, &mut facts);
+        // The evidence the verdict rests on, and what each file says about the job, are always
+        // computed (not an `--only` choice).
+        let (all, facts, job) = (&devs, &mut facts, &mut job);
         s.spawn_fifo(move |_| {
             let started = t0.elapsed().as_secs_f64();
             *facts = evidence::facts(t, all);
+            *job = cluster::facts(t, all);
             if timing {
                 let done = t0.elapsed().as_secs_f64();
                 eprintln!("analysis evidence: {started:.3} s .. {done:.3} s");
@@ -58,6 +61,7 @@ pub fn run_part(t: &Tables, o: &AnalyzeOpts) -> Part {
     });
     let mut out = Part::default();
     out.analyses.evidence = facts;
+    out.job_facts = job;
     for (a, mut part) in order.iter().zip(parts) {
         (a.merge)(&mut out, &mut part);
     }
@@ -71,6 +75,7 @@ pub fn finish(parts: Vec<Part>, o: &AnalyzeOpts) -> Analyses {
     let mut run = Part::default();
     for mut p in parts {
         run.analyses.evidence.append(&mut p.analyses.evidence);
+        run.job_facts.append(&mut p.job_facts);
         for a in REGISTRY {
             (a.merge)(&mut run, &mut p);
         }
@@ -82,6 +87,7 @@ pub fn finish(parts: Vec<Part>, o: &AnalyzeOpts) -> Analyses {
         &run.extracts,
         &run.analyses.communication_ops.devices,
         &run.analyses.evidence,
+        &run.job_facts,
     );
     for a in REGISTRY.iter().filter(|a| selected(o, a.name)) {
         if let Some(f) = a.finish {

@@ -410,7 +410,10 @@ fn cross_rank_charts(a: &Analyses) -> String {
             super::sections::count_of(cohort.steps_compared, "step"),
             esc(&cohort.step_source)
         );
-        o += &heat_map(&cohort.distribution);
+        o += &match by_stage(&a.layout, &cohort.distribution) {
+            Some(grid) => grid,
+            None => heat_map(&cohort.distribution),
+        };
         if cohort.steps_compared <= 1 {
             o += "<p class=n>One step per rank: its breakdown is the device time above.</p>";
             continue;
@@ -434,6 +437,84 @@ fn cross_rank_charts(a: &Analyses) -> String {
         }
     }
     o
+}
+
+/// With a job layout: one row of cells per peer set (stage and TP index), one column per
+/// data-parallel replica, each row shaded from its fastest to its slowest member (replicas are
+/// compared with each other, never across stages), the row's slowest member named.
+fn by_stage(l: &crate::contract::Layout, d: &crate::contract::RankDistribution) -> Option<String> {
+    const CELL: usize = 12;
+    const MAX_COLS: usize = 128;
+    let means: std::collections::HashMap<i32, i64> =
+        d.step_mean_ns_by_rank.iter().copied().collect();
+    let rows: Vec<(&crate::contract::PeerSet, Vec<(i32, i64)>)> = l
+        .peer_sets
+        .iter()
+        .map(|p| {
+            (
+                p,
+                p.ranks
+                    .iter()
+                    .filter_map(|r| Some((*r, *means.get(r)?)))
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .filter(|(_, v)| !v.is_empty())
+        .collect();
+    if rows.len() < 2 || means.len() < 3 {
+        return None;
+    }
+    let cols = rows.iter().map(|r| r.1.len()).max()?.min(MAX_COLS);
+    let label = 150;
+    let mut o = format!(
+        "<div class=chart><div class=ct>Mean device step time per rank, by peer set ({} ranks in {} sets; each row shaded from its fastest, light, to its slowest, dark)</div><svg width={} height={} role=img>",
+        means.len(),
+        rows.len(),
+        label + cols * CELL,
+        rows.len() * CELL
+    );
+    let mut notes = Vec::new();
+    for (y, (p, v)) in rows.iter().enumerate() {
+        let lo = v.iter().map(|x| x.1).min().unwrap_or(0) as f64;
+        let hi = v.iter().map(|x| x.1).max().unwrap_or(0) as f64;
+        let name = format!(
+            "stage {}{}",
+            p.stage.map_or("?".into(), |s| s.to_string()),
+            p.tp_index.map_or(String::new(), |t| format!(", tp {t}"))
+        );
+        o += &format!(
+            "<text x=0 y={} font-size=10>{}</text>",
+            y * CELL + 10,
+            esc(&name)
+        );
+        for (x, &(rank, ns)) in v.iter().take(cols).enumerate() {
+            let t = if hi > lo {
+                (ns as f64 - lo) / (hi - lo)
+            } else {
+                0.0
+            };
+            let light = 92.0 - 62.0 * t;
+            o += &format!(
+                "<rect x={} y={} width={} height={} fill=\"hsl(10,70%,{light:.0}%)\"><title>rank {rank}: {:.3} ms</title></rect>",
+                label + x * CELL,
+                y * CELL,
+                CELL - 1,
+                CELL - 1,
+                ns as f64 / 1e6
+            );
+        }
+        if let Some(&(rank, ns)) = v.iter().max_by_key(|x| x.1) {
+            notes.push(format!(
+                "{name}: slowest rank {rank} ({:.3} ms, +{:.1}% over the row's fastest)",
+                ns as f64 / 1e6,
+                (ns as f64 / lo.max(1.0) - 1.0) * 100.0
+            ));
+        }
+    }
+    o += "</svg>";
+    notes.truncate(16);
+    o += &format!("<p class=n>{}</p></div>", esc(&notes.join("; ")));
+    Some(o)
 }
 
 /// Every rank's mean step time as one grid of cells (rank order, 64 per row), shaded from the

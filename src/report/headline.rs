@@ -45,8 +45,12 @@ pub fn build(
             out.extend(verdict(a));
         }
     }
+    out.extend(job(a));
     if v.cross_rank_status != Status::Withheld {
         out.extend(who_is_slow(a));
+        out.extend(within_roles(a));
+        out.extend(a.layout.pipeline.as_ref().map(|p| p.statement.clone()));
+        out.extend(experts(a));
     }
     if !withheld {
         out.extend(top_bubble_cause(a));
@@ -88,10 +92,16 @@ fn window_and_steps(a: &Analyses) -> String {
         .collect::<Vec<_>>()
         .join("; ");
     let window: i64 = dt.iter().map(|d| d.window_ns).sum();
+    let summary = a.ranks.summary_only.len();
     format!(
-        "{} device(s) on {} rank(s); summed device window {}; {}",
+        "{} device(s) on {} rank(s){}; summed device window {}; {}",
         dt.len(),
         ranks.len(),
+        if summary > 0 {
+            format!(" (and {summary} rank(s) with vendor summaries only)")
+        } else {
+            String::new()
+        },
         ms(window),
         if steps.is_empty() {
             "no steps".into()
@@ -142,6 +152,83 @@ fn who_is_slow(a: &Analyses) -> Vec<String> {
         ));
     }
     who
+}
+
+/// The job's layout and the ranks it holds, when a file states it, it could be inferred, or
+/// some ranks are summaries only.
+fn job(a: &Analyses) -> Option<String> {
+    let l = &a.layout;
+    let shown =
+        l.source != crate::contract::LayoutSource::None || l.ranks.iter().any(|r| r.summary_only);
+    (shown && !l.statement.is_empty()).then(|| l.statement.clone())
+}
+
+/// The comparisons within peer sets: the claims that stand out (the two most certain), else
+/// one line saying none does.
+fn within_roles(a: &Analyses) -> Vec<String> {
+    let c = &a.layout.comparisons;
+    if c.is_empty() {
+        return Vec::new();
+    }
+    let p = |x: &crate::contract::PeerComparison| {
+        let s = x
+            .slowest
+            .as_ref()
+            .filter(|s| s.stands_out)
+            .map_or(1.0, |s| s.p_value);
+        let w = x
+            .waited_for
+            .as_ref()
+            .filter(|w| w.stands_out)
+            .map_or(1.0, |w| w.p_value);
+        s.min(w)
+    };
+    let mut out: Vec<&crate::contract::PeerComparison> =
+        c.iter().filter(|x| x.stands_out).collect();
+    out.sort_by(|x, y| p(x).total_cmp(&p(y)));
+    if out.is_empty() {
+        let sets = c.iter().filter(|x| x.role == "dp_replicas").count();
+        return vec![format!(
+            "no rank stands out within its peer set ({} comparison(s): {sets} sets of data-parallel replicas, {} TP groups)",
+            c.len(),
+            c.len() - sets
+        )];
+    }
+    out.iter()
+        .take(2)
+        .map(|x| {
+            let head = format!(
+                "within {} {} (stage {}, ranks {})",
+                if x.role == "tp_group" {
+                    "TP group"
+                } else {
+                    "the replicas of"
+                },
+                if x.role == "tp_group" { "" } else { "a stage" },
+                x.stage.map_or("?".into(), |s| s.to_string()),
+                x.ranks
+                    .iter()
+                    .map(|r| r.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+            .replace("  ", " ");
+            let claim = x
+                .slowest
+                .as_ref()
+                .filter(|s| s.stands_out)
+                .map(|s| s.statement.clone())
+                .or_else(|| x.waited_for.as_ref().map(|w| w.statement.clone()))
+                .unwrap_or_default();
+            format!("{head}: {claim}")
+        })
+        .collect()
+}
+
+/// The expert-parallel group with the most time at stake, when one is imbalanced.
+fn experts(a: &Analyses) -> Option<String> {
+    let g = a.layout.experts.iter().find(|g| g.imbalanced)?;
+    Some(g.statement.clone())
 }
 
 /// The idle time, its gaps, and the cause with the most idle.

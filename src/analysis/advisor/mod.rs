@@ -9,10 +9,12 @@ mod aicpu;
 mod byte_alignment;
 mod dynamic_shape;
 mod env_vars;
+mod expert_load;
 mod graph_gaps;
 mod host_dispatch;
 mod op_rows;
 mod operator_bound;
+mod pipeline_stage;
 mod slow_rank;
 mod vector_ops;
 mod wait_pressure;
@@ -38,6 +40,7 @@ pub struct RunInputs<'a> {
     pub bubbles: &'a [DeviceBubbles],
     pub cross_rank: &'a CrossRank,
     pub graph_mode: &'a GraphMode,
+    pub layout: &'a crate::contract::Layout,
 }
 
 /// A per-file finding and the key it merges under across files.
@@ -61,6 +64,8 @@ pub const RUN_RULES: &[RunRule] = &[
     host_dispatch::RULE,
     wait_pressure::RULE,
     slow_rank::RULE,
+    pipeline_stage::RULE,
+    expert_load::RULE,
     graph_gaps::RULE,
 ];
 

@@ -29,6 +29,7 @@ mod vendor;
 pub use host::FWK_CONNECTION_BASE;
 pub use open::open;
 pub use tasks::TASK_WITHOUT_KERNEL_INFO;
+pub use vendor::read_analysis_db;
 
 use super::builder::{FileMeta, TablesBuilder};
 use super::error::IngestError;

@@ -167,29 +167,38 @@ pub(super) fn analysis_db(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
     if !adb.is_file() {
         return Ok(());
     }
-    let apath = adb.display().to_string();
-    let c = open(&apath)?;
-    let schema = super::open::Schema::probe(&c, &apath)?;
+    read_analysis_db(&adb.display().to_string(), cx.file, cx.b)
+}
+
+/// Reads the tables of an `analysis.db` (StepTraceTime, CommAnalyzer*) into `file`'s reference
+/// rows: beside a profiler db, or as the summary of a rank kept with summaries only.
+pub fn read_analysis_db(
+    apath: &str,
+    file: crate::model::FileId,
+    b: &mut crate::ingest::builder::TablesBuilder,
+) -> Result<(), IngestError> {
+    let c = open(apath)?;
+    let schema = super::open::Schema::probe(&c, apath)?;
     for table in ANALYSIS_TABLES {
         if !schema.has(table) {
             continue;
         }
-        let tname = cx.b.intern(table);
+        let tname = b.intern(table);
         let mut st = c
             .prepare(&format!("SELECT * FROM {table}"))
-            .map_err(|e| err(&apath, e))?;
+            .map_err(|e| err(apath, e))?;
         let cols: Vec<_> = st.column_names().map(|n| n.to_string()).collect();
-        let cols: Vec<_> = cols.iter().map(|n| cx.b.intern(n)).collect();
-        let mut q = st.query([]).map_err(|e| err(&apath, e))?;
+        let cols: Vec<_> = cols.iter().map(|n| b.intern(n)).collect();
+        let mut q = st.query([]).map_err(|e| err(apath, e))?;
         let mut row = 0u32;
-        while let Some(r) = q.next().map_err(|e| err(&apath, e))? {
+        while let Some(r) = q.next().map_err(|e| err(apath, e))? {
             for (i, &col) in cols.iter().enumerate() {
                 let (number, text) = match r.get_ref(i) {
-                    Ok(ValueRef::Text(_)) => (f64::NAN, cx.b.intern(&rows::text(r, i))),
+                    Ok(ValueRef::Text(_)) => (f64::NAN, b.intern(&rows::text(r, i))),
                     _ => (rows::num(r, i), crate::model::StrId::EMPTY),
                 };
-                let t = &mut cx.b.t.reference;
-                t.file.push(cx.file);
+                let t = &mut b.t.reference;
+                t.file.push(file);
                 t.table.push(tname);
                 t.row.push(row);
                 t.column.push(col);

@@ -147,9 +147,10 @@ pub fn read_tail(b: &[u8], after_array: usize, meta: &mut FileMeta) -> Result<bo
     }
 }
 
-/// `distributedInfo.pg_config` (`[{pg_name, pg_desc, ...}]`) in torch_npu's
-/// `parallel_group_info` shape (`{name: {"group_name": desc}}`), so one reader names every
-/// format's groups; empty when there is none.
+/// `distributedInfo.pg_config` (`[{pg_name, pg_desc, ranks, ...}]`) in torch_npu's
+/// `parallel_group_info` shape (`{name: {"group_name": desc, "global_ranks": ranks}}`), so one
+/// reader names every format's groups; a group without `pg_desc` (older PyTorch writes `uid`
+/// instead) keeps an empty name; empty when there is no group.
 fn process_groups(info: &serde_json::Value) -> String {
     let Some(list) = info.get("pg_config").and_then(|c| c.as_array()) else {
         return String::new();
@@ -158,8 +159,12 @@ fn process_groups(info: &serde_json::Value) -> String {
         .iter()
         .filter_map(|g| {
             let name = g.get("pg_name")?.as_str()?;
-            let desc = g.get("pg_desc")?.as_str()?;
-            Some((name.to_string(), serde_json::json!({ "group_name": desc })))
+            let desc = g.get("pg_desc").and_then(|d| d.as_str()).unwrap_or("");
+            let mut v = serde_json::json!({ "group_name": desc });
+            if let Some(ranks) = g.get("ranks").filter(|r| r.is_array()) {
+                v["global_ranks"] = ranks.clone();
+            }
+            Some((name.to_string(), v))
         })
         .collect();
     if map.is_empty() {

@@ -46,6 +46,9 @@ pub(super) fn cross_rank(r: &Report, out: &mut Vec<Section>) {
                 x.last_to_start_collectives.to_string(),
             ]);
         }
+        if !c.not_compared.is_empty() {
+            s.notes.push(c.not_compared.clone());
+        }
         if let Some(w) = &c.slowest {
             s.notes.push(w.statement.clone());
         }

@@ -16,6 +16,7 @@ mod device_time;
 mod diagnostics;
 mod dispatch;
 mod kernel_types;
+mod layout;
 mod op_types;
 mod ranks;
 mod step_sync;
@@ -67,6 +68,7 @@ pub fn build(r: &Report) -> Vec<Section> {
     out.push(super::verdict::section(r));
     advisor::advisor(r, &mut out);
     ranks::ranks(r, &mut out);
+    layout::layout(r, &mut out);
     cross_rank::cross_rank(r, &mut out);
     timeline(r, &mut out);
     super::graph_mode::sections(r, &mut out);

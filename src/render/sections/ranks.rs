@@ -45,11 +45,12 @@ pub(super) fn ranks(r: &Report, out: &mut Vec<Section>) {
         }
     };
     s.notes.push(format!(
-        "expected: {} ({}); missing: {}; CPU-only (no device events): {}; truncated: {}; oversized (>= {}x the median rank's bytes): {}; window overlaps no other rank: {}",
+        "expected: {} ({}); missing: {}; CPU-only (no device events): {}; vendor summaries only: {}; truncated: {}; oversized (>= {}x the median rank's bytes): {}; window overlaps no other rank: {}",
         k.expected.map_or("unknown".into(), |n| n.to_string()),
         k.expected_source,
         list(&k.missing),
         list(&k.cpu_only),
+        list(&k.summary_only),
         list(&k.truncated),
         crate::contract::OVERSIZED_FACTOR,
         list(&k.oversized),

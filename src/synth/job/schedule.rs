@@ -89,8 +89,8 @@ pub struct Slowness {
 struct Sim<'a> {
     t: Topology,
     groups: &'a [JobGroup],
-    /// Per kind of group, each rank's group index ("tp", "dp", "exp").
-    member: Vec<[Option<usize>; 3]>,
+    /// Per kind of group, each rank's group index (`KINDS`).
+    member: Vec<[Option<usize>; 4]>,
     ready: Vec<i64>,
     out: Vec<RankTimeline>,
     pct: Vec<i64>,
@@ -100,7 +100,7 @@ struct Sim<'a> {
     sent: Vec<i64>,
 }
 
-const KINDS: [&str; 3] = ["tp", "dp", "exp"];
+const KINDS: [&str; 4] = ["tp", "dp", "exp", "mp"];
 
 /// The timelines of every rank for `steps` steps of `microbatches` microbatches.
 pub fn simulate(
@@ -112,7 +112,7 @@ pub fn simulate(
     t0: i64,
 ) -> Vec<RankTimeline> {
     let world = t.world() as usize;
-    let mut member = vec![[None; 3]; world];
+    let mut member = vec![[None; 4]; world];
     for (g, grp) in groups.iter().enumerate() {
         if let Some(k) = KINDS.iter().position(|k| *k == grp.name) {
             for &r in &grp.ranks {
@@ -212,6 +212,7 @@ impl Sim<'_> {
         }
         let all: Vec<u32> = (0..world as u32).collect();
         self.collective(&all, 1, OpKind::AllReduce, DP_ALLREDUCE);
+        self.collective(&all, 3, OpKind::AllReduce, TP_ALLREDUCE);
         for r in 0..world {
             let launch = self.launch(r, self.ready[r]);
             let dur = self.us((140, 160)) * self.pct[r] / 100;
@@ -221,11 +222,11 @@ impl Sim<'_> {
             let end = self.ready[r];
             self.out[r].steps.push(StepSpan {
                 number,
-                host_start: starts[r] - 200_000,
+                host_start: starts[r] - 100_000,
                 end,
             });
             // The next step's host work (data loading) before its first launch.
-            self.ready[r] = end + 80_000;
+            self.ready[r] = end + 110_000;
         }
     }
 

@@ -50,7 +50,8 @@ impl Topology {
 
     /// Every group of the job with more than one rank, plus the world group: the world, then
     /// per stage and replica its TP group, per stage and TP index its DP group (and the DP
-    /// group's EP chunks), per replica and TP index its pipeline.
+    /// group's EP chunks), per replica and TP index its pipeline, per replica its model-parallel
+    /// group (`mp`: every stage and TP index, where Megatron reduces the gradient norm).
     pub fn groups(&self) -> Vec<JobGroup> {
         let mut out: Vec<(&'static str, Vec<u32>)> =
             vec![("default_group", (0..self.world()).collect())];
@@ -72,6 +73,8 @@ impl Topology {
             for t in 0..self.tp {
                 out.push(("pp", (0..self.pp).map(|s| self.rank(s, d, t)).collect()));
             }
+            let mp = (0..self.pp).flat_map(|s| (0..self.tp).map(move |t| (s, t)));
+            out.push(("mp", mp.map(|(s, t)| self.rank(s, d, t)).collect()));
         }
         out.retain(|(name, ranks)| ranks.len() > 1 || *name == "default_group");
         out.into_iter()
