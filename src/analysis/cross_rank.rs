@@ -363,8 +363,14 @@ fn group_kinds(json: &str) -> Vec<(String, String)> {
     let Ok(serde_json::Value::Object(m)) = serde_json::from_str::<serde_json::Value>(json) else {
         return Vec::new();
     };
+    // Keyed by the id (a db's COMMUNICATION_OP group, a trace's HCCL thread) and by the vendor's
+    // hash of it (communication.json, analysis.db, text exports' group names).
     m.iter()
         .filter_map(|(group, v)| Some((group.clone(), v["group_name"].as_str()?.to_string())))
+        .flat_map(|(id, kind)| {
+            let hashed = crate::model::hash::vendor_group_hash(&id).to_string();
+            [(hashed, kind.clone()), (id, kind)]
+        })
         .collect()
 }
 

@@ -164,9 +164,20 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     if args.detail == Detail::Capped {
         report.detail_capped = detail::cap_devices(&mut report, detail::DEFAULT_DEVICE_CAP);
     }
-    // Tables and Markdown read every step entry; only the JSON's step lists are capped.
-    let for_people = (args.format != Format::Json)
-        .then(|| crate::render::render_detail(&report, args.format, args.full));
+    // Tables and Markdown read every step entry; only the JSON's step lists are capped. Past
+    // DEFAULT_DEVICE_CAP devices they list fewer devices per list than the JSON (the ones that
+    // matter for each list), so a 1,024-rank report reads like a 2-rank one.
+    let for_people = (args.format != Format::Json).then(|| {
+        if args.detail == Detail::Capped {
+            let mut short = report.clone();
+            let cut = detail::cap_devices_with(&mut short, detail::PEOPLE_CAPS);
+            merge_capped(&mut short.detail_capped, cut);
+            crate::render::render_detail(&short, args.format, args.full)
+        } else {
+            crate::render::render_detail(&report, args.format, args.full)
+        }
+    });
+
     if args.detail == Detail::Capped {
         let steps = detail::cap(&mut report.analyses, detail::DEFAULT_STEP_CAP);
         report.detail_capped.extend(steps);
@@ -200,5 +211,15 @@ fn jobs_parser(s: &str) -> Result<usize, String> {
     match s.parse::<usize>() {
         Ok(n) if (1..=4096).contains(&n) => Ok(n),
         _ => Err(format!("`{s}`: a whole number from 1 to 4096")),
+    }
+}
+
+/// `cut` folded into `into`: a list cut twice keeps the first cut's total and the second's count.
+fn merge_capped(into: &mut Vec<detail::CappedList>, cut: Vec<detail::CappedList>) {
+    for c in cut {
+        match into.iter_mut().find(|x| x.list == c.list) {
+            Some(x) => x.listed = c.listed,
+            None => into.push(c),
+        }
     }
 }

@@ -128,6 +128,10 @@ pub struct PeerComparison {
     pub computing_pct: RankSpread,
     /// True when `slowest` or `waited_for` names a member.
     pub stands_out: bool,
+    /// When the member the others wait for itself waits longer than its peers in pipeline
+    /// receives: the delay comes from the stage it receives from (empty otherwise).
+    #[serde(default)]
+    pub explanation: String,
 }
 
 /// One stage's numbers per step (means over its members and the compared steps).

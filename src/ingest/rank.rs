@@ -123,7 +123,18 @@ pub fn profiler_metadata(path: &str) -> Vec<(&'static str, String)> {
     .collect()
 }
 
+/// The rank of the torch_npu rank folder holding `path` (`<folder>/ASCEND_PROFILER_OUTPUT/<file>`),
+/// from its single `profiler_info_<rank>.json`.
+pub fn profiler_info_rank_of(path: &str) -> Option<i32> {
+    let out = Path::new(path).parent()?;
+    if out.file_name()? != "ASCEND_PROFILER_OUTPUT" {
+        return None;
+    }
+    profiler_info_rank(out.parent()?)
+}
+
 /// The `PROF_*` folder a file lies in, if any.
+
 pub fn prof_folder(path: &str) -> Option<&Path> {
     Path::new(path).ancestors().find(|d| {
         d.file_name()

@@ -30,7 +30,7 @@ pub const TABLES: &[TableSchema] = &[
             (
                 "format",
                 "enum",
-                "chrome_json_array | chrome_json_object | ascend_db | kernel_csv."
+                "chrome_json_array | chrome_json_object | ascend_db | kernel_csv | vendor_summary (a rank kept as the vendor's summaries only: no events)."
             ),
             ("size_bytes", "u64 bytes", "Size on disk."),
             (
@@ -352,7 +352,7 @@ pub const TABLES: &[TableSchema] = &[
     },
     TableSchema {
         name: "meta",
-        doc: "Run metadata, key/value per file: META_DATA (SCHEMA_VERSION, ENV_VARIABLES, profiler_metadata keys; a text export's profiler_metadata.json gives ENV_VARIABLES and parallel_group_info too), npu_info.<id>, session.start_ns/end_ns, host.uid/name (db HOST_INFO; legacy msprof info.json hostUid, else hostname/mac, as host.uid), rank_device_map.<rank>, parallel_group_info (db META_DATA; a text export's profiler_metadata.json; a Kineto header's distributedInfo.pg_config as {pg_name: {group_name: pg_desc}}).",
+        doc: "Run metadata, key/value per file: META_DATA (SCHEMA_VERSION, ENV_VARIABLES, profiler_metadata keys; the profiler_metadata.json of every torch_npu rank folder, whatever its export, gives ENV_VARIABLES, parallel_group_info, distributed_args and pp_info too), npu_info.<id>, session.start_ns/end_ns, host.uid/name (db HOST_INFO; legacy msprof info.json hostUid, else hostname/mac, as host.uid), rank_device_map.<rank>, parallel_group_info (db META_DATA; a text export's profiler_metadata.json; a Kineto header's distributedInfo.pg_config as {pg_name: {group_name: pg_desc, global_ranks: ranks}}), distributed_args (parallel sizes, rank, world size), pp_info.",
         columns: cols![
             ("file", "FileId", "Row of files."),
             ("key", "str", "Key."),

@@ -1,14 +1,16 @@
 //! Bounded reports: the lists that grow with the capture's length (one entry per step, replay or
 //! wait) are cut to their first [`DEFAULT_STEP_CAP`] entries unless `--detail full` is asked for,
 //! and the lists that grow with the rank count (one entry per device or file) to the
-//! [`DEFAULT_DEVICE_CAP`] devices that matter (the reference rank, the ranks a verdict names, the
-//! slowest, latest and idlest), with the per-rank distributions kept whole.
+//! [`DEFAULT_DEVICE_CAP`] devices that matter for each list (the ranks a verdict names, the
+//! reference rank, then the largest and smallest by the list's own metric; never the first files
+//! by name), with the per-rank distributions kept whole; tables and Markdown list fewer
+//! ([`PEOPLE_CAPS`]).
+
 //! Every total, share, distribution and verdict is computed before the cut, from every entry, so
 //! only the listing is shorter; the report's `detail_capped` names each list cut, with how many
 //! entries it had.
 
 use super::Report;
-use crate::contract::RankSteps;
 use crate::registry::Analyses;
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -99,9 +101,26 @@ pub fn cap(a: &mut Analyses, cap: usize) -> Vec<CappedList> {
 /// distribution and verdict still counts them all).
 pub const DEFAULT_DEVICE_CAP: usize = 16;
 
-/// The files of the devices a capped report lists: the reference (lowest) rank, the ranks
-/// named by a verdict (slowest, waited for), then the largest step times, the most collectives
-/// entered last and the largest free shares, up to `cap`.
+/// How many devices a report for people lists past [`DEFAULT_DEVICE_CAP`]: lists of one row per
+/// device keep `rows`, lists of one section per device keep `sections`.
+#[derive(Debug, Clone, Copy)]
+pub struct DeviceCaps {
+    pub rows: usize,
+    pub sections: usize,
+    /// The vendor self-audit's checks kept (the largest differences first), after its devices
+    /// are picked.
+    pub checks: usize,
+}
+
+/// The table and Markdown reports of a run with more devices than [`DEFAULT_DEVICE_CAP`].
+pub const PEOPLE_CAPS: DeviceCaps = DeviceCaps {
+    rows: 6,
+    sections: 3,
+    checks: 6,
+};
+
+/// The files a verdict names (the reference rank, cross_rank's slowest and waited-for ranks, the
+/// members the job's peer comparisons name), the first `cap` of them.
 fn named_files(r: &Report, cap: usize) -> Vec<String> {
     let a = &r.analyses;
     let mut out: Vec<String> = Vec::new();
@@ -111,133 +130,330 @@ fn named_files(r: &Report, cap: usize) -> Vec<String> {
         }
     };
     for c in &a.cross_rank.cohorts {
-        if let Some(first) = c
-            .ranks
-            .iter()
-            .filter(|x| x.device.rank >= 0)
-            .min_by_key(|x| x.device.rank)
-        {
-            add(&first.device.file);
-        }
-        if let Some(s) = &c.slowest {
+        for s in c.slowest.iter().filter(|s| s.stands_out) {
             add(&s.file);
         }
-        if let Some(w) = &c.waited_for {
+        for w in c.waited_for.iter().filter(|w| w.stands_out) {
             add(&w.file);
         }
     }
-    for c in &a.cross_rank.cohorts {
-        let mut by_step: Vec<&RankSteps> = c.ranks.iter().collect();
-        by_step.sort_by(|x, y| y.step_mean_ns.total_cmp(&x.step_mean_ns));
-        by_step.iter().take(4).for_each(|x| add(&x.device.file));
-        let mut by_late: Vec<&RankSteps> = c
-            .ranks
-            .iter()
-            .filter(|x| x.last_to_start_collectives > 0)
-            .collect();
-        by_late.sort_by_key(|x| std::cmp::Reverse(x.last_to_start_collectives));
-        by_late.iter().take(4).for_each(|x| add(&x.device.file));
+    for c in a.layout.comparisons.iter().filter(|c| c.stands_out) {
+        for s in c.slowest.iter().filter(|s| s.stands_out) {
+            add(&s.file);
+        }
+        for w in c.waited_for.iter().filter(|w| w.stands_out) {
+            add(&w.file);
+        }
     }
-    let mut by_free: Vec<_> = a.device_time.iter().collect();
-    by_free.sort_by(|x, y| y.free_pct_of_window.total_cmp(&x.free_pct_of_window));
-    by_free.iter().take(4).for_each(|x| add(&x.device.file));
-    // Then the first files in input order, so the listing is full up to the cap.
-    for f in &r.summary.files {
-        add(&f.path);
+    if let Some(first) = a
+        .cross_rank
+        .cohorts
+        .iter()
+        .flat_map(|c| &c.ranks)
+        .filter(|x| x.device.rank >= 0)
+        .min_by_key(|x| x.device.rank)
+    {
+        add(&first.device.file);
     }
     out
 }
 
-/// Cuts every per-device list of `r` to the devices of [`named_files`] when the run has more
-/// than `cap` files; returns the lists cut. `--detail full` skips it.
+/// The files a list of `len` entries keeps: the named ones it has (at most half the cap), then
+/// alternately the largest and the smallest by the list's own metric, up to `cap` files.
+fn pick(named: &[String], entries: &[(String, f64)], cap: usize) -> BTreeSet<String> {
+    let mut per_file: Vec<(String, f64)> = Vec::new();
+    for (f, m) in entries {
+        match per_file.iter_mut().find(|x| &x.0 == f) {
+            Some(x) => x.1 = x.1.max(*m),
+            None => per_file.push((f.clone(), *m)),
+        }
+    }
+    let mut keep: BTreeSet<String> = BTreeSet::new();
+    for f in named.iter().take(cap.div_ceil(2)) {
+        if per_file.iter().any(|x| &x.0 == f) {
+            keep.insert(f.clone());
+        }
+    }
+    per_file.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let (mut hi, mut lo) = (0usize, per_file.len());
+    while keep.len() < cap.min(per_file.len()) && hi < lo {
+        if !keep.contains(&per_file[hi].0) {
+            keep.insert(per_file[hi].0.clone());
+        }
+        hi += 1;
+        if keep.len() < cap && hi < lo {
+            lo -= 1;
+            keep.insert(per_file[lo].0.clone());
+        }
+    }
+    keep
+}
+
+/// Cuts every per-device list of `r` to the devices that matter for that list when the run has
+/// more than `cap` files; returns the lists cut. `--detail full` skips it.
 pub fn cap_devices(r: &mut Report, cap: usize) -> Vec<CappedList> {
-    let files = r.summary.files.len();
-    if files <= cap {
+    cap_devices_with(
+        r,
+        DeviceCaps {
+            rows: cap,
+            sections: cap,
+            checks: usize::MAX,
+        },
+    )
+}
+
+/// [`cap_devices`] with one cap for row lists and one for lists of one section per device: per
+/// list, the devices a verdict names, then the largest and smallest by that list's own metric
+/// (idle for bubbles, free share for device time, mean step for cross_rank, ...), never the
+/// first files by name. The kept entries are listed largest first.
+pub fn cap_devices_with(r: &mut Report, caps: DeviceCaps) -> Vec<CappedList> {
+    let files = r.summary.files.len().max(r.analyses.ranks.present.len());
+    if files <= caps.rows.min(caps.sections) {
         return Vec::new();
     }
-    let keep: BTreeSet<String> = named_files(r, cap).into_iter().collect();
+    let named = named_files(r, 4);
     let mut cut = Vec::new();
-    let mut retain = |name: String, total: usize, listed: usize| {
-        if listed < total {
-            cut.push(CappedList {
-                list: name,
-                listed,
-                total,
-            });
-        }
-    };
     macro_rules! by_file {
-        ($list:expr, $name:expr, |$x:ident| $file:expr) => {{
+        ($list:expr, $name:expr, $cap:expr, |$x:ident| $file:expr, $metric:expr) => {{
             let total = $list.len();
-            $list.retain(|$x| keep.contains($file));
-            retain($name.to_string(), total, $list.len());
+            let entries: Vec<(String, f64)> = $list
+                .iter()
+                .map(|$x| (($file).to_string(), $metric as f64))
+                .collect();
+            let keep = pick(&named, &entries, $cap);
+            let mut kept: Vec<(f64, usize)> = entries
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| keep.contains(&e.0))
+                .map(|(i, e)| (e.1, i))
+                .collect();
+            kept.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            let order: Vec<usize> = kept.into_iter().map(|k| k.1).collect();
+            let mut items: Vec<Option<_>> =
+                std::mem::take(&mut $list).into_iter().map(Some).collect();
+            $list = order.iter().filter_map(|&i| items[i].take()).collect();
+            if $list.len() < total {
+                cut.push(CappedList {
+                    list: $name.to_string(),
+                    listed: $list.len(),
+                    total,
+                });
+            }
         }};
     }
+    let (rows, sections) = (caps.rows, caps.sections);
     let a = &mut r.analyses;
     by_file!(
         a.vendor_agreement.checks,
         "analyses.vendor_agreement.checks",
-        |x| &x.device.file
+        rows,
+        |x| &x.device.file,
+        x.diff_pct_of_window.abs()
     );
-    by_file!(a.evidence, "analyses.evidence", |x| &x.file);
-    by_file!(a.device_time, "analyses.device_time", |x| &x.device.file);
-    by_file!(a.kernel_types, "analyses.kernel_types", |x| &x.device.file);
+    let checks = &mut a.vendor_agreement.checks;
+    if checks.len() > caps.checks {
+        let total = checks.len();
+        checks.sort_by(|x, y| {
+            y.diff_pct_of_window
+                .abs()
+                .total_cmp(&x.diff_pct_of_window.abs())
+        });
+        checks.truncate(caps.checks);
+        merge_cut(
+            &mut cut,
+            "analyses.vendor_agreement.checks",
+            caps.checks,
+            total,
+        );
+    }
+    by_file!(
+        a.evidence,
+        "analyses.evidence",
+        rows,
+        |x| &x.file,
+        x.device_window_ns
+    );
+    by_file!(
+        a.device_time,
+        "analyses.device_time",
+        rows,
+        |x| &x.device.file,
+        x.free_pct_of_window
+    );
+    by_file!(
+        a.kernel_types,
+        "analyses.kernel_types",
+        sections,
+        |x| &x.device.file,
+        x.idle_pct_of_span
+    );
     by_file!(
         a.kernel_types_complete_steps,
         "analyses.kernel_types_complete_steps",
-        |x| &x.device.file
+        sections,
+        |x| &x.device.file,
+        x.idle_pct_of_span
     );
-    by_file!(a.bubbles, "analyses.bubbles", |x| &x.device.file);
-    by_file!(a.dispatch, "analyses.dispatch", |x| &x.device.file);
-    by_file!(a.step_sync, "analyses.step_sync", |x| &x.device.file);
-    by_file!(a.mtp, "analyses.mtp", |x| &x.device.file);
-    by_file!(a.top_events, "analyses.top_events", |x| &x.device.file);
-    by_file!(a.op_types, "analyses.op_types", |x| &x.device.file);
-    by_file!(a.composition, "analyses.composition", |x| &x.device.file);
-    by_file!(a.communication, "analyses.communication", |x| &x
-        .device
-        .file);
+    by_file!(
+        a.bubbles,
+        "analyses.bubbles",
+        sections,
+        |x| &x.device.file,
+        x.idle_ns
+    );
+    by_file!(
+        a.dispatch,
+        "analyses.dispatch",
+        sections,
+        |x| &x.device.file,
+        x.host_bound.host_bound_ns
+    );
+    by_file!(
+        a.step_sync,
+        "analyses.step_sync",
+        sections,
+        |x| &x.device.file,
+        x.notify_wait_total_ns
+    );
+    by_file!(
+        a.mtp,
+        "analyses.mtp",
+        sections,
+        |x| &x.device.file,
+        x.mem_wait_total_ns
+    );
+    by_file!(
+        a.top_events,
+        "analyses.top_events",
+        sections,
+        |x| &x.device.file,
+        x.subset_sum_ns
+    );
+    by_file!(
+        a.op_types,
+        "analyses.op_types",
+        sections,
+        |x| &x.device.file,
+        x.sum_ns
+    );
+    by_file!(
+        a.composition,
+        "analyses.composition",
+        sections,
+        |x| &x.device.file,
+        x.compute_ns
+    );
+    by_file!(
+        a.communication,
+        "analyses.communication",
+        rows,
+        |x| &x.device.file,
+        x.comm_union_ns
+    );
     by_file!(
         a.communication_ops.devices,
         "analyses.communication_ops.devices",
-        |x| &x.device.file
+        sections,
+        |x| &x.device.file,
+        x.total.times.wait_ns
     );
-    by_file!(a.graph_mode.files, "analyses.graph_mode.files", |x| &x.file);
-    by_file!(a.phases, "analyses.phases", |x| &x.file);
+    by_file!(
+        a.graph_mode.files,
+        "analyses.graph_mode.files",
+        sections,
+        |x| &x.file,
+        x.replay_pct_of_device_ns
+    );
+    by_file!(
+        a.phases,
+        "analyses.phases",
+        sections,
+        |x| &x.file,
+        x.decode.total_ns
+    );
     if let Some(b) = a.batch_audit.as_mut() {
-        by_file!(b.ranks, "analyses.batch_audit.ranks", |x| &x.file);
+        by_file!(
+            b.ranks,
+            "analyses.batch_audit.ranks",
+            rows,
+            |x| &x.file,
+            x.replays
+        );
     }
-    by_file!(a.ranks.rows, "analyses.ranks.rows", |x| &x
-        .files
-        .iter()
-        .find(|f| keep.contains(*f))
-        .cloned()
-        .unwrap_or_default());
+    by_file!(
+        a.ranks.rows,
+        "analyses.ranks.rows",
+        rows,
+        |x| x.files.first().map_or("", |f| f.as_str()),
+        x.size_bytes
+    );
     for (i, c) in a.cross_rank.cohorts.iter_mut().enumerate() {
         by_file!(
             c.ranks,
             format!("analyses.cross_rank.cohorts[{i}].ranks"),
-            |x| &x.device.file
+            rows,
+            |x| &x.device.file,
+            x.step_mean_ns
         );
-        let total = c.clock.ranks.len();
-        c.clock.ranks.truncate(CAPPED_ROWS);
-        retain(
-            format!("analyses.cross_rank.cohorts[{i}].clock.ranks"),
-            total,
-            c.clock.ranks.len(),
-        );
-        let total = c.groups.groups.len();
-        c.groups.groups.truncate(CAPPED_ROWS);
-        retain(
-            format!("analyses.cross_rank.cohorts[{i}].groups.groups"),
-            total,
-            c.groups.groups.len(),
-        );
+        for (list, len) in [
+            ("clock.ranks", c.clock.ranks.len()),
+            ("groups.groups", c.groups.groups.len()),
+        ] {
+            let keep = if len > CAPPED_ROWS {
+                CAPPED_ROWS.min(rows)
+            } else {
+                len
+            };
+            if keep < len {
+                cut.push(CappedList {
+                    list: format!("analyses.cross_rank.cohorts[{i}].{list}"),
+                    listed: keep,
+                    total: len,
+                });
+            }
+        }
+        c.clock
+            .ranks
+            .truncate(if c.clock.ranks.len() > CAPPED_ROWS {
+                CAPPED_ROWS.min(rows)
+            } else {
+                c.clock.ranks.len()
+            });
+        c.groups
+            .groups
+            .truncate(if c.groups.groups.len() > CAPPED_ROWS {
+                CAPPED_ROWS.min(rows)
+            } else {
+                c.groups.groups.len()
+            });
     }
-    by_file!(r.summary.files, "summary.files", |x| &x.path);
-    by_file!(r.summary.device_streams, "summary.device_streams", |x| &x
-        .file);
+    by_file!(
+        r.summary.files,
+        "summary.files",
+        rows,
+        |x| &x.path,
+        x.size_bytes
+    );
+    by_file!(
+        r.summary.device_streams,
+        "summary.device_streams",
+        sections,
+        |x| &x.file,
+        x.dur_ns_sum
+    );
     cut
+}
+
+/// Records a list cut again: the first cut's total, the last count.
+fn merge_cut(cut: &mut Vec<CappedList>, list: &str, listed: usize, total: usize) {
+    match cut.iter_mut().find(|c| c.list == list) {
+        Some(c) => c.listed = listed,
+        None => cut.push(CappedList {
+            list: list.to_string(),
+            listed,
+            total,
+        }),
+    }
 }
 
 /// Rows kept of the lists ranked by size (clock offsets, groups) in a capped report.

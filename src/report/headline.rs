@@ -130,6 +130,10 @@ fn verdict(a: &Analyses) -> Option<String> {
 fn who_is_slow(a: &Analyses) -> Vec<String> {
     let mut who = Vec::new();
     for c in &a.cross_rank.cohorts {
+        // Ranks of different work and no layout to say which are peers: said, not compared.
+        if !c.not_compared.is_empty() && a.layout.peer_sets.is_empty() {
+            who.push(c.not_compared.clone());
+        }
         if let Some(s) = &c.slowest {
             who.push(s.statement.clone());
         }
@@ -167,7 +171,13 @@ fn job(a: &Analyses) -> Option<String> {
 /// one line saying none does.
 fn within_roles(a: &Analyses) -> Vec<String> {
     let c = &a.layout.comparisons;
-    if c.is_empty() {
+    // One peer set that cross_rank compared whole: its lines say it already.
+    let whole = a.layout.peer_sets.len() <= 1
+        && a.cross_rank
+            .cohorts
+            .iter()
+            .all(|k| k.not_compared.is_empty());
+    if c.is_empty() || whole {
         return Vec::new();
     }
     let p = |x: &crate::contract::PeerComparison| {
@@ -185,7 +195,12 @@ fn within_roles(a: &Analyses) -> Vec<String> {
     };
     let mut out: Vec<&crate::contract::PeerComparison> =
         c.iter().filter(|x| x.stands_out).collect();
-    out.sort_by(|x, y| p(x).total_cmp(&p(y)));
+    // Own causes first (a slow member), then lateness its pipeline receives explain.
+    out.sort_by(|x, y| {
+        (!x.explanation.is_empty())
+            .cmp(&!y.explanation.is_empty())
+            .then(p(x).total_cmp(&p(y)))
+    });
     if out.is_empty() {
         let sets = c.iter().filter(|x| x.role == "dp_replicas").count();
         return vec![format!(
@@ -194,35 +209,61 @@ fn within_roles(a: &Analyses) -> Vec<String> {
             c.len() - sets
         )];
     }
-    out.iter()
-        .take(2)
-        .map(|x| {
-            let head = format!(
-                "within {} {} (stage {}, ranks {})",
-                if x.role == "tp_group" {
-                    "TP group"
-                } else {
-                    "the replicas of"
-                },
-                if x.role == "tp_group" { "" } else { "a stage" },
-                x.stage.map_or("?".into(), |s| s.to_string()),
-                x.ranks
-                    .iter()
-                    .map(|r| r.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-            .replace("  ", " ");
-            let claim = x
-                .slowest
-                .as_ref()
-                .filter(|s| s.stands_out)
-                .map(|s| s.statement.clone())
-                .or_else(|| x.waited_for.as_ref().map(|w| w.statement.clone()))
-                .unwrap_or_default();
-            format!("{head}: {claim}")
-        })
-        .collect()
+    let mut lines: Vec<String> = out.iter().take(2).map(|x| peer_line(x)).collect();
+    if out.len() > 2 {
+        let explained = out[2..]
+            .iter()
+            .filter(|x| !x.explanation.is_empty())
+            .count();
+        lines.push(format!(
+            "{} more peer set(s) with a rank standing out ({explained} of them late because of their pipeline receives): analyses.layout.comparisons",
+            out.len() - 2
+        ));
+    }
+    lines
+}
+
+/// One peer comparison's claim: where (stage, members), what stands out, and why when its
+/// pipeline receives explain it.
+fn peer_line(x: &crate::contract::PeerComparison) -> String {
+    let head = format!(
+        "within {} (stage {}, {})",
+        if x.role == "tp_group" {
+            "a TP group"
+        } else {
+            "the replicas of a stage"
+        },
+        x.stage.map_or("?".into(), |s| s.to_string()),
+        ranks_short(&x.ranks)
+    );
+    let claim = x
+        .slowest
+        .as_ref()
+        .filter(|s| s.stands_out)
+        .map(|s| s.statement.clone())
+        .or_else(|| x.waited_for.as_ref().map(|w| w.statement.clone()))
+        .unwrap_or_default();
+    if x.explanation.is_empty() {
+        format!("{head}: {claim}")
+    } else {
+        format!("{head}: {claim}; {}", x.explanation)
+    }
+}
+
+/// `ranks 0, 1` for a few, `128 ranks (0-127)` for a run, else the first eight and a count.
+fn ranks_short(v: &[i32]) -> String {
+    let mut v = v.to_vec();
+    v.sort_unstable();
+    if v.len() <= 8 {
+        let list: Vec<String> = v.iter().map(|r| r.to_string()).collect();
+        return format!("ranks {}", list.join(", "));
+    }
+    let (first, last) = (v[0], v[v.len() - 1]);
+    if (last - first) as usize + 1 == v.len() {
+        return format!("{} ranks ({first}-{last})", v.len());
+    }
+    let head: Vec<String> = v.iter().take(8).map(|r| r.to_string()).collect();
+    format!("{} ranks ({}, …)", v.len(), head.join(", "))
 }
 
 /// The expert-parallel group with the most time at stake, when one is imbalanced.

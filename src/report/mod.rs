@@ -17,7 +17,7 @@ use crate::analysis::summary::Summary;
 use crate::diag::{Diagnostic, Diagnostics};
 use serde::Serialize;
 
-pub const SCHEMA_VERSION: &str = "0.13.0";
+pub const SCHEMA_VERSION: &str = "0.14.0";
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -66,6 +66,8 @@ impl Report {
         capture_advice::add(&mut analyses.advisor, &verdict);
         let mut diagnostics = diagnostics.clone();
         diagnostics.merge(verdict::clock_diagnostics(&analyses));
+        diagnostics.merge(verdict::layout_diagnostics(&analyses));
+
         diagnostics.merge(verdict::diagnostics(&verdict));
         let listed: Vec<Diagnostic> = diagnostics.iter().cloned().collect();
         Report {

@@ -547,7 +547,18 @@ pub fn clock_diagnostics(a: &Analyses) -> Diagnostics {
     d
 }
 
+/// A `layout_conflict` warning per disagreement between the files that state the job's layout
+/// (docs/analyses/layout.md).
+pub fn layout_diagnostics(a: &Analyses) -> Diagnostics {
+    let mut d = Diagnostics::default();
+    for w in &a.layout.warnings {
+        d.add("layout_conflict", Severity::Warning, || w.clone());
+    }
+    d
+}
+
 /// A warning per reason (`verdict_withheld` / `verdict_qualified`), so the warning count and
+
 /// the Diagnostics list carry them too.
 pub fn diagnostics(v: &Verdict) -> Diagnostics {
     let mut d = Diagnostics::default();

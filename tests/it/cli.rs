@@ -27,7 +27,7 @@ fn analyze_without_path_reads_the_demo_root() {
         String::from_utf8_lossy(&out.stderr)
     );
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(r["schema_version"], "0.13.0");
+    assert_eq!(r["schema_version"], "0.14.0");
     let a = &r["analyses"];
     for k in [
         "device_time",

@@ -122,3 +122,65 @@ fn a_thousand_ranks_report_under_two_megabytes() {
         1024
     );
 }
+
+/// Issue 56: a 1,024-rank table report reads like a 2-rank one (at most 1.5x its lines) and lists
+/// the outliers, not the first ranks by id. Generated jobs (`synth --pp 8 --dp 128`, rank 517
+/// slowed to 150%: stage 4, replica 5) against a TP1 x PP1 x DP2 job of the same shape.
+#[test]
+fn a_thousand_rank_table_is_short_and_names_the_outliers() {
+    let root = std::env::temp_dir().join(format!("profscope-scale-job-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let make = |dir: &str, args: &[&str]| {
+        let path = root.join(dir);
+        let mut cmd = common::profscope_command();
+        cmd.args([
+            "synth",
+            path.to_str().unwrap(),
+            "--steps",
+            "2",
+            "--microbatches",
+            "1",
+        ]);
+        let out = cmd.args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        path
+    };
+    let small = make("two", &["--pp", "1", "--dp", "2"]);
+    let big = make("big", &["--pp", "8", "--dp", "128", "--slow-rank", "517"]);
+    let table = |p: &Path| {
+        let out = common::profscope_command()
+            .args(["analyze", "--quiet", p.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let (two, many) = (table(&small), table(&big));
+    let (l2, l1024) = (two.lines().count(), many.lines().count());
+    assert!(
+        l1024 as f64 <= 1.5 * l2 as f64,
+        "{l1024} lines against {l2} for 2 ranks"
+    );
+    // The slow replica is named in the headline, against its stage's replicas.
+    let headline: Vec<&str> = many.lines().filter(|l| l.starts_with('»')).collect();
+    assert!(
+        headline
+            .iter()
+            .any(|h| h.contains("stage 4") && h.contains("rank 517 is the slowest")),
+        "{headline:?}"
+    );
+    // Per-device sections list it (it computes the most), not ranks 0-15.
+    assert!(
+        many.contains("Compute-stream composition: rank 517"),
+        "composition section"
+    );
+    let listed_low = (1..16)
+        .filter(|r| many.contains(&format!("Bubbles: rank {r} ")))
+        .count();
+    assert!(listed_low <= 1, "{listed_low} of ranks 1-15 listed by id");
+    let _ = std::fs::remove_dir_all(&root);
+}

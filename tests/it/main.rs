@@ -36,6 +36,7 @@ mod html_report;
 mod integrity;
 mod kineto_semantics;
 mod layering;
+mod layout;
 mod legacy_msprof;
 mod mcp;
 mod memory;

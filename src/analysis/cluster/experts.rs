@@ -39,16 +39,7 @@ fn ep_groups(l: &Layout) -> Vec<(String, Vec<i32>)> {
         .groups
         .iter()
         .filter(|g| g.kind == GroupKind::Ep && g.ranks.len() > 1)
-        .map(|g| {
-            (
-                if g.id.is_empty() {
-                    g.name.clone()
-                } else {
-                    g.id.clone()
-                },
-                g.ranks.clone(),
-            )
-        })
+        .map(|g| (group_name(&g.name, &g.ranks), g.ranks.clone()))
         .collect();
     if !stated.is_empty() {
         return stated;
@@ -67,15 +58,20 @@ fn ep_groups(l: &Layout) -> Vec<(String, Vec<i32>)> {
     }
     by.into_iter()
         .filter(|(_, v)| v.len() > 1)
-        .map(|((st, tp, c), v)| {
-            let name = format!(
-                "ep (stage {}, tp {}, chunk {c})",
-                st.map_or("?".into(), |x| x.to_string()),
-                tp.map_or("?".into(), |x| x.to_string())
-            );
-            (name, v)
-        })
+        .map(|(_, v)| (group_name("exp", &v), v))
         .collect()
+}
+
+/// `exp (ranks 0, 2)`: the job's name and the members.
+fn group_name(name: &str, ranks: &[i32]) -> String {
+    let r: Vec<String> = ranks.iter().take(8).map(|r| r.to_string()).collect();
+    let more = if ranks.len() > 8 {
+        format!(", … (+{})", ranks.len() - 8)
+    } else {
+        String::new()
+    };
+    let name = if name.is_empty() { "ep" } else { name };
+    format!("{name} (ranks {}{more})", r.join(", "))
 }
 
 fn group(

@@ -41,7 +41,7 @@ pub fn compare(
         sets.push(("tp_group", stage, g.ranks.as_slice()));
     }
     let vendor = vendor_extracts(facts, evidence);
-    let mut out = Vec::new();
+    let mut out: Vec<PeerComparison> = Vec::new();
     for (role, stage, ranks) in sets {
         let ours: Vec<DeviceExtract> = extracts
             .iter()
@@ -54,6 +54,7 @@ pub fn compare(
             .cloned()
             .collect();
         let events = one(role, stage, ranks, ours, CompareSource::Events, top_n);
+
         let complete = events.as_ref().is_some_and(|c| c.missing.is_empty());
         out.extend(events);
         if !complete {
@@ -67,7 +68,53 @@ pub fn compare(
             ));
         }
     }
+    for c in &mut out {
+        c.explanation = explain(c, facts, evidence);
+    }
     out
+}
+
+/// Why the member the others wait for is late, when its own pipeline receives say so: it waits
+/// longer per step than its peers' median in receives, by at least half its mean lateness.
+fn explain(c: &PeerComparison, facts: &[JobFacts], evidence: &[FileEvidence]) -> String {
+    let Some(w) = c.waited_for.as_ref().filter(|w| w.stands_out) else {
+        return String::new();
+    };
+    let receive = |rank: i32| -> Option<f64> {
+        let f = facts.iter().find(|f| f.rank == rank)?;
+        let per_step: Vec<i64> = match c.source {
+            CompareSource::Events => f.p2p.iter().map(|x| x.1).collect(),
+            CompareSource::Vendor => evidence
+                .iter()
+                .find(|e| e.file == f.file)?
+                .vendor_steps
+                .iter()
+                .map(|v| v.bubble_ns)
+                .collect(),
+        };
+        (!per_step.is_empty()).then(|| per_step.iter().sum::<i64>() as f64 / per_step.len() as f64)
+    };
+    let Some(own) = receive(w.rank) else {
+        return String::new();
+    };
+    let others: Vec<i64> = c
+        .ranks
+        .iter()
+        .filter(|&&r| r != w.rank)
+        .filter_map(|&r| receive(r).map(|x| x as i64))
+        .collect();
+    if others.is_empty() {
+        return String::new();
+    }
+    let more = own - crate::analysis::stats::median(others);
+    if more <= 0.0 || more < w.mean_lateness_ns / 2.0 {
+        return String::new();
+    }
+    format!(
+        "rank {} waits {} per step more than its peers in pipeline receives: its lateness comes from the stage it receives from (see the pipeline), not from its own work",
+        w.rank,
+        crate::units::human_duration(more)
+    )
 }
 
 /// One set compared from `devs` (its members' extracts of one kind); None with fewer than two.
@@ -87,7 +134,8 @@ fn one(
     if c.ranks.len() < 2 {
         return None;
     }
-    let ranks: Vec<i32> = c.ranks.iter().map(|r| r.device.rank).collect();
+    let mut ranks: Vec<i32> = c.ranks.iter().map(|r| r.device.rank).collect();
+    ranks.sort_unstable();
     let missing = members
         .iter()
         .copied()
@@ -108,6 +156,7 @@ fn one(
         waited_for: c.waited_for,
         stands_out,
         ranks,
+        explanation: String::new(),
     })
 }
 

@@ -232,7 +232,10 @@ pub fn ingest_file_with(
     Ok(())
 }
 
-/// The db's files row; the rank from RANK_DEVICE_MAP, else from the path.
+/// The db's files row; the rank from the path's `profiler_info_<rank>.json` (what msprof-analyze
+/// and the folder selection use), else RANK_DEVICE_MAP, else the file name. A RANK_DEVICE_MAP
+/// that disagrees with the folder's profiler_info is a `rank_mismatch` warning: two rank folders
+/// whose dbs both say rank 0 stay two ranks, as the folders say.
 fn add_file(c: &Connection, schema: &Schema, path: &str, builder: &mut TablesBuilder) -> FileId {
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     let rank = if schema.has("RANK_DEVICE_MAP") {
@@ -246,7 +249,18 @@ fn add_file(c: &Connection, schema: &Schema, path: &str, builder: &mut TablesBui
     } else {
         None
     };
-    let rank = rank.or_else(|| super::rank::rank_from_path(path));
+    let folder = super::rank::profiler_info_rank_of(path);
+    if let (Some(db), Some(f)) = (rank, folder)
+        && db != f
+    {
+        builder.diag().add("rank_mismatch", Severity::Warning, || {
+            format!("{path}: RANK_DEVICE_MAP says rank {db}, the folder's profiler_info_{f}.json says {f}: read as rank {f}")
+        });
+    }
+    let rank = folder
+        .or(rank)
+        .or_else(|| super::rank::rank_from_path(path));
+
     builder.add_file(
         path,
         FileMeta {

@@ -41,6 +41,9 @@ fn claim(c: &PeerComparison) -> String {
     {
         parts.push(w.statement.clone());
     }
+    if !c.explanation.is_empty() {
+        parts.push(c.explanation.clone());
+    }
     if parts.is_empty() {
         "no compared step".into()
     } else {
