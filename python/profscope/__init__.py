@@ -142,7 +142,17 @@ _TABLES: Dict[str, "tuple[str, Callable[[Dict[str, Any]], List[Dict[str, Any]]]]
     "cross_rank_steps": ("per rank and step: step, computing, exposed communication and free time (cross_rank samples)", _cross_rank_steps),
     "ranks": ("every rank the run holds (analyses.ranks.rows)", lambda r: _each((r["analyses"].get("ranks") or {}).get("rows") or [])),
     "evidence": ("what each file holds as evidence (analyses.evidence)", _per_device("evidence")),
+    "layout_ranks": ("each rank's place in the job: stage, replica, shard, expert index (analyses.layout.ranks)",
+                     lambda r: _each(((r["analyses"].get("layout") or {}).get("ranks")) or [])),
+    "peer_comparisons": ("comparisons within peer sets and TP groups (analyses.layout.comparisons)",
+                         lambda r: _each(((r["analyses"].get("layout") or {}).get("comparisons")) or [])),
+    "pipeline_stages": ("per pipeline stage: computing, receive wait, send per step (analyses.layout.pipeline.per_stage)",
+                        lambda r: _each((((r["analyses"].get("layout") or {}).get("pipeline")) or {}).get("per_stage") or [])),
+    "expert_ranks": ("tokens and GroupedMatmul time per rank of each EP group (analyses.layout.experts[].ranks)",
+                     lambda r: [row for g in ((r["analyses"].get("layout") or {}).get("experts") or [])
+                                for row in _each(g.get("ranks") or [], group=g.get("group"))]),
     "advisor_findings": ("the advisor's findings, largest time at stake first (analyses.advisor.findings)",
+
                          lambda r: _each((r["analyses"].get("advisor") or {}).get("findings") or [])),
     "diagnostics": ("what was skipped or read lossily, and why (diagnostics)", lambda r: _each(r.get("diagnostics") or [])),
 }
