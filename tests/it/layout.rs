@@ -460,3 +460,35 @@ fn kineto_process_groups_with_their_ranks() {
         299
     );
 }
+
+/// Issue 61 item 11: two db ranks whose RANK_DEVICE_MAP both say rank 0 (a copy of the real
+/// db/level1 root with rank 1's row changed) stay two ranks, as their folders'
+/// profiler_info_<rank>.json say, with a `rank_mismatch` warning naming the file.
+#[test]
+fn db_rank_ids_that_collide_are_named_and_resolved_by_the_folder() {
+    let src = samples_dir().join("ascend-pt/db/level1");
+    let dir = std::env::temp_dir().join(format!("profscope-layout-rankmap-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    common::copy_dir(&src, &dir);
+    let db = dir.join("rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_1.db");
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute("UPDATE RANK_DEVICE_MAP SET rankId = 0", [])
+        .unwrap();
+    let r = analyze(&dir);
+    assert_eq!(ints(&r["analyses"]["ranks"]["present"]), vec![0, 1]);
+    let ex = common::diag_examples(&r, "rank_mismatch");
+    assert_eq!(ex.len(), 1, "{ex:?}");
+    assert!(
+        ex[0].contains("ascend_pytorch_profiler_1.db") && ex[0].contains("says rank 0"),
+        "{ex:?}"
+    );
+    assert_eq!(
+        r["analyses"]["cross_rank"]["cohorts"][0]["ranks"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
