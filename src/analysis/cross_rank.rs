@@ -586,6 +586,11 @@ fn distribution(ranks: &[RankSteps]) -> RankDistribution {
         .map(|x| (x.device.rank, x.step_mean_ns.round() as i64))
         .collect();
     by_rank.sort_unstable();
+    let mut computing: Vec<(i32, i64)> = ranks
+        .iter()
+        .map(|x| (x.device.rank, x.computing_ns / x.steps.max(1) as i64))
+        .collect();
+    computing.sort_unstable();
     RankDistribution {
         ranks: ranks.len() as u64,
         step_mean_ns: spread(&|x| x.step_mean_ns),
@@ -594,6 +599,8 @@ fn distribution(ranks: &[RankSteps]) -> RankDistribution {
         collective_wait_ns: spread(&|x| x.collective_wait_ns as f64),
         last_to_start_collectives: spread(&|x| x.last_to_start_collectives as f64),
         step_mean_ns_by_rank: by_rank,
+        computing_mean_ns_by_rank: computing,
+
     }
 }
 

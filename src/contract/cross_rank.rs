@@ -275,6 +275,11 @@ pub struct RankDistribution {
     pub last_to_start_collectives: Spread5,
     /// (rank, mean device step time ns), in rank order: every rank.
     pub step_mean_ns_by_rank: Vec<(i32, i64)>,
+    /// (rank, mean computing time per step ns), in rank order: every rank. In a job whose ranks
+    /// wait for each other in lock step the step times match; a slow rank shows here.
+    #[serde(default)]
+    pub computing_mean_ns_by_rank: Vec<(i32, i64)>,
+
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -445,8 +445,8 @@ fn cross_rank_charts(a: &Analyses) -> String {
 fn by_stage(l: &crate::contract::Layout, d: &crate::contract::RankDistribution) -> Option<String> {
     const CELL: usize = 12;
     const MAX_COLS: usize = 128;
-    let means: std::collections::HashMap<i32, i64> =
-        d.step_mean_ns_by_rank.iter().copied().collect();
+let means: std::collections::HashMap<i32, i64> =
+        d.computing_mean_ns_by_rank.iter().copied().collect();
     let rows: Vec<(&crate::contract::PeerSet, Vec<(i32, i64)>)> = l
         .peer_sets
         .iter()
@@ -467,7 +467,7 @@ fn by_stage(l: &crate::contract::Layout, d: &crate::contract::RankDistribution) 
     let cols = rows.iter().map(|r| r.1.len()).max()?.min(MAX_COLS);
     let label = 150;
     let mut o = format!(
-        "<div class=chart><div class=ct>Mean device step time per rank, by peer set ({} ranks in {} sets; each row shaded from its fastest, light, to its slowest, dark)</div><svg width={} height={} role=img>",
+        "<div class=chart><div class=ct>Mean computing time per step per rank, by peer set ({} ranks in {} sets; each row shaded from its least, light, to its most, dark: in lock step the step times match, the computing shows the slow rank)</div><svg width={} height={} role=img>",
         means.len(),
         rows.len(),
         label + cols * CELL,
@@ -505,7 +505,7 @@ fn by_stage(l: &crate::contract::Layout, d: &crate::contract::RankDistribution) 
         }
         if let Some(&(rank, ns)) = v.iter().max_by_key(|x| x.1) {
             notes.push(format!(
-                "{name}: slowest rank {rank} ({:.3} ms, +{:.1}% over the row's fastest)",
+                "{name}: rank {rank} computes the most ({:.3} ms per step, +{:.1}% over the row's least)",
                 ns as f64 / 1e6,
                 (ns as f64 / lo.max(1.0) - 1.0) * 100.0
             ));
