@@ -47,7 +47,7 @@ pub struct AnalyzeArgs {
     pub jobs: Option<usize>,
     /// Memory budget for files in flight, e.g. 4G, 512M (default: 3/4 of available memory).
     /// A file is reduced to its results before the next is loaded when the budget is reached.
-    #[arg(long, value_parser = parse_bytes)]
+    #[arg(long, value_parser = super::values::parse_bytes)]
     pub max_memory: Option<u64>,
     /// Also write the JSON report to this file (a baseline for `profscope diff`).
     #[arg(long)]
@@ -83,12 +83,6 @@ fn parse_gap_us(s: &str) -> Result<f64, String> {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
         _ => Err(format!("`{s}` is not a finite number of µs, 0 or more")),
     }
-}
-
-/// `4G`, `512M`, `100K`, `12345` → bytes (binary units: `G` is GiB).
-pub fn parse_bytes(s: &str) -> Result<u64, String> {
-    crate::units::parse_size(s, crate::units::SizeBase::Binary)
-        .map_err(|why| format!("bad size: {why} (use e.g. 4G, 512M)"))
 }
 
 /// The bundled demo root: `fixtures/demo` in the current directory, else next to the crate.

@@ -18,7 +18,7 @@ pub struct CacheArgs {
     pub no_cache: bool,
     /// Size cap of the cache folder, e.g. 1G, 200M: after the run the least recently used
     /// results are removed until the rest fit (default: 1G).
-    #[arg(long, value_parser = super::analyze::parse_bytes, value_name = "SIZE", conflicts_with = "no_cache")]
+    #[arg(long, value_parser = super::values::parse_bytes, value_name = "SIZE", conflicts_with = "no_cache")]
     pub cache_max_size: Option<u64>,
 }
 

@@ -16,12 +16,7 @@ const PALETTE: &[&str] = &[
     "#9c755f", "#bab0ac",
 ];
 
-pub fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
+pub use super::esc_html as esc;
 
 fn dev(d: &DeviceRef) -> String {
     let file = d.file.rsplit('/').next().unwrap_or(&d.file);

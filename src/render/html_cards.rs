@@ -4,7 +4,7 @@
 //! stake, how it was estimated), the same top findings every bounded output keeps first
 //! (`report::budget::TOP_FINDINGS`).
 
-use super::html::esc;
+use super::esc_html as esc;
 use crate::contract::{Finding, Scope, Status};
 use crate::report::Report;
 

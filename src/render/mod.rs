@@ -95,6 +95,14 @@ pub fn for_people(s: String) -> String {
     out
 }
 
+/// Text for an HTML page: `&`, `<`, `>` and `"` escaped (the HTML page and its cards).
+pub fn esc_html(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
 /// Output format of every subcommand (`--format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {

@@ -67,7 +67,9 @@ fn html_report_is_self_contained_and_renders() {
     // advisor's top 3 findings as cards (statement, recommendation, time at stake), in the
     // JSON's order, all under the headline and above the first chart.
     let first_chart = html.find("<svg").unwrap();
-    let verdict_card = html.find("<div class=k>Verdict</div>").expect("a verdict card");
+    let verdict_card = html
+        .find("<div class=k>Verdict</div>")
+        .expect("a verdict card");
     assert!(html.find("</ul>").unwrap() < verdict_card && verdict_card < first_chart);
     let v = &r["verdict"];
     assert!(html[verdict_card..first_chart].contains(&format!(
@@ -76,21 +78,39 @@ fn html_report_is_self_contained_and_renders() {
         v["kind"].as_str().unwrap()
     )));
     let findings = r["analyses"]["advisor"]["findings"].as_array().unwrap();
-    assert!(findings.len() > 3, "the real root has {} findings", findings.len());
+    assert!(
+        findings.len() > 3,
+        "the real root has {} findings",
+        findings.len()
+    );
     let mut at = verdict_card;
     for (k, f) in findings.iter().take(3).enumerate() {
         let card = html[at..]
-            .find(&format!("<div class=k>#{} · {} · ", k + 1, f["rule"].as_str().unwrap()))
+            .find(&format!(
+                "<div class=k>#{} · {} · ",
+                k + 1,
+                f["rule"].as_str().unwrap()
+            ))
             .map(|i| at + i)
             .unwrap_or_else(|| panic!("card {}", k + 1));
         assert!(card < first_chart);
-        let end = html[card..].find("</div></div>").unwrap() + card;
+        // The card ends where the next one (or the answer section) begins.
+        let end = ["<div class='card ", "</section>"]
+            .iter()
+            .filter_map(|m| html[card + 1..].find(m))
+            .min()
+            .unwrap()
+            + card
+            + 1;
         for field in ["statement", "recommendation"] {
             let text = profscope::render::html::esc(f[field].as_str().unwrap());
             assert!(html[card..end].contains(&text), "card {}: {field}", k + 1);
         }
         let stake = profscope::render::human_ns(f["time_at_stake_ns"].as_i64().unwrap());
-        assert!(html[card..end].contains(&format!("{stake} at stake")), "{stake}");
+        assert!(
+            html[card..end].contains(&format!("{stake} at stake")),
+            "{stake}"
+        );
         at = end;
     }
     assert!(!html[..first_chart].contains(&format!("<div class=k>#4 · ")));
@@ -139,7 +159,12 @@ fn html_report_is_self_contained_and_renders() {
     let first = dir.join("first-screen.png");
     let url = format!("file://{}", std::path::absolute(&page).unwrap().display());
     let o = Command::new(chromium)
-        .args(["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,900"])
+        .args([
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--window-size=1280,900",
+        ])
         .arg(format!("--screenshot={}", first.display()))
         .arg(&url)
         .output()
@@ -183,9 +208,15 @@ fn html_report_is_self_contained_and_renders() {
     let dom = String::from_utf8_lossy(&dom.stdout);
     assert_eq!(dom.matches("<svg").count(), svgs);
     // The browser keeps the cards before the first chart.
-    let card = dom.find(">Verdict</div>").expect("the verdict card in the DOM");
+    let card = dom
+        .find(">Verdict</div>")
+        .expect("the verdict card in the DOM");
     assert!(card < dom.find("<svg").unwrap());
-    assert_eq!(dom.matches("class=\"card ").count(), 4, "the verdict and 3 findings");
+    assert_eq!(
+        dom.matches("class=\"card ").count(),
+        4,
+        "the verdict and 3 findings"
+    );
     // Every axis line is its own element (an unquoted `class=ax/>` once swallowed the rest of
     // the chart into the line, so nothing after it showed).
     let lines = html.matches("<line ").count();
