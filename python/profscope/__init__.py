@@ -19,7 +19,7 @@ import json as _json
 import os
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
 
-from ._profscope import ProfscopeError, __version__, load_tables as _load_tables, run as _run
+from ._profscope import ProfscopeError, __version__, bound as _bound, load_tables as _load_tables, run as _run
 
 __all__ = [
     "analyze",
@@ -213,14 +213,33 @@ class Report:
         """Table ``name`` as a ``pyarrow.Table`` (nested objects flattened to ``a_b`` columns)."""
         return _to_arrow(self.rows(name))
 
-    def to_markdown(self, full: bool = False) -> str:
-        """The Markdown report (the CLI's ``--format markdown``; ``full`` for every section).
-        Runs the analysis again with the same options (a cache hit unless ``cache=False``)."""
+    def brief(self, max_bytes: int = 12000) -> Dict[str, Any]:
+        """The report bounded to ``max_bytes`` bytes of JSON, filled by importance as the MCP
+        ``analyze`` tool fills it (docs/json-output.md, "Bounded outputs"): the verdict, the
+        headline, the advisor's top findings, per-rank device-time shares, cross-rank claims,
+        per-analysis summaries, then lists cut from their tails. Returns ``{"schema_version",
+        "tool", "truncated", "full_bytes", "result", "cut"}``: ``result`` is the report cut,
+        ``cut`` says what went and how to get it. The bound is on profscope's JSON text of that
+        dict (compact, UTF-8).
+
+        Raises:
+            ProfscopeError: when ``max_bytes`` cannot hold the verdict and the headline (the
+                message names the smallest bound that can).
+        """
+        text = _bound("analyze", _json.dumps(self._r, ensure_ascii=False), int(max_bytes))
+        return _json.loads(text)
+
+    def to_markdown(self, full: bool = False, max_bytes: Optional[int] = None) -> str:
+        """The Markdown report (the CLI's ``--format md``): the brief, filled by importance into
+        8000 bytes or ``max_bytes``; ``full`` for every section. Runs the analysis again with the
+        same options (a cache hit unless ``cache=False``)."""
         argv = [a for a in self._argv]
         i = argv.index("--format")
         argv[i + 1] = "md"
         if full:
             argv.append("--full")
+        if max_bytes is not None:
+            argv += ["--max-bytes", str(int(max_bytes))]
         return _cli(argv)[0]
 
     def __repr__(self) -> str:

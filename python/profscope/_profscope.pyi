@@ -12,3 +12,8 @@ def run(argv: List[str]) -> Tuple[str, int]:
 
 def load_tables(paths: List[str]) -> List[Tuple[str, Any]]:
     """Ingests ``paths``; returns (table name, Arrow C stream capsule) pairs. The GIL is released."""
+
+def bound(tool: str, json: str, max_bytes: int) -> str:
+    """The JSON result of ``tool`` bounded to ``max_bytes`` by profscope's trimmer; returns the
+    wrapper's JSON text. Raises ProfscopeError when the bound cannot hold the verdict and the
+    headline. The GIL is released."""

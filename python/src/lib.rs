@@ -1,8 +1,10 @@
 //! profscope's Python binding (docs/python.md): `run(argv)`, the CLI run in-process
 //! (`profscope::cli::run_captured`), on which the Python package (profscope/__init__.py) builds
 //! analyze / diff / memory, so every number is the CLI's; and `load_tables(paths)`, the model's
-//! tables (`profscope::export::arrow_tables`) as Arrow C streams for pyarrow, without a copy.
-//! Both release the GIL while profscope works.
+//! tables (`profscope::export::arrow_tables`) as Arrow C streams for pyarrow, without a copy;
+//! and `bound(tool, json, max_bytes)`, a JSON result through profscope's one trimmer of bounded
+//! outputs (`profscope::report::budget`), what `Report.brief` returns. All release the GIL while
+//! profscope works.
 
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{RecordBatch, RecordBatchIterator};
@@ -51,10 +53,26 @@ fn load_tables(py: Python<'_>, paths: Vec<String>) -> PyResult<Vec<(String, Py<P
     Ok(out)
 }
 
+/// `json` (the JSON result of `tool`: `analyze`, `diff`, `memory`) bounded to `max_bytes`, filled
+/// by importance as the MCP tools are: the wrapper `{schema_version, tool, truncated,
+/// full_bytes, result, cut}` as JSON text of at most `max_bytes` bytes. A bound too small for
+/// the verdict and the headline raises ProfscopeError naming the smallest that fits.
+#[pyfunction]
+fn bound(py: Python<'_>, tool: String, json: String, max_bytes: usize) -> PyResult<String> {
+    py.detach(|| -> Result<String, String> {
+        let v: serde_json::Value = serde_json::from_str(&json).map_err(|e| e.to_string())?;
+        profscope::report::budget::bound(&tool, &v, max_bytes)
+            .map(|b| b.text)
+            .map_err(|e| e.to_string())
+    })
+    .map_err(ProfscopeError::new_err)
+}
+
 #[pymodule]
 fn _profscope(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(load_tables, m)?)?;
+    m.add_function(wrap_pyfunction!(bound, m)?)?;
     m.add("ProfscopeError", m.py().get_type::<ProfscopeError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

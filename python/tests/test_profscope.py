@@ -251,3 +251,43 @@ def test_to_markdown_is_the_cli_markdown():
     cli = subprocess.run([cli_bin(), "analyze", "--quiet", "--format", "md", path], capture_output=True, text=True)
     strip = lambda s: [l for l in s.splitlines() if "wall:" not in l and "_ms" not in l and " ms (summed" not in l]
     assert strip(md) == strip(cli.stdout)
+
+
+def test_brief_fills_the_budget_by_importance():
+    """Report.brief: profscope's trimmer over the report (docs/json-output.md "Bounded outputs"),
+    sizes measured on the JSON text it wrote; the expected parts are the whole report's."""
+    path = str(SAMPLES / "ascend-pt/db/level1")
+    r = profscope.analyze(path, cache=False)
+    full = r.json
+    top3 = [f["statement"] for f in full["analyses"]["advisor"]["findings"][:3]]
+    assert len(top3) == 3
+    for max_bytes in (2000, 4000, 8000, 16000, 64000):
+        b = r.brief(max_bytes)
+        text = profscope._profscope.bound("analyze", json.dumps(full, ensure_ascii=False), max_bytes)
+        assert json.loads(text) == b
+        assert max_bytes * 0.8 <= len(text.encode()) <= max_bytes, (max_bytes, len(text))
+        assert b["truncated"] and b["full_bytes"] > max_bytes
+        res = b["result"]
+        assert res["headline"] == full["headline"]
+        for k in ("status", "kind", "statement", "reasons"):
+            assert res["verdict"][k] == full["verdict"][k]
+        if max_bytes >= 4000:
+            kept = [f["statement"] for f in res["analyses"]["advisor"]["findings"]]
+            assert kept[:3] == top3
+    # The CLI's --max-bytes is the same trimmer: the same verdict, headline and top advice.
+    cli = cli_json("analyze", "--format", "json", "--quiet", "--no-cache", "--max-bytes", "8000", path)
+    mine = r.brief(8000)
+    assert cli["result"]["headline"] == mine["result"]["headline"]
+    shares = ("computing_pct_of_window", "communication_not_overlapped_pct_of_window", "free_pct_of_window")
+    for side in (cli, mine):
+        a = side["result"]["analyses"]
+        assert [f["recommendation"] for f in a["advisor"]["findings"][:3]] == [
+            f["recommendation"] for f in full["analyses"]["advisor"]["findings"][:3]
+        ]
+        assert [[d[k] for k in shares] for d in a["device_time"]] == [
+            [d[k] for k in shares] for d in full["analyses"]["device_time"]
+        ]
+    with pytest.raises(profscope.ProfscopeError, match="smallest budget that holds them is"):
+        r.brief(1000)
+    md = r.to_markdown(max_bytes=4000)
+    assert len(md.encode()) <= 4000 and full["verdict"]["statement"] in md

@@ -22,11 +22,15 @@ use std::collections::HashMap;
 /// A difference larger than this share of the window (percent) is a disagreement.
 pub const TOLERANCE_PCT_OF_WINDOW: f64 = 1.0;
 
-/// Our numbers and the vendor's (of `metrics`), with the window they are shares of.
+/// Our numbers and the vendor's (of `metrics`), with the windows they come from.
 struct Compared {
     source: String,
     step: Option<i64>,
+    /// Our window: device_time's, or our step's device window.
     window_ns: i64,
+    /// The vendor's: computing + communication not overlapped + free of its row (its step's
+    /// `Stage`), or, for collective totals, their elapsed time.
+    vendor_window_ns: i64,
     metrics: &'static [TimeMetric],
     ours: [i64; 4],
     vendor: [i64; 4],
@@ -63,6 +67,11 @@ fn of_device(d: &DeviceTime) -> [i64; 4] {
     ]
 }
 
+/// The window the vendor's four numbers split: computing + communication not overlapped + free.
+fn vendor_window(v: [i64; 4]) -> i64 {
+    v[0] + v[2] + v[3]
+}
+
 fn of_vendor(v: &VendorStep) -> [i64; 4] {
     [
         v.computing_ns,
@@ -91,18 +100,20 @@ pub fn compute(
     for d in device_time {
         let mut compared = Vec::new();
         if let Some(v) = &d.vendor {
+            let vendor = [
+                v.computing_ns,
+                v.communication_ns,
+                v.communication_not_overlapped_ns,
+                v.free_ns,
+            ];
             compared.push(Compared {
                 source: v.source.clone(),
                 step: None,
                 window_ns: d.window_ns,
+                vendor_window_ns: vendor_window(vendor),
                 metrics: &METRICS,
                 ours: of_device(d),
-                vendor: [
-                    v.computing_ns,
-                    v.communication_ns,
-                    v.communication_not_overlapped_ns,
-                    v.free_ns,
-                ],
+                vendor,
             });
         }
         let (c, u) = step_table(d, &ix);
@@ -124,9 +135,13 @@ pub fn compute(
         checked += 1;
         let mut bad = false;
         for c in compared {
+            // A share of the larger window: each number is at most its own window, so the
+            // difference is at most 100% of it (a cut export's sliver against the vendor's
+            // whole step is not a share of the sliver).
+            let window = c.window_ns.max(c.vendor_window_ns);
             for (k, &metric) in c.metrics.iter().enumerate() {
                 let diff = c.ours[k] - c.vendor[k];
-                let pct = diff as f64 * 100.0 / c.window_ns.max(1) as f64;
+                let pct = diff as f64 * 100.0 / window.max(1) as f64;
                 let agrees = pct.abs() <= TOLERANCE_PCT_OF_WINDOW;
                 bad |= !agrees;
                 checks.push(Check {
@@ -137,7 +152,9 @@ pub fn compute(
                     ours_ns: c.ours[k],
                     vendor_ns: c.vendor[k],
                     diff_ns: diff,
-                    window_ns: c.window_ns,
+                    window_ns: window,
+                    ours_window_ns: c.window_ns,
+                    vendor_window_ns: c.vendor_window_ns,
                     diff_pct_of_window: pct,
                     agrees,
                 });
@@ -169,6 +186,8 @@ pub fn compute(
                 vendor_ns: c.vendor[k],
                 diff_ns: diff,
                 window_ns: c.window_ns,
+                ours_window_ns: c.window_ns,
+                vendor_window_ns: c.vendor_window_ns,
                 diff_pct_of_window: pct,
                 agrees,
             });
@@ -222,13 +241,17 @@ fn summary_ranks(jobs: &[JobFacts], evidence: &[FileEvidence]) -> Vec<(DeviceRef
                     let step = v.step?;
                     let ops = by_step.get(&step)?;
                     let ours = super::intervals::total(&super::intervals::union(ops.clone()));
+                    // A summary has no events: the vendor's own step window is both windows.
+                    let stage = v.computing_ns + v.communication_not_overlapped_ns + v.free_ns;
                     Some(Compared {
                         source: format!(
                             "{} against the union of communication.json ops of {}",
                             v.source, j.file
                         ),
                         step: Some(step),
-                        window_ns: v.computing_ns + v.communication_not_overlapped_ns + v.free_ns,
+                        window_ns: stage,
+                        vendor_window_ns: stage,
+
                         metrics: &[TimeMetric::Communication],
                         ours: [ours, 0, 0, 0],
                         vendor: [v.communication_ns, 0, 0, 0],
@@ -325,6 +348,7 @@ fn step_table(d: &DeviceTime, ix: &Index<'_>) -> (Vec<Compared>, u64) {
             source: format!("{} of {}", v.source, d.device.file),
             step: ours_step(v, &steps),
             window_ns,
+            vendor_window_ns: vendor_window(of_vendor(v)),
             metrics: &METRICS,
             ours,
             vendor: of_vendor(v),
@@ -351,6 +375,7 @@ fn collectives(d: &DeviceTime, ix: &Index<'_>) -> Vec<Compared> {
                 source: format!("{} of {}", v.source, d.device.file),
                 step: v.step,
                 window_ns: d.window_ns,
+                vendor_window_ns: v.elapsed_ns,
                 metrics: &COLLECTIVE_METRICS,
                 ours: [s.times.elapsed_ns, s.times.transit_ns, s.times.wait_ns, 0],
                 vendor: [v.elapsed_ns, v.transit_ns, v.wait_ns, 0],
@@ -400,7 +425,7 @@ fn verdict(
         })
         .expect("a disagreeing device has a failing check");
     format!(
-        "DISAGREES with the vendor ({from}) on {disagreeing} of {checked} devices; worst: {} {}{}: ours {}, vendor {} ({:+.2}% of the window)",
+        "DISAGREES with the vendor ({from}) on {disagreeing} of {checked} devices; worst: {} {}{}: ours {}, vendor {} ({:+.2}% of the {} window{})",
         worst.device.short(),
         worst.metric,
         worst
@@ -409,7 +434,16 @@ fn verdict(
             .unwrap_or_default(),
         ms(worst.ours_ns),
         ms(worst.vendor_ns),
-        worst.diff_pct_of_window
+        worst.diff_pct_of_window,
+        ms(worst.window_ns),
+        if worst.ours_window_ns < worst.vendor_window_ns {
+            format!(
+                " the vendor's numbers split; ours cover {}",
+                ms(worst.ours_window_ns)
+            )
+        } else {
+            String::new()
+        }
     )
 }
 

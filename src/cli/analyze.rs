@@ -47,7 +47,7 @@ pub struct AnalyzeArgs {
     pub jobs: Option<usize>,
     /// Memory budget for files in flight, e.g. 4G, 512M (default: 3/4 of available memory).
     /// A file is reduced to its results before the next is loaded when the budget is reached.
-    #[arg(long, value_parser = parse_bytes)]
+    #[arg(long, value_parser = super::values::parse_bytes)]
     pub max_memory: Option<u64>,
     /// Also write the JSON report to this file (a baseline for `profscope diff`).
     #[arg(long)]
@@ -55,10 +55,17 @@ pub struct AnalyzeArgs {
     /// Exit 1 when `--phase` keeps no event (the report is still printed).
     #[arg(long)]
     pub fail_empty: bool,
-    /// Markdown: every section (default: the headline and the top tables, about 60 lines, sized
-    /// for a PR comment).
+    /// Markdown: every section (default: the brief, filled by importance into 8000 bytes or
+    /// `--max-bytes`, sized for a PR comment).
     #[arg(long)]
     pub full: bool,
+    /// Bound the output to this many bytes, filled by importance (the verdict, the headline, the
+    /// top advice, per-rank shares, cross-rank claims, summaries, then lists; docs/json-output.md):
+    /// `md` the brief; `json` the report wrapped as the MCP tools return it (`truncated`,
+    /// `full_bytes`, `result`, `cut`). An error names the smallest bound that holds the verdict
+    /// and the headline.
+    #[arg(long, value_name = "BYTES", conflicts_with = "full", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_bytes: Option<u64>,
     /// `capped`: every format lists the 16 devices that matter when a run has more (the lowest
     /// rank, the ranks a verdict names, the slowest, latest and idlest; the per-rank
     /// distributions keep every rank), and JSON (printed or `--save`d) the first 100 entries of
@@ -66,17 +73,8 @@ pub struct AnalyzeArgs {
     /// each list cut). `full` lists every device and step.
     #[arg(long, value_enum, default_value_t = Detail::Capped)]
     pub detail: Detail,
-    /// Result cache folder: an unchanged file's results are read from there instead of analysing
-    /// it again (default: $XDG_CACHE_HOME/profscope, else ~/.cache/profscope).
-    #[arg(long, value_name = "DIR")]
-    pub cache: Option<PathBuf>,
-    /// Analyse every file, read and write no cache (also: PROFSCOPE_NO_CACHE=1).
-    #[arg(long, conflicts_with = "cache")]
-    pub no_cache: bool,
-    /// Size cap of the cache folder, e.g. 1G, 200M: after the run the least recently used
-    /// results are removed until the rest fit (default: 1G).
-    #[arg(long, value_parser = parse_bytes, value_name = "SIZE", conflicts_with = "no_cache")]
-    pub cache_max_size: Option<u64>,
+    #[command(flatten)]
+    pub cache: super::cache::CacheArgs,
 }
 
 /// A bubble threshold in µs: a finite number, zero or more.
@@ -85,12 +83,6 @@ fn parse_gap_us(s: &str) -> Result<f64, String> {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
         _ => Err(format!("`{s}` is not a finite number of µs, 0 or more")),
     }
-}
-
-/// `4G`, `512M`, `100K`, `12345` → bytes (binary units: `G` is GiB).
-pub fn parse_bytes(s: &str) -> Result<u64, String> {
-    crate::units::parse_size(s, crate::units::SizeBase::Binary)
-        .map_err(|why| format!("bad size: {why} (use e.g. 4G, 512M)"))
 }
 
 /// The bundled demo root: `fixtures/demo` in the current directory, else next to the crate.
@@ -125,6 +117,10 @@ fn from_manifest(p: &std::path::Path) -> PathBuf {
 }
 
 pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(
+        args.max_bytes.is_none() || args.format != Format::Table,
+        "--max-bytes bounds --format md or json, not the table"
+    );
     let paths = if args.paths.is_empty() {
         let demo = demo_root();
         anyhow::ensure!(
@@ -152,11 +148,10 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         phase: args.phase,
         jobs: args.jobs.unwrap_or_else(rayon::current_num_threads).max(1),
         max_memory: args.max_memory.unwrap_or_else(pipeline::default_max_memory),
-        cache: super::cache::choose(args.cache.as_deref(), args.no_cache, &footprint)?,
-        cache_max_bytes: args
-            .cache_max_size
-            .unwrap_or(pipeline::cache::DEFAULT_MAX_BYTES),
+        cache: None,
+        cache_max_bytes: pipeline::cache::DEFAULT_MAX_BYTES,
     };
+    let opts = args.cache.apply(opts, &footprint)?;
     if let Some(save) = &args.save {
         crate::cli::refuse_overwriting_inputs(save, &footprint)?;
     }
@@ -167,16 +162,18 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     // Tables and Markdown read every step entry; only the JSON's step lists are capped. Past
     // DEFAULT_DEVICE_CAP devices they list fewer devices per list than the JSON (the ones that
     // matter for each list), so a 1,024-rank report reads like a 2-rank one.
-    let for_people = (args.format != Format::Json).then(|| {
-        if args.detail == Detail::Capped {
+    let max_bytes = args.max_bytes.map(|m| m as usize);
+    let for_people = match (args.format, max_bytes) {
+        (Format::Json, _) => None,
+        (Format::Md, Some(m)) => Some(crate::render::markdown_brief::render(&report, Some(m))?),
+        (f, _) if args.detail == Detail::Capped => {
             let mut short = report.clone();
             let cut = detail::cap_devices_with(&mut short, detail::PEOPLE_CAPS);
             merge_capped(&mut short.detail_capped, cut);
-            crate::render::render_detail(&short, args.format, args.full)
-        } else {
-            crate::render::render_detail(&report, args.format, args.full)
+            Some(crate::render::render_detail(&short, f, args.full))
         }
-    });
+        (f, _) => Some(crate::render::render_detail(&report, f, args.full)),
+    };
 
     if args.detail == Detail::Capped {
         let steps = detail::cap(&mut report.analyses, detail::DEFAULT_STEP_CAP);
@@ -186,7 +183,15 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         std::fs::write(path, render(&report, Format::Json))
             .with_context(|| format!("writing {}", path.display()))?;
     }
-    crate::cli::write_stdout(&for_people.unwrap_or_else(|| render(&report, Format::Json)))?;
+    let text = match (for_people, max_bytes) {
+        (Some(t), _) => t,
+        (None, Some(m)) => {
+            let v = serde_json::to_value(&report)?;
+            crate::report::budget::bound("analyze", &v, m)?.text + "\n"
+        }
+        (None, None) => render(&report, Format::Json),
+    };
+    crate::cli::write_stdout(&text)?;
     let empty = report
         .phase_slice
         .as_ref()

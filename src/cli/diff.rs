@@ -4,6 +4,7 @@
 //! e.g. the last N nightlies), whose spread is the noise. A threshold fails only outside the
 //! noise (docs/diff.md). Exit 0 when no threshold fails, 1 when one does, 2 on error.
 
+use crate::pipeline::RunOpts;
 use crate::render::Format;
 use crate::report::diff::{self, Threshold};
 use anyhow::Context;
@@ -34,13 +35,15 @@ pub struct DiffArgs {
     /// Never show the progress bar when analysing.
     #[arg(long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub cache: super::cache::CacheArgs,
 }
 
-/// A saved report as it is, or a profile analysed with the default options (a progress bar
-/// unless `quiet`).
-pub(crate) fn load(path: &Path, quiet: bool) -> anyhow::Result<Value> {
+/// A saved report as it is, or a profile analysed with the default options and `opts`' cache (a
+/// progress bar unless `quiet`).
+pub(crate) fn load(path: &Path, opts: &RunOpts, quiet: bool) -> anyhow::Result<Value> {
     Ok(super::progress::with_bar(quiet, |progress| {
-        crate::pipeline::load::report_value(path, progress)
+        crate::pipeline::load::report_value(path, opts, progress)
     })?)
 }
 
@@ -127,13 +130,18 @@ pub fn run(a: DiffArgs) -> anyhow::Result<ExitCode> {
     if let Some(p) = &a.thresholds {
         thresholds.extend(thresholds_file(p)?);
     }
+    let footprint = crate::ingest::footprint::Footprint::of(&[a.base.clone(), a.new.clone()]);
+    let opts = a.cache.apply(
+        RunOpts::new(crate::report::AnalyzeOpts::default(), None),
+        &footprint,
+    )?;
     // A folder of saved reports is a history of earlier runs: the base is their mean and the
     // noise their spread.
     let base: Vec<(String, Value)> = match crate::pipeline::load::history(&a.base)? {
         Some(h) => h,
-        None => vec![(a.base.display().to_string(), load(&a.base, a.quiet)?)],
+        None => vec![(a.base.display().to_string(), load(&a.base, &opts, a.quiet)?)],
     };
-    let new = (a.new.display().to_string(), load(&a.new, a.quiet)?);
+    let new = (a.new.display().to_string(), load(&a.new, &opts, a.quiet)?);
     let mut metrics = Vec::new();
     for (label, v) in base.iter().chain(std::iter::once(&new)) {
         let m = diff::metrics(v).with_context(|| label.clone())?;

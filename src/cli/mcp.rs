@@ -2,10 +2,11 @@
 //! line), the small subset agents use: `initialize`, `notifications/initialized`, `ping`,
 //! `tools/list`, `tools/call`. Tools: `analyze` (all analyses or some, per `only`), `memory`,
 //! `diff`, `list_ranks`, `query` (needs the `sql` build). Every result is the JSON report
-//! contract of the matching command, wrapped with `truncated` / `full_bytes` and bounded to
-//! `max_bytes` (long arrays cut, never the headline or the per-rank rows; then whole analyses left
-//! out, detail first; the cut paths listed); failures are tool results with
-//! `isError: true` and a JSON `{"error": ...}`, never a crashed server.
+//! contract of the matching command, wrapped with `truncated` / `full_bytes` / `cut` and bounded
+//! to `max_bytes` by the one trimmer of bounded outputs (`report::budget`: the verdict, the
+//! headline, the top advice, per-rank shares and cross-rank claims first, then summaries, then
+//! lists, longest last); failures are tool results with `isError: true` and a JSON
+//! `{"error": ...}`, never a crashed server.
 
 use crate::ingest::Progress;
 use crate::pipeline::{self, RunOpts};
@@ -32,9 +33,9 @@ fn output_schema() -> Value {
         "properties": {
             "schema_version": {"type": "string", "description": "Version of the report contract (docs/json-output.md)."},
             "tool": {"type": "string"},
-            "truncated": {"type": "boolean", "description": "True when arrays were cut or analyses left out to fit max_bytes."},
+            "truncated": {"type": "boolean", "description": "True when parts were cut to fit max_bytes."},
             "full_bytes": {"type": "integer", "description": "Size of the uncut result's JSON, bytes."},
-            "cut": {"type": "array", "items": {"type": "string"}, "description": "JSON paths that were cut or left out, and how to ask for them."},
+            "cut": {"type": "array", "items": {"type": "string"}, "description": "What was cut (per analysis: the lists with kept / total entries, or left out whole) and how to ask for it (`only`, `detail`, a larger max_bytes)."},
             "result": {"description": "The command's JSON contract: the analyze report, the memory report, the diff, the rank list or the query result."},
             "error": {"type": "string", "description": "Set instead of result when the call failed (isError is true)."}
         },
@@ -46,7 +47,7 @@ fn output_schema() -> Value {
 fn tools() -> Value {
     let profiles = json!({"type": "array", "items": {"type": "string"}, "description": "Profiling inputs: files or folders (an ascend_pytorch_profiler_<rank>.db, a *_ascend_pt / PROF_* folder or a root holding several, Chrome trace JSON (.gz), msprof CSV exports, or a `collect case` manifest.json). Folders are walked."});
     let evidence = json!({"type": "array", "items": {"type": "string"}, "description": "Memory evidence files or folders: npu-smi info captures (a folder per role: idle/, ready/, peak/, post/), vLLM logs, safetensors checkpoints or their index, msprof npu_module_mem.csv exports."});
-    let max = |default: usize| json!({"type": "integer", "minimum": 1000, "description": format!("Bound on the result's JSON size in bytes (default {default}). Long arrays are cut first, then whole analyses are left out, detail first; the headline, per-rank rows and verdicts stay. `cut` lists what went and how to ask for it.")});
+    let max = |default: usize| json!({"type": "integer", "minimum": 1000, "description": format!("Bound on the result's JSON size in bytes (default {default}), filled by importance: the verdict, the headline, the advisor's top findings, per-rank device-time shares, cross-rank claims, per-analysis summaries, then lists (cut from their tails, longest last). `cut` says what went and how to ask for it. A bound too small for the verdict and the headline is an error naming the smallest that fits.")});
     let read_only = |title: &str| json!({"title": title, "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false});
     let mut list = vec![
         json!({"name": "analyze",
@@ -56,6 +57,7 @@ fn tools() -> Value {
              "paths": profiles,
              "only": {"type": "array", "items": {"type": "string", "enum": crate::registry::names()}, "description": "Run only these analyses (default: all). Each name is a key of the report's `analyses` object."},
              "phase": {"type": "string", "enum": ["prefill", "decode"], "description": "Slice to one vLLM phase before analysing (CPU forward_eager / forward_cudagraph scopes; device work follows its launch). A slice that keeps no event says so in the headline."},
+             "detail": {"type": "string", "enum": ["capped", "full"], "description": "`capped` (default): a run of more than 16 devices lists the 16 that matter (the lowest rank, the ranks a verdict names, the slowest, latest and idlest; per-rank distributions keep every rank) and each per-step list its first 100 entries (`detail_capped` names each list cut). `full` lists every device and step."},
              "max_bytes": max(ANALYZE_BRIEF_BYTES)},
            "required": ["paths"]},
          "outputSchema": output_schema()}),
@@ -135,116 +137,6 @@ fn query_tool(args: &Value) -> anyhow::Result<Value> {
     Ok(serde_json::to_value(&r)?)
 }
 
-/// Arrays an answer needs, never cut: the headline, the rank lists, the per-device lists of the
-/// analyses (their detail inside is cut), each cross-rank cohort's per-rank rows and the
-/// per-rank collective wait ratios.
-fn protected(at: &str) -> bool {
-    let per_device = at
-        .strip_prefix("$.analyses.")
-        .is_some_and(|rest| !rest.contains(['.', '[']));
-    per_device
-        || at == "$.headline"
-        || at == "$.verdict.reasons"
-        || at == "$.inputs"
-        || at == "$.summary.ranks"
-        || at == "$.analyses.ranks.rows"
-        || at.ends_with(".cross_rank.cohorts")
-        || (at.contains(".cross_rank.cohorts[") && at.ends_with("].ranks"))
-        || at.ends_with(".present")
-        || at.ends_with(".wait_ratios")
-}
-
-/// Analyses left out, in this order, when cutting arrays is not enough: detail first, then the
-/// per-device sections; what stays is the headline, the verdicts and the per-rank rows.
-const DROP_ORDER: &[&str] = &[
-    "evidence",
-    "composition",
-    "op_types",
-    "top_events",
-    "kernel_types_complete_steps",
-    "kernel_types",
-    "communication_ops",
-    "graph_mode",
-    "dispatch",
-    "bubbles",
-    "communication",
-    "phases",
-    "mtp",
-    "step_sync",
-    "batch_audit",
-    "vendor_agreement",
-    "device_time",
-];
-
-/// Cuts arrays longer than `n` to `n` items (protected ones only when `all`), recording the paths
-/// cut.
-fn cut(v: &mut Value, n: usize, at: &str, all: bool, cuts: &mut Vec<String>) {
-    match v {
-        Value::Array(a) => {
-            if a.len() > n && (all || !protected(at)) {
-                cuts.push(format!("{at} ({} of {})", n, a.len()));
-                a.truncate(n);
-            }
-            for (i, x) in a.iter_mut().enumerate() {
-                cut(x, n, &format!("{at}[{i}]"), all, cuts);
-            }
-        }
-        Value::Object(o) => {
-            for (k, x) in o.iter_mut() {
-                cut(x, n, &format!("{at}.{k}"), all, cuts);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// The result wrapped and bounded to `max` bytes of JSON: long arrays are cut first (never the
-/// headline or the per-rank rows); a report that still does not fit loses whole analyses in
-/// [`DROP_ORDER`], each replaced by a line saying how to ask for it.
-pub fn bounded(tool: &str, v: Value, max: usize) -> Value {
-    let full = v.to_string().len();
-    let wrap = |result: Value, cuts: Vec<String>| json!({"schema_version": crate::report::SCHEMA_VERSION, "tool": tool, "truncated": !cuts.is_empty(), "full_bytes": full, "cut": cuts.iter().take(10).collect::<Vec<_>>(), "result": result});
-    if full <= max {
-        return wrap(v, vec![]);
-    }
-    let fits = |w: &Value| w.to_string().len() <= max;
-    for n in [100, 30, 10, 3, 1] {
-        let mut x = v.clone();
-        let mut cuts = Vec::new();
-        cut(&mut x, n, "$", false, &mut cuts);
-        let w = wrap(x, cuts);
-        if fits(&w) {
-            return w;
-        }
-    }
-    if v["analyses"].is_object() {
-        for k in 1..=DROP_ORDER.len() {
-            let mut x = v.clone();
-            let dropped = &DROP_ORDER[..k];
-            for name in dropped {
-                if let Some(a) = x["analyses"].get_mut(*name) {
-                    *a = json!(format!(
-                        "left out to fit max_bytes: call analyze with only [\"{name}\"]"
-                    ));
-                }
-            }
-            let mut cuts = vec![format!(
-                "$.analyses left out (call analyze with only: [name] for one): {}",
-                dropped.join(", ")
-            )];
-            cut(&mut x, 0, "$", false, &mut cuts);
-            let w = wrap(x, cuts);
-            if fits(&w) {
-                return w;
-            }
-        }
-    }
-    let mut x = v;
-    let mut cuts = Vec::new();
-    cut(&mut x, 0, "$", true, &mut cuts);
-    wrap(x, cuts)
-}
-
 fn strings(v: &Value) -> Vec<PathBuf> {
     v.as_array()
         .into_iter()
@@ -298,11 +190,18 @@ fn call_tool(name: &str, args: &Value) -> anyhow::Result<Value> {
                     phase,
                 )
             };
+            let full = match args["detail"].as_str() {
+                None | Some("capped") => false,
+                Some("full") => true,
+                Some(d) => anyhow::bail!("detail is capped or full, not `{d}`"),
+            };
             let mut r = pipeline::report_for(&paths, &opts, &Progress::default())?;
-            r.detail_capped = crate::report::detail::cap_devices(
-                &mut r,
-                crate::report::detail::DEFAULT_DEVICE_CAP,
-            );
+            if !full {
+                use crate::report::detail;
+                r.detail_capped = detail::cap_devices(&mut r, detail::DEFAULT_DEVICE_CAP);
+                let steps = detail::cap(&mut r.analyses, detail::DEFAULT_STEP_CAP);
+                r.detail_capped.extend(steps);
+            }
             Ok(serde_json::to_value(&r)?)
         }
         "memory" => {
@@ -326,8 +225,20 @@ fn call_tool(name: &str, args: &Value) -> anyhow::Result<Value> {
                 Some(s) => crate::report::diff::parse_thresholds(s)?,
                 None => Vec::new(),
             };
-            let base = pipeline::load::report_value(std::path::Path::new(b), &Progress::default())?;
-            let new = pipeline::load::report_value(std::path::Path::new(n), &Progress::default())?;
+            // The default cache, as for `analyze`, unless it would lie inside an input.
+            let opts = RunOpts {
+                cache: super::cache::choose(
+                    None,
+                    false,
+                    &crate::ingest::footprint::Footprint::of(&[PathBuf::from(b), PathBuf::from(n)]),
+                )
+                .unwrap_or(None),
+                ..RunOpts::new(AnalyzeOpts::default(), None)
+            };
+            let load = |p: &str| {
+                pipeline::load::report_value(std::path::Path::new(p), &opts, &Progress::default())
+            };
+            let (base, new) = (load(b)?, load(n)?);
             let d = crate::report::diff::diff(
                 b.into(),
                 std::slice::from_ref(&crate::report::diff::metrics(&base)?),
@@ -395,11 +306,12 @@ pub fn handle(msg: &Value) -> Option<Value> {
             let max = args["max_bytes"].as_u64().map_or(default, |m| m as usize);
             let out = std::panic::catch_unwind(|| call_tool(name, &args))
                 .unwrap_or_else(|_| Err(anyhow::anyhow!("internal error in `{name}`")));
+            let out = out.and_then(|v| Ok(crate::report::budget::bound(name, &v, max)?));
             match out {
-                Ok(v) => {
-                    let b = bounded(name, v, max);
+                Ok(b) => {
+                    let v: Value = serde_json::from_str(&b.text).unwrap_or(Value::Null);
                     ok(
-                        json!({"content": [{"type": "text", "text": b.to_string()}], "structuredContent": b, "isError": false}),
+                        json!({"content": [{"type": "text", "text": b.text}], "structuredContent": v, "isError": false}),
                     )
                 }
                 Err(e) => {

@@ -1,5 +1,6 @@
 //! `profscope report PATH... --html OUT.html [--memory PATH...]`: the analyze report (and,
-//! with --memory, the HBM attribution) as one offline, self-contained HTML page with charts.
+//! with --memory, the HBM attribution) as one offline, self-contained HTML page with charts. The
+//! profiles are analysed as `analyze` does, through the result cache (the same cache flags).
 
 use crate::pipeline::RunOpts;
 use crate::report::AnalyzeOpts;
@@ -27,13 +28,17 @@ pub struct ReportArgs {
     /// Never show the progress bar.
     #[arg(long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub cache: super::cache::CacheArgs,
 }
 
 pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
     let inputs: Vec<PathBuf> = a.paths.iter().chain(&a.memory).cloned().collect();
     let footprint = crate::ingest::footprint::Footprint::of(&inputs);
     crate::cli::refuse_overwriting_inputs(&a.html, &footprint)?;
-    let opts = RunOpts::new(AnalyzeOpts::default(), None);
+    let opts = a
+        .cache
+        .apply(RunOpts::new(AnalyzeOpts::default(), None), &footprint)?;
     let mut report = super::analyze::report_for(&a.paths, &opts, a.quiet)?;
     // One page for any rank count: the devices that matter, every rank in the distributions.
     report.detail_capped =

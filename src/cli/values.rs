@@ -1,5 +1,6 @@
 //! The command line's names for the library's closed sets (`--format`, `--phase`, `--export`):
-//! clap stays in `cli/`, the enums stay plain in the layers that own them.
+//! clap stays in `cli/`, the enums stay plain in the layers that own them; and the value parsers
+//! several commands share (`--only`, sizes).
 
 use crate::analysis::phases::Phase;
 use crate::collect::verify::Export as CollectExport;
@@ -22,6 +23,12 @@ macro_rules! value_enum {
             }
         }
     };
+}
+
+/// `4G`, `512M`, `100K`, `12345` → bytes (binary units: `G` is GiB).
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    crate::units::parse_size(s, crate::units::SizeBase::Binary)
+        .map_err(|why| format!("bad size: {why} (use e.g. 4G, 512M)"))
 }
 
 value_enum!(Format { Table => "table", Json => "json", Md => "md" });

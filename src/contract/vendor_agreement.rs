@@ -34,9 +34,17 @@ pub struct Check {
     pub vendor_ns: i64,
     /// ours − vendor.
     pub diff_ns: i64,
-    /// The device's window (device_time's), or the step's device window for a step check: the
-    /// denominator of `diff_pct_of_window`.
+    /// The denominator of `diff_pct_of_window`: the larger of `ours_window_ns` and
+    /// `vendor_window_ns` (each number is at most its own window, so |diff| is at most 100% of
+    /// this).
     pub window_ns: i64,
+    /// Our window: the device's (device_time's), or the step's device window for a step check.
+    #[serde(default)]
+    pub ours_window_ns: i64,
+    /// The vendor's: computing + communication not overlapped + free of its row (the step's
+    /// `Stage` in step_trace_time.csv), or the elapsed time of its collective totals.
+    #[serde(default)]
+    pub vendor_window_ns: i64,
     pub diff_pct_of_window: f64,
     pub agrees: bool,
 }

@@ -3,7 +3,6 @@
 
 use super::analyze::{PipelineError, RunOpts, report_for};
 use crate::ingest::Progress;
-use crate::report::AnalyzeOpts;
 use serde_json::Value;
 use std::path::Path;
 
@@ -38,9 +37,9 @@ pub fn is_saved_report(path: &Path) -> bool {
         && head.contains("\"tool\": \"profscope\"")
 }
 
-/// The report at `path` as JSON: read when it is a saved report, else analysed (`progress`
-/// counts the bytes read).
-pub fn report_value(path: &Path, progress: &Progress) -> Result<Value, LoadError> {
+/// The report at `path` as JSON: read when it is a saved report, else analysed with `opts`
+/// (`progress` counts the bytes read).
+pub fn report_value(path: &Path, opts: &RunOpts, progress: &Progress) -> Result<Value, LoadError> {
     let shown = || path.display().to_string();
     if path.is_file() && is_saved_report(path) {
         let text = std::fs::read_to_string(path).map_err(|source| LoadError::Read {
@@ -52,8 +51,7 @@ pub fn report_value(path: &Path, progress: &Progress) -> Result<Value, LoadError
             source,
         });
     }
-    let opts = RunOpts::new(AnalyzeOpts::default(), None);
-    let report = report_for(&[path.to_path_buf()], &opts, progress)?;
+    let report = report_for(&[path.to_path_buf()], opts, progress)?;
     Ok(serde_json::to_value(&report).expect("a report serializes"))
 }
 

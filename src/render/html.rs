@@ -1,7 +1,9 @@
-//! One offline, self-contained HTML page for a report: no script, no network, inline CSS and SVG
-//! charts (device time, per-stream composition, kernel families, bubble histogram and timeline
-//! strip, communication shares, per-rank step breakdown, memory components), then every section
-//! of the terminal report as tables. Viewable anywhere, printable, diffable.
+//! One offline, self-contained HTML page for a report: no script, no network, inline CSS and SVG.
+//! The answer first: the headline, then the verdict and the advisor's top findings as cards
+//! (`html_cards`), then the charts (device time, per-stream composition, kernel families, bubble
+//! histogram and timeline strip, communication shares, per-rank step breakdown, memory
+//! components), then every section of the terminal report as tables. Viewable anywhere,
+//! printable, diffable.
 
 use super::sections::{Section, build};
 use crate::contract::{Cause, DeviceBubbles, DeviceRef};
@@ -14,12 +16,7 @@ const PALETTE: &[&str] = &[
     "#9c755f", "#bab0ac",
 ];
 
-pub fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
+pub use super::esc_html as esc;
 
 fn dev(d: &DeviceRef) -> String {
     let file = d.file.rsplit('/').next().unwrap_or(&d.file);
@@ -607,7 +604,8 @@ const CSS: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#22
 
 pub fn render(r: &Report, memory: Option<&MemoryReport>) -> String {
     let mut o = format!(
-        "<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>profscope report</title><style>{CSS}</style></head><body>"
+        "<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>profscope report</title><style>{CSS}{}</style></head><body>",
+        super::html_cards::CSS
     );
     o += "<h1>profscope report</h1>";
     o += "<ul>";
@@ -630,6 +628,7 @@ pub fn render(r: &Report, memory: Option<&MemoryReport>) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     );
+    o += &super::html_cards::answer(r);
     o += &charts(r);
     if let Some(m) = memory {
         o += &memory_charts(m);

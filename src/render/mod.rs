@@ -4,8 +4,10 @@
 pub mod diff;
 pub mod graph_mode;
 pub mod html;
+pub mod html_cards;
 pub mod json;
 pub mod markdown;
+pub mod markdown_brief;
 pub mod memory;
 pub mod query;
 pub mod section;
@@ -93,6 +95,14 @@ pub fn for_people(s: String) -> String {
     out
 }
 
+/// Text for an HTML page: `&`, `<`, `>` and `"` escaped (the HTML page and its cards).
+pub fn esc_html(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
 /// Output format of every subcommand (`--format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -101,7 +111,8 @@ pub enum Format {
     Md,
 }
 
-/// The report in `format`; Markdown is the brief one (headline and top tables).
+/// The report in `format`; Markdown is the brief one (filled by importance into
+/// [`markdown_brief::DEFAULT_BRIEF_BYTES`]).
 pub fn render(report: &Report, format: Format) -> String {
     render_detail(report, format, false)
 }
@@ -112,7 +123,8 @@ pub fn render_detail(report: &Report, format: Format, full: bool) -> String {
         Format::Table => for_people(table::render(report)),
         Format::Json => json::render(report),
         Format::Md if full => for_people(markdown::render(report)),
-        Format::Md => for_people(markdown::render_brief(report)),
+        Format::Md => markdown_brief::render(report, None)
+            .expect("an unbounded brief grows to its essentials"),
     }
 }
 

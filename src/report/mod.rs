@@ -1,6 +1,7 @@
 //! The report contract: what every renderer consumes. JSON output is this struct serialized;
 //! `schema_version` changes whenever a field changes meaning (docs/json-output.md).
 
+pub mod budget;
 pub mod capture_advice;
 pub mod detail;
 pub mod diff;

@@ -87,15 +87,19 @@ fn table_and_markdown_render() {
         s.contains("Events per category") && s.contains("compute_kernel") && s.contains("Stream 2"),
         "{s}"
     );
-    // Markdown fits a PR comment by default (headline and top tables, at most 60 lines); the
-    // inventory and every other section come with --full.
+    // Markdown fits a PR comment by default (the brief: at most 8000 bytes, filled by
+    // importance, so the verdict, the advisor and the device time come before the inventory);
+    // every section comes with --full.
     let out = profscope(&["analyze", "--format", "md"]);
     let s = String::from_utf8(out.stdout).unwrap();
     assert!(
-        s.starts_with("# profscope report") && s.contains("## Device time"),
+        s.starts_with("# profscope report")
+            && s.contains("## Verdict")
+            && s.contains("## Advisor")
+            && s.contains("## Device time"),
         "{s}"
     );
-    assert!(s.lines().count() <= 60, "{} lines", s.lines().count());
+    assert!(s.len() <= 8000, "{} bytes", s.len());
     assert!(!s.contains("| compute_kernel |") && s.contains("more sections with `--full`"));
     let out = profscope(&["analyze", "--format", "md", "--full"]);
     let s = String::from_utf8(out.stdout).unwrap();

@@ -63,6 +63,61 @@ fn html_report_is_self_contained_and_renders() {
         2,
         "one bubble strip per device"
     );
+    // Issue 57: the answer before any chart: the verdict card (status, kind, statement) and the
+    // advisor's top 3 findings as cards (statement, recommendation, time at stake), in the
+    // JSON's order, all under the headline and above the first chart.
+    let first_chart = html.find("<svg").unwrap();
+    let verdict_card = html
+        .find("<div class=k>Verdict</div>")
+        .expect("a verdict card");
+    assert!(html.find("</ul>").unwrap() < verdict_card && verdict_card < first_chart);
+    let v = &r["verdict"];
+    assert!(html[verdict_card..first_chart].contains(&format!(
+        "{} · {}",
+        v["status"].as_str().unwrap(),
+        v["kind"].as_str().unwrap()
+    )));
+    let findings = r["analyses"]["advisor"]["findings"].as_array().unwrap();
+    assert!(
+        findings.len() > 3,
+        "the real root has {} findings",
+        findings.len()
+    );
+    let mut at = verdict_card;
+    for (k, f) in findings.iter().take(3).enumerate() {
+        let card = html[at..]
+            .find(&format!(
+                "<div class=k>#{} · {} · ",
+                k + 1,
+                f["rule"].as_str().unwrap()
+            ))
+            .map(|i| at + i)
+            .unwrap_or_else(|| panic!("card {}", k + 1));
+        assert!(card < first_chart);
+        // The card ends where the next one (or the answer section) begins.
+        let end = ["<div class='card ", "</section>"]
+            .iter()
+            .filter_map(|m| html[card + 1..].find(m))
+            .min()
+            .unwrap()
+            + card
+            + 1;
+        for field in ["statement", "recommendation"] {
+            let text = profscope::render::html::esc(f[field].as_str().unwrap());
+            assert!(html[card..end].contains(&text), "card {}: {field}", k + 1);
+        }
+        let stake = profscope::render::human_ns(f["time_at_stake_ns"].as_i64().unwrap());
+        assert!(
+            html[card..end].contains(&format!("{stake} at stake")),
+            "{stake}"
+        );
+        at = end;
+    }
+    assert!(!html[..first_chart].contains(&format!("<div class=k>#4 · ")));
+    assert!(html[..first_chart].contains(&format!(
+        "{} more finding(s) in the Advisor table below",
+        findings.len() - 3
+    )));
     assert!(
         html.contains("HBM by component") && html.contains("HBM: device 0 (NPU 0 chip 0, 910B4-1)")
     );
@@ -99,8 +154,23 @@ fn html_report_is_self_contained_and_renders() {
         skipped!("SKIPPED browser check: no chromium on PATH (apt-get install chromium)");
         return;
     };
-    let shot = dir.join("shot.png");
+    // The first screen (1280 × 900): what a person sees before scrolling (kept under the temp
+    // dir as first-screen.png for a look).
+    let first = dir.join("first-screen.png");
     let url = format!("file://{}", std::path::absolute(&page).unwrap().display());
+    let o = Command::new(chromium)
+        .args([
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--window-size=1280,900",
+        ])
+        .arg(format!("--screenshot={}", first.display()))
+        .arg(&url)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let shot = dir.join("shot.png");
     let o = Command::new(chromium)
         .args([
             "--headless=new",
@@ -137,6 +207,16 @@ fn html_report_is_self_contained_and_renders() {
         .unwrap();
     let dom = String::from_utf8_lossy(&dom.stdout);
     assert_eq!(dom.matches("<svg").count(), svgs);
+    // The browser keeps the cards before the first chart.
+    let card = dom
+        .find(">Verdict</div>")
+        .expect("the verdict card in the DOM");
+    assert!(card < dom.find("<svg").unwrap());
+    assert_eq!(
+        dom.matches("class=\"card ").count(),
+        4,
+        "the verdict and 3 findings"
+    );
     // Every axis line is its own element (an unquoted `class=ax/>` once swallowed the rest of
     // the chart into the line, so nothing after it showed).
     let lines = html.matches("<line ").count();
@@ -151,5 +231,7 @@ fn html_report_is_self_contained_and_renders() {
         })
         .count();
     assert_eq!(closed_at_once, lines, "each axis line is empty");
-    let _ = std::fs::remove_dir_all(&dir);
+    if std::env::var_os("PROFSCOPE_KEEP_HTML").is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -10,6 +10,7 @@ mod advisor_operators;
 mod analyses;
 mod ascend_db;
 mod begin_end;
+mod budget_sweep;
 mod cache;
 mod chunking;
 mod cli;

@@ -473,6 +473,54 @@ fn a_csv_only_export_is_read_fully_and_a_cut_one_is_withheld() {
         !h.iter()
             .any(|l| BOUND.iter().any(|b| l.starts_with(b)) || l.contains("stands out"))
     );
+    // Issue 57: the self-audit's shares are of the larger window compared, here the vendor's
+    // step: step_trace_time.csv rank 0 step 50: Computing 8873.756 + Communication(Not
+    // Overlapped) 101963.203 + Free 25744.050 = 136581.009 µs (its Stage column: 136581.0), read
+    // with the csv module; ours is a sliver (21 rows). A share of the sliver read -907% and more.
+    let stage_us: f64 = {
+        let f = dir.join("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/step_trace_time.csv");
+        let mut rd = csv::Reader::from_path(f).unwrap();
+        let h = rd.headers().unwrap().clone();
+        let row = rd.records().next().unwrap().unwrap();
+        let col = |n: &str| {
+            row[h.iter().position(|x| x == n).unwrap()]
+                .parse::<f64>()
+                .unwrap()
+        };
+        col("Computing") + col("Communication(Not Overlapped)") + col("Free")
+    };
+    assert!((stage_us - 136_581.009).abs() < 1e-6);
+    let checks = r["analyses"]["vendor_agreement"]["checks"]
+        .as_array()
+        .unwrap();
+    let step0: Vec<&Value> = checks
+        .iter()
+        .filter(|c| c["device"]["rank"] == 0 && c["step"] == 50)
+        .collect();
+    assert_eq!(
+        step0.len(),
+        4,
+        "computing, communication, not overlapped, free"
+    );
+    for c in &step0 {
+        let w = c["window_ns"].as_i64().unwrap();
+        assert_eq!(w, c["vendor_window_ns"].as_i64().unwrap());
+        assert!((w as f64 - stage_us * 1e3).abs() <= 1.0, "{c}");
+        assert!(
+            c["ours_window_ns"].as_i64().unwrap() * 10 < w,
+            "ours is a sliver"
+        );
+        let pct = c["diff_ns"].as_f64().unwrap() * 100.0 / w as f64;
+        assert!((c["diff_pct_of_window"].as_f64().unwrap() - pct).abs() < 1e-9);
+        assert!(pct.abs() <= 100.0, "{c}");
+    }
+    let audit = r["analyses"]["vendor_agreement"]["verdict"]
+        .as_str()
+        .unwrap();
+    assert!(
+        audit.contains("window the vendor's numbers split; ours cover"),
+        "{audit}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -16,8 +16,9 @@
 use super::op_rows::{ascend_files, comm_ns, rows, shown, us};
 use super::{FileRule, Keyed, finding, not_checked, where_file};
 use crate::analysis::devices::Device;
+use crate::contract::Finding;
 use crate::model::op_metrics::pipe;
-use crate::model::{Category, Tables};
+use crate::model::{Category, FileId, StrId, Tables};
 use std::collections::BTreeMap;
 
 pub const RULE: FileRule = FileRule {
@@ -64,10 +65,14 @@ impl Group {
     }
 }
 
+/// The aiv_vec, aiv_mte2 and aiv_mte3 columns of `op_metrics.ratios`.
+fn columns() -> [usize; 3] {
+    ["aiv_vec_ratio", "aiv_mte2_ratio", "aiv_mte3_ratio"].map(|p| pipe(p).expect("a pipe"))
+}
+
 fn run(t: &Tables, devices: &[Device]) -> Vec<Keyed> {
     let m = &t.op_metrics;
-    let cols =
-        ["aiv_vec_ratio", "aiv_mte2_ratio", "aiv_mte3_ratio"].map(|p| pipe(p).expect("a pipe"));
+    let cols = columns();
     let mut out = Vec::new();
     for file in ascend_files(t, devices) {
         let mine = rows(t, file);
@@ -82,112 +87,129 @@ fn run(t: &Tables, devices: &[Device]) -> Vec<Keyed> {
             ));
             continue;
         }
-        let compute: i64 = devices
-            .iter()
-            .filter(|d| d.file == file)
-            .flat_map(|d| d.events.iter())
-            .filter(|&&i| t.events.category[i as usize] == Category::ComputeKernel)
-            .map(|&i| t.events.dur_ns.at(i as usize))
-            .sum();
-        let total = compute + comm_ns(t, devices, file);
-        let vector: Vec<usize> = mine
-            .into_iter()
-            .filter(|&i| {
-                matches!(t.str(m.task_type[i]), "AI_VECTOR_CORE" | "MIX_AIV")
-                    && !m.input_shapes[i].is_empty()
-                    && !m.output_shapes[i].is_empty()
-            })
-            .collect();
-        let mut type_ns: BTreeMap<crate::model::StrId, i64> = BTreeMap::new();
-        for &i in &vector {
-            *type_ns.entry(m.op_type[i]).or_default() += m.dur_ns[i];
+        let groups = groups(t, devices, file, mine);
+        if let Some(f) = judge(where_file(t, file), &groups) {
+            out.push(Keyed {
+                key: "vector_operators".into(),
+                finding: f,
+            });
         }
-        let mut groups: BTreeMap<
-            (
-                crate::model::StrId,
-                crate::model::StrId,
-                crate::model::StrId,
-            ),
-            Group,
-        > = BTreeMap::new();
-        for &i in &vector {
-            let ns = type_ns[&m.op_type[i]];
-            if (total <= 0 || (ns as f64) < TYPE_SHARE * total as f64) && ns < TYPE_MIN_NS {
-                continue;
-            }
-            let g = groups
-                .entry((m.name[i], m.input_shapes[i], m.output_shapes[i]))
-                .or_insert_with(|| Group {
-                    name: t.str(m.name[i]).to_string(),
-                    shape: shown(t.str(m.input_shapes[i])),
-                    dtype: String::new(),
-                    tasks: 0,
-                    ns: 0,
-                    sums: [0.0; 3],
-                });
-            g.tasks += 1;
-            g.ns += m.dur_ns[i];
-            g.dtype = shown(t.str(m.input_dtypes[i]));
-            for (k, &c) in cols.iter().enumerate() {
-                let v = m.ratios[i][c];
-                g.sums[k] += if v.is_nan() { 0.0 } else { f64::from(v) };
-            }
-        }
-        let mut bound: Vec<(&Group, &str)> = Vec::new();
-        let mut open: Vec<(&Group, f64)> = Vec::new();
-        for g in groups.values() {
-            match g.verdict() {
-                Ok(b) => bound.push((g, b)),
-                Err(space) => open.push((g, space)),
-            }
-        }
-        if bound.is_empty() && open.is_empty() {
-            continue;
-        }
-        bound.sort_by(|a, b| b.0.ns.cmp(&a.0.ns).then(a.0.name.cmp(&b.0.name)));
-        open.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.name.cmp(&b.0.name)));
-        let stake: f64 = open
-            .iter()
-            .map(|(g, _)| {
-                let busiest = g.means().into_iter().fold(0.0, f64::max);
-                g.ns as f64 * (1.0 - busiest / PIPE_BOUND).max(0.0)
-            })
-            .sum();
-        let mut f = finding(
-            "vector_operators",
-            "msprof-analyze advisor: computation/ai_core_performance/ai_core_performance_checker.py (vector part), rules/en/aicore_performance.yaml vector_operators",
-        );
-        f.time_at_stake_ns = stake.round() as i64;
-        f.statement = format!(
-            "{} vector operator shape(s) of the busiest vector op types leave every vector pipe below 70% (most room {:.1}%); {} are bound",
-            open.len(),
-            open.first().map_or(0.0, |o| o.1 * 100.0),
-            bound.len()
-        );
-        f.estimate = "Σ over the unbound shapes: their time × (1 − busiest of aiv_vec / aiv_mte2 / aiv_mte3 ratio / 0.7)".into();
-        let w = where_file(t, file);
-        let line = |g: &Group, what: String| {
-            format!(
-                "{w}: {} shape {} {}: {what}, {} task(s), {}",
-                g.name,
-                g.shape,
-                g.dtype,
-                g.tasks,
-                us(g.ns)
-            )
-        };
-        for (g, space) in open.iter().take(5) {
-            f.evidence
-                .push(line(g, format!("optimization space {:.1}%", space * 100.0)));
-        }
-        for (g, b) in bound.iter().take(5) {
-            f.evidence.push(line(g, format!("{b} bound")));
-        }
-        f.recommendation = "for the shapes with room: tune their tiling / block count for these shapes or pick a better-fitting kernel (AOE operator tuning); for the bound ones: cut the data they move (fuse with neighbours, avoid the TransData format conversions, e.g. torch_npu.npu.config.allow_internal_format = False)".into();
-        out.push(Keyed {
-            key: "vector_operators".into(),
-            finding: f,
-        });
     }
     out
+}
+
+/// A group's key: kernel name, input shapes, output shapes.
+type GroupKey = (StrId, StrId, StrId);
+
+/// The vector tasks (`mine`: the file's op_metrics rows) of the op types that take at least
+/// [`TYPE_SHARE`] of the file's op time or [`TYPE_MIN_NS`], grouped by kernel name and shapes.
+fn groups(
+    t: &Tables,
+    devices: &[Device],
+    file: FileId,
+    mine: Vec<usize>,
+) -> BTreeMap<GroupKey, Group> {
+    let m = &t.op_metrics;
+    let cols = columns();
+    let compute: i64 = devices
+        .iter()
+        .filter(|d| d.file == file)
+        .flat_map(|d| d.events.iter())
+        .filter(|&&i| t.events.category[i as usize] == Category::ComputeKernel)
+        .map(|&i| t.events.dur_ns.at(i as usize))
+        .sum();
+    let total = compute + comm_ns(t, devices, file);
+    let vector: Vec<usize> = mine
+        .into_iter()
+        .filter(|&i| {
+            matches!(t.str(m.task_type[i]), "AI_VECTOR_CORE" | "MIX_AIV")
+                && !m.input_shapes[i].is_empty()
+                && !m.output_shapes[i].is_empty()
+        })
+        .collect();
+    let mut type_ns: BTreeMap<StrId, i64> = BTreeMap::new();
+    for &i in &vector {
+        *type_ns.entry(m.op_type[i]).or_default() += m.dur_ns[i];
+    }
+    let mut groups: BTreeMap<GroupKey, Group> = BTreeMap::new();
+    for &i in &vector {
+        let ns = type_ns[&m.op_type[i]];
+        if (total <= 0 || (ns as f64) < TYPE_SHARE * total as f64) && ns < TYPE_MIN_NS {
+            continue;
+        }
+        let g = groups
+            .entry((m.name[i], m.input_shapes[i], m.output_shapes[i]))
+            .or_insert_with(|| Group {
+                name: t.str(m.name[i]).to_string(),
+                shape: shown(t.str(m.input_shapes[i])),
+                dtype: String::new(),
+                tasks: 0,
+                ns: 0,
+                sums: [0.0; 3],
+            });
+        g.tasks += 1;
+        g.ns += m.dur_ns[i];
+        g.dtype = shown(t.str(m.input_dtypes[i]));
+        for (k, &c) in cols.iter().enumerate() {
+            let v = m.ratios[i][c];
+            g.sums[k] += if v.is_nan() { 0.0 } else { f64::from(v) };
+        }
+    }
+    groups
+}
+
+/// The finding of one file's groups (`w`: where the file is): the groups with the most room
+/// and the bound ones with the most time, and the time at stake; None without a group.
+fn judge(w: String, groups: &BTreeMap<GroupKey, Group>) -> Option<Finding> {
+    let mut bound: Vec<(&Group, &str)> = Vec::new();
+    let mut open: Vec<(&Group, f64)> = Vec::new();
+    for g in groups.values() {
+        match g.verdict() {
+            Ok(b) => bound.push((g, b)),
+            Err(space) => open.push((g, space)),
+        }
+    }
+    if bound.is_empty() && open.is_empty() {
+        return None;
+    }
+    bound.sort_by(|a, b| b.0.ns.cmp(&a.0.ns).then(a.0.name.cmp(&b.0.name)));
+    open.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.name.cmp(&b.0.name)));
+    let stake: f64 = open
+        .iter()
+        .map(|(g, _)| {
+            let busiest = g.means().into_iter().fold(0.0, f64::max);
+            g.ns as f64 * (1.0 - busiest / PIPE_BOUND).max(0.0)
+        })
+        .sum();
+    let mut f = finding(
+        "vector_operators",
+        "msprof-analyze advisor: computation/ai_core_performance/ai_core_performance_checker.py (vector part), rules/en/aicore_performance.yaml vector_operators",
+    );
+    f.time_at_stake_ns = stake.round() as i64;
+    f.statement = format!(
+        "{} vector operator shape(s) of the busiest vector op types leave every vector pipe below 70% (most room {:.1}%); {} are bound",
+        open.len(),
+        open.first().map_or(0.0, |o| o.1 * 100.0),
+        bound.len()
+    );
+    f.estimate = "Σ over the unbound shapes: their time × (1 − busiest of aiv_vec / aiv_mte2 / aiv_mte3 ratio / 0.7)".into();
+    let line = |g: &Group, what: String| {
+        format!(
+            "{w}: {} shape {} {}: {what}, {} task(s), {}",
+            g.name,
+            g.shape,
+            g.dtype,
+            g.tasks,
+            us(g.ns)
+        )
+    };
+    for (g, space) in open.iter().take(5) {
+        f.evidence
+            .push(line(g, format!("optimization space {:.1}%", space * 100.0)));
+    }
+    for (g, b) in bound.iter().take(5) {
+        f.evidence.push(line(g, format!("{b} bound")));
+    }
+    f.recommendation = "for the shapes with room: tune their tiling / block count for these shapes or pick a better-fitting kernel (AOE operator tuning); for the bound ones: cut the data they move (fuse with neighbours, avoid the TransData format conversions, e.g. torch_npu.npu.config.allow_internal_format = False)".into();
+    Some(f)
 }
