@@ -7,6 +7,7 @@ pub mod ascend_db;
 pub mod builder;
 pub mod chrome_json;
 pub mod detect;
+pub mod device_info;
 pub mod error;
 pub mod evidence;
 pub mod footprint;
@@ -205,6 +206,9 @@ fn ingest_input_with(
             };
             let r = ascend_db::ingest_file_with(&input.path, b, db);
             progress.add(input.size_bytes);
+            if r.is_ok() {
+                device_facts(&input.path, b);
+            }
             return r;
         }
         detect::InputFormat::KernelCsv => {
@@ -214,7 +218,15 @@ fn ingest_input_with(
     }
     // The db carries its memory tables; a text export has them as CSVs beside it.
     msprof_csv::companions(&input.path, b);
+    device_facts(&input.path, b);
     Ok(())
+}
+
+/// The chip facts of the capture (`PROF_*/device_<n>/info.json.<n>`) for the file just read.
+fn device_facts(path: &str, b: &mut TablesBuilder) {
+    if let Some(file) = b.tables().files.len().checked_sub(1) {
+        device_info::ingest(path, crate::model::FileId(file as u32), b);
+    }
 }
 
 /// Ingests every input found under `paths` into one set of tables (the joint view; `analyze`

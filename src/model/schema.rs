@@ -292,6 +292,28 @@ pub const TABLES: &[TableSchema] = &[
         ],
     },
     TableSchema {
+        name: "op_args",
+        doc: "Recorded inputs of host operator events (PyTorch profiler record_shapes): Kineto and torch_npu trace_view.json `Input Dims`, `Input type`, `Concrete Inputs` args, one row per event that has them, by event row. Read by the efficiency analysis (docs/analyses/efficiency.md).",
+        columns: cols![
+            ("event", "u32", "Row of events (rising)."),
+            (
+                "dims",
+                "str",
+                "`Input Dims` as written (Kineto: JSON array text `[[1024, 1705], [512]]`; torch_npu: `;`-separated)."
+            ),
+            (
+                "types",
+                "str",
+                "`Input type` as written (`float`, `c10::BFloat16`)."
+            ),
+            (
+                "concrete",
+                "str",
+                "`Concrete Inputs` as written (scalar arguments such as strides, `is_causal`); empty when absent."
+            ),
+        ],
+    },
+    TableSchema {
         name: "steps",
         doc: "Steps as the profiler recorded them (db STEP_TIME: host span of ProfilerStep#N; a CSV-only text export: kernel_details.csv Step Id, the span of that step's device rows).",
         columns: cols![

@@ -8,6 +8,7 @@ pub mod json;
 pub mod markdown;
 pub mod memory;
 pub mod query;
+pub mod roofline;
 pub mod section;
 pub mod sections;
 pub mod table;

@@ -13,12 +13,15 @@ mod graph_gaps;
 mod host_dispatch;
 mod op_rows;
 mod operator_bound;
+mod roofline_gap;
 mod slow_rank;
 mod vector_ops;
 mod wait_pressure;
 
 use super::devices::Device;
-use crate::contract::{Advisor, CrossRank, DeviceBubbles, Finding, GraphMode, NotChecked};
+use crate::contract::{
+    Advisor, CrossRank, DeviceBubbles, DeviceEfficiency, Finding, GraphMode, NotChecked,
+};
 use crate::model::Tables;
 
 /// A rule over one file's tables: findings with their merge keys.
@@ -38,6 +41,7 @@ pub struct RunInputs<'a> {
     pub bubbles: &'a [DeviceBubbles],
     pub cross_rank: &'a CrossRank,
     pub graph_mode: &'a GraphMode,
+    pub efficiency: &'a [DeviceEfficiency],
 }
 
 /// A per-file finding and the key it merges under across files.
@@ -62,6 +66,7 @@ pub const RUN_RULES: &[RunRule] = &[
     wait_pressure::RULE,
     slow_rank::RULE,
     graph_gaps::RULE,
+    roofline_gap::RULE,
 ];
 
 /// Evidence lines kept per finding.
