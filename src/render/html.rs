@@ -198,7 +198,7 @@ fn charts(r: &Report) -> String {
         bubble_charts(a),
         communication_charts(a),
         cross_rank_charts(a),
-        super::roofline::charts(a),
+        super::roofline::charts(a, esc),
     ]
     .concat()
 }

@@ -4,7 +4,6 @@
 //! roof (intensity × bandwidth) and a compute roof per dtype with a known peak. Without peaks the
 //! dots are drawn alone and the chart says which roof is not estimated.
 
-use super::html::esc;
 use crate::contract::{DeviceEfficiency, EfficiencyStatus, Family};
 use crate::registry::Analyses;
 
@@ -66,15 +65,16 @@ fn tick(e: f64) -> String {
     }
 }
 
-pub fn charts(a: &Analyses) -> String {
+/// The charts of every device with FLOPs; `esc` escapes text for HTML (the page's escaper).
+pub fn charts(a: &Analyses, esc: fn(&str) -> String) -> String {
     a.efficiency
         .iter()
         .filter(|d| d.status == EfficiencyStatus::Estimated && d.ops.iter().any(|o| o.flops > 0))
-        .map(chart)
+        .map(|d| chart(d, esc))
         .collect()
 }
 
-fn chart(d: &DeviceEfficiency) -> String {
+fn chart(d: &DeviceEfficiency, esc: fn(&str) -> String) -> String {
     let pts: Vec<_> = d
         .ops
         .iter()

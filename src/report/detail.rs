@@ -84,6 +84,10 @@ pub fn cap(a: &mut Analyses, cap: usize) -> Vec<CappedList> {
         });
         g.steps.truncate(n);
     }
+    for (i, e) in a.efficiency.iter_mut().enumerate() {
+        let n = keep(e.steps.len(), &|| format!("analyses.efficiency[{i}].steps"));
+        e.steps.truncate(n);
+    }
     if let Some(audit) = a.batch_audit.as_mut() {
         for (i, r) in audit.ranks.iter_mut().enumerate() {
             let n = keep(r.kv.len(), &|| {
@@ -193,6 +197,7 @@ pub fn cap_devices(r: &mut Report, cap: usize) -> Vec<CappedList> {
     by_file!(a.mtp, "analyses.mtp", |x| &x.device.file);
     by_file!(a.top_events, "analyses.top_events", |x| &x.device.file);
     by_file!(a.op_types, "analyses.op_types", |x| &x.device.file);
+    by_file!(a.efficiency, "analyses.efficiency", |x| &x.device.file);
     by_file!(a.composition, "analyses.composition", |x| &x.device.file);
     by_file!(a.communication, "analyses.communication", |x| &x
         .device

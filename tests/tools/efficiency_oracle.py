@@ -6,6 +6,10 @@ through profscope: the op definitions (docs/analyses/efficiency.md) coded again 
   python3 tests/tools/efficiency_oracle.py csv kernel_details.csv
       csv: the compute rows (Accelerator Core not HCCL / COMMUNICATION); time = Duration(us)
       read as a decimal, times 1000.
+  python3 tests/tools/efficiency_oracle.py text kernel_details.csv
+      a text export: the csv rows' shapes, the time of the trace_view.json event beside it with
+      the same start and name (its float µs `dur` as a decimal, times 1000, rounded half away
+      from zero: the timeline's own duration; the CSV's 3-decimal column can be 1 ns off).
   python3 tests/tools/efficiency_oracle.py kineto TRACE.json[.gz]
       json: GEMM ops (aten::mm / addmm / bmm / baddbmm / matmul / linear) with `Input Dims`;
       each GPU kernel (cat kernel) is charged to the outermost GEMM op on the thread of the host
@@ -23,7 +27,7 @@ import gzip
 import json
 import sqlite3
 import sys
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 
 
 def prod(xs):
@@ -103,16 +107,29 @@ def db(path):
     return fams
 
 
-def kernel_csv(path):
+def kernel_csv(path, timeline=None):
     fams = {}
     for x in csv.DictReader(open(path, newline='')):
         if x.get('Accelerator Core') in ('HCCL', 'COMMUNICATION'):
             continue
         r = ascend_flops(x.get('Type', ''), shapes(x.get('Input Shapes')), items(x.get('Input Formats')),
                          shapes(x.get('Output Shapes')), items(x.get('Output Formats')))
-        if r:
-            add(fams, r[0], r[1], int(Decimal(x['Duration(us)'].strip()) * 1000))
+        if not r:
+            continue
+        if timeline is None:
+            ns = int(Decimal(x['Duration(us)'].strip()) * 1000)
+        else:
+            ns = timeline[(x['Start Time(us)'].strip(), x['Name'])]
+        add(fams, r[0], r[1], ns)
     return fams
+
+
+def text_export(path):
+    trace = json.load(open(path.replace('kernel_details.csv', 'trace_view.json')))
+    ev = trace if isinstance(trace, list) else trace['traceEvents']
+    half_up = lambda d: int((Decimal(str(d)) * 1000).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+    timeline = {(str(e['ts']), e['name']): half_up(e['dur']) for e in ev if e.get('ph') == 'X'}
+    return kernel_csv(path, timeline)
 
 
 def gemm_flops(name, dims):
@@ -191,4 +208,4 @@ def kineto(path):
 
 if __name__ == '__main__':
     kind, path = sys.argv[1], sys.argv[2]
-    print(json.dumps({'db': db, 'csv': kernel_csv, 'kineto': kineto}[kind](path), sort_keys=True))
+    print(json.dumps({'db': db, 'csv': kernel_csv, 'text': text_export, 'kineto': kineto}[kind](path), sort_keys=True))

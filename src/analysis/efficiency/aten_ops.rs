@@ -389,7 +389,9 @@ fn bytes_model(op: &str, o: &OpInputs) -> Modeled {
     let family = bytes_family(op).ok_or("no model for this op")?;
     let ts: Vec<Tensor> = (0..o.args.len()).filter_map(|i| o.tensor(i)).collect();
     let Some(first) = ts.first() else {
-        return Err("no tensor input recorded");
+        return Err(
+            "no tensor input with a dtype (Kineto records a tensor list's type as `TensorList`, without its dtype)",
+        );
     };
     let out = match family {
         Family::Elementwise if !op.ends_with('_') => ts
@@ -403,7 +405,9 @@ fn bytes_model(op: &str, o: &OpInputs) -> Modeled {
     let refs: Vec<&Tensor> = ts.iter().collect();
     let b = bytes(&refs, out, first.dtype);
     if b == 0 {
-        return Err("no tensor with a known dtype");
+        return Err(
+            "no tensor input with a dtype (Kineto records a tensor list's type as `TensorList`, without its dtype)",
+        );
     }
     Ok(Work {
         family,

@@ -97,13 +97,20 @@ impl State<'_> {
     }
 
     /// The slot of one call of `op` with this work model answer; `cores_used` for the cube
-    /// comparison (Ascend block dim).
-    fn slot(&mut self, op: &str, m: Modeled, cores_used: Option<i64>) -> Slot {
-        let w: Work = match m {
+    /// comparison (Ascend block dim); `tf32`: its kernel is a TF32 tensor-core kernel, so fp32
+    /// work is charged to the TF32 peak.
+    fn slot(&mut self, op: &str, m: Modeled, cores_used: Option<i64>, tf32: bool) -> Slot {
+        let mut w: Work = match m {
             Ok(w) => w,
             Err(reason) => return self.no_model(op, reason),
         };
-        let dtype = w.dtype.map_or("unknown", |d| d.peak_name()).to_string();
+        let mut dtype = w.dtype.map_or("unknown", |d| d.peak_name()).to_string();
+        if tf32 && dtype == "fp32" {
+            dtype = "tf32".into();
+            let tf =
+                "fp32 inputs run by a TF32 tensor-core kernel (its name): charged to the TF32 peak";
+            w.caveat = Some(w.caveat.map_or(tf.to_string(), |c| format!("{c}; {tf}")));
+        }
         let peak = (w.flops > 0).then(|| self.peaks.tflops(&dtype)).flatten();
         let key = (op.to_string(), w.family, dtype.clone(), w.shape.clone());
         let n = self.ops.len() as u32;
@@ -315,11 +322,8 @@ fn ascend_tasks(
                         shapes,
                     });
                     let block = kt.block_num[r];
-                    let s = st.slot(
-                        if op.is_empty() { "(no op type)" } else { op },
-                        m,
-                        Some(block),
-                    );
+                    let op = if op.is_empty() { "(no op type)" } else { op };
+                    let s = st.slot(op, m, Some(block), false);
                     slots.insert(row, s);
                     s
                 }
@@ -361,7 +365,7 @@ fn kineto_tasks(
     l: &super::devices::launches::Launches,
     step_of: &dyn Fn(usize) -> Option<usize>,
 ) -> (EfficiencyStatus, FxHashMap<u32, u32>) {
-    let mut memo: FxHashMap<(StrId, StrId, StrId, StrId), Slot> = FxHashMap::default();
+    let mut memo: FxHashMap<(StrId, StrId, StrId, StrId, bool), Slot> = FxHashMap::default();
     let mut instances: FxHashMap<u32, Slot> = FxHashMap::default();
     let no_shapes = "no Input Dims recorded for this op (record_shapes off)";
     for &k in compute {
@@ -378,19 +382,16 @@ fn kineto_tasks(
                 Some(&s) => s,
                 None => {
                     let name = t.events.name[op_ev as usize];
-                    let key = (
-                        name,
-                        t.op_args.dims[row],
-                        t.op_args.types[row],
-                        t.op_args.concrete[row],
-                    );
+                    let tf32 = is_tf32_kernel(t.event_name(i));
+                    let a = &t.op_args;
+                    let key = (name, a.dims[row], a.types[row], a.concrete[row], tf32);
                     let s = match memo.get(&key) {
                         Some(&s) => s,
                         None => {
                             let m = tensors::op_inputs(t.str(key.1), t.str(key.2), t.str(key.3))
                                 .ok_or("Input Dims could not be read")
                                 .and_then(|inputs| aten_ops::model(t.str(name), &inputs));
-                            let s = st.slot(t.str(name), m, None);
+                            let s = st.slot(t.str(name), m, None, tf32);
                             memo.insert(key, s);
                             s
                         }
@@ -412,6 +413,14 @@ fn kineto_tasks(
         st.time(slot, t.events.dur_ns.at(i), step);
     }
     (status(st, aten.has_shapes()), FxHashMap::default())
+}
+
+/// A GPU kernel that runs fp32 matrices on TF32 tensor cores, by its name: cuBLAS / cuDNN
+/// `…tf32…`, CUTLASS's SM80 TF32 tensor op `…tensorop_s1688gemm…` (instruction m16n8k8 on
+/// single-precision data).
+fn is_tf32_kernel(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.contains("tf32") || n.contains("tensorop_s1688")
 }
 
 /// The PMU's `aic_mac_ratio` of the file's op_metrics rows, time-weighted into the cube-family
