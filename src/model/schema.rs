@@ -374,7 +374,7 @@ pub const TABLES: &[TableSchema] = &[
     },
     TableSchema {
         name: "meta",
-        doc: "Run metadata, key/value per file: META_DATA (SCHEMA_VERSION, ENV_VARIABLES, profiler_metadata keys; a text export's profiler_metadata.json gives ENV_VARIABLES and parallel_group_info too), npu_info.<id>, session.start_ns/end_ns, host.uid/name (db HOST_INFO; legacy msprof info.json hostUid, else hostname/mac, as host.uid), rank_device_map.<rank>, parallel_group_info (db META_DATA; a text export's profiler_metadata.json; a Kineto header's distributedInfo.pg_config as {pg_name: {group_name: pg_desc}}).",
+        doc: "Run metadata, key/value per file: META_DATA (SCHEMA_VERSION, ENV_VARIABLES, profiler_metadata keys; a text export's profiler_metadata.json gives ENV_VARIABLES and parallel_group_info too), npu_info.<id>, session.start_ns/end_ns, host.uid/name (db HOST_INFO; legacy msprof info.json hostUid, else hostname/mac, as host.uid), rank_device_map.<rank>, parallel_group_info (db META_DATA; a text export's profiler_metadata.json; a Kineto header's distributedInfo.pg_config as {pg_name: {group_name: pg_desc}}), aicore_freq_mhz.<id> (db AICORE_FREQ: the highest sampled clock), device_info.<id>.ai_core_num / .aic_frequency (PROF_*/device_<n>/info.json.<n>), device_properties (a Kineto header's deviceProperties as JSON).",
         columns: cols![
             ("file", "FileId", "Row of files."),
             ("key", "str", "Key."),

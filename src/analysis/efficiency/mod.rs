@@ -224,9 +224,23 @@ fn one(
         return None;
     }
     let dp = peaks::device_peaks(t, d, o);
-    let windows = cx.windows.get_or_insert_with(|| step_windows(t));
-    let w = &windows[d.file.idx()];
-    let labels: Vec<&str> = w.labels().collect();
+    let kineto = t.processes.role[d.process.idx()] == ProcessRole::KinetoDevice;
+    // Steps only matter for modelled work: a capture without shapes skips the step windows and
+    // the launch links (each a pass over every event).
+    let shapes = if kineto {
+        t.op_args.event.iter().any(|&e| {
+            (e as usize) < t.events.len() && t.event_file(e as usize) == d.file
+        })
+    } else {
+        compute
+            .iter()
+            .any(|&k| t.events.kernel[d.events[k] as usize] != NO_ROW)
+    };
+    if shapes && cx.windows.is_none() {
+        cx.windows = Some(step_windows(t));
+    }
+    let w = cx.windows.as_ref().and_then(|v| v.get(d.file.idx()));
+    let labels: Vec<&str> = w.map_or_else(Vec::new, |w| w.labels().collect());
     let mut st = State {
         peaks: &dp,
         ops: Vec::new(),
@@ -237,10 +251,9 @@ fn one(
         modeled_tasks: 0,
         modeled_time_ns: 0,
     };
-    let launch = (!labels.is_empty()
-        || t.processes.role[d.process.idx()] == ProcessRole::KinetoDevice)
-        .then(|| launches(t, d));
+    let launch = ((shapes && !labels.is_empty()) || kineto).then(|| launches(t, d));
     let step_of = |k: usize| -> Option<usize> {
+        let w = w.filter(|_| !labels.is_empty())?;
         let own = t.events.ts_ns[d.events[k] as usize];
         let at = launch
             .map(|l| l.launch[k])
@@ -252,7 +265,7 @@ fn one(
         .iter()
         .map(|&k| t.events.dur_ns.at(d.events[k] as usize))
         .sum();
-    let (status, kernel_op) = if t.processes.role[d.process.idx()] == ProcessRole::KinetoDevice {
+    let (status, kernel_op) = if kineto {
         let aten = cx
             .aten
             .entry(d.file)
@@ -285,25 +298,31 @@ fn ascend_tasks(
     st: &mut State<'_>,
     step_of: &dyn Fn(usize) -> Option<usize>,
 ) -> (EfficiencyStatus, FxHashMap<u32, u32>) {
-    let mut slots: FxHashMap<u32, Slot> = FxHashMap::default();
+    // Per kernels row (one per distinct signature): its slot, computed on first use.
+    let mut slots: Vec<Option<Slot>> = vec![None; t.kernels.len()];
+    let mut bare: FxHashMap<StrId, Slot> = FxHashMap::default();
     let mut any_details = false;
     for &k in compute {
         let i = d.events[k] as usize;
         let row = t.events.kernel[i];
         let slot = if row == NO_ROW {
-            let tt = t.str(t.events.task_type.at(i));
-            let label = format!(
-                "(no kernel details) {}",
-                if tt.is_empty() { "task" } else { tt }
-            );
-            st.no_model(
-                &label,
-                "the capture has no kernel details (op type, shapes) for these tasks",
-            )
+            // Tasks without details, by task type (one label per type, not per task).
+            let tt = t.events.task_type.at(i);
+            *bare.entry(tt).or_insert_with(|| {
+                let tt = t.str(tt);
+                let label = format!(
+                    "(no kernel details) {}",
+                    if tt.is_empty() { "task" } else { tt }
+                );
+                st.no_model(
+                    &label,
+                    "the capture has no kernel details (op type, shapes) for these tasks",
+                )
+            })
         } else {
             any_details = true;
-            match slots.get(&row) {
-                Some(&s) => s,
+            match slots[row as usize] {
+                Some(s) => s,
                 None => {
                     let r = row as usize;
                     let kt = &t.kernels;
@@ -324,7 +343,7 @@ fn ascend_tasks(
                     let block = kt.block_num[r];
                     let op = if op.is_empty() { "(no op type)" } else { op };
                     let s = st.slot(op, m, Some(block), false);
-                    slots.insert(row, s);
+                    slots[row as usize] = Some(s);
                     s
                 }
             }
@@ -336,8 +355,9 @@ fn ascend_tasks(
     let status = status(st, any_details);
     let by_row = slots
         .into_iter()
-        .filter_map(|(row, s)| match s {
-            Slot::Op { op, .. } => Some((row, op)),
+        .enumerate()
+        .filter_map(|(row, s)| match s? {
+            Slot::Op { op, .. } => Some((row as u32, op)),
             Slot::NoModel(_) => None,
         })
         .collect();
@@ -367,22 +387,29 @@ fn kineto_tasks(
 ) -> (EfficiencyStatus, FxHashMap<u32, u32>) {
     let mut memo: FxHashMap<(StrId, StrId, StrId, StrId, bool), Slot> = FxHashMap::default();
     let mut instances: FxHashMap<u32, Slot> = FxHashMap::default();
+    // No-model rows and TF32 tests by name id: no string work per kernel.
+    let mut named: FxHashMap<(StrId, &'static str), Slot> = FxHashMap::default();
+    let mut tf32_names: FxHashMap<StrId, bool> = FxHashMap::default();
+    let mut no_model = |st: &mut State<'_>, name: StrId, why: &'static str| -> Slot {
+        *named
+            .entry((name, why))
+            .or_insert_with(|| st.no_model(t.str(name), why))
+    };
     let no_shapes = "no Input Dims recorded for this op (record_shapes off)";
     for &k in compute {
         let i = d.events[k] as usize;
         let step = step_of(k);
         let call = l.launch[k];
         let slot = if call == NO_LAUNCH {
-            st.no_model(
-                t.event_name(i),
-                "no launch link (correlation id) to a host op",
-            )
+            no_model(st, t.events.name[i], "no launch link (correlation id) to a host op")
         } else if let Some((op_ev, row)) = aten.modelled_op(t, call) {
             match instances.get(&op_ev) {
                 Some(&s) => s,
                 None => {
                     let name = t.events.name[op_ev as usize];
-                    let tf32 = is_tf32_kernel(t.event_name(i));
+                    let tf32 = *tf32_names
+                        .entry(t.events.name[i])
+                        .or_insert_with(|| is_tf32_kernel(t.event_name(i)));
                     let a = &t.op_args;
                     let key = (name, a.dims[row], a.types[row], a.concrete[row], tf32);
                     let s = match memo.get(&key) {
@@ -404,10 +431,10 @@ fn kineto_tasks(
         } else {
             match aten.top_op(t, call) {
                 Some(op) if aten.has_shapes() => {
-                    st.no_model(t.event_name(op as usize), "no model for this op")
+                    no_model(st, t.events.name[op as usize], "no model for this op")
                 }
-                Some(op) => st.no_model(t.event_name(op as usize), no_shapes),
-                None => st.no_model(t.event_name(i), "launched outside any PyTorch op"),
+                Some(op) => no_model(st, t.events.name[op as usize], no_shapes),
+                None => no_model(st, t.events.name[i], "launched outside any PyTorch op"),
             }
         };
         st.time(slot, t.events.dur_ns.at(i), step);
