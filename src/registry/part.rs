@@ -72,7 +72,7 @@ pub struct Analyses {
     pub step_sync: Vec<StepSyncSummary>,
     pub mtp: Vec<Mtp>,
     pub top_events: Vec<TopEvents>,
-    /// Compute time per op type (inputs with kernel details: db).
+    /// Compute time per op type (inputs with kernel details: db, kernel CSVs, text exports).
     pub op_types: Vec<OpTypes>,
     /// FLOPs, bytes, MFU and roofline class per operator, per device.
     #[serde(default)]

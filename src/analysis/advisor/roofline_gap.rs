@@ -20,8 +20,9 @@ const SOURCE: &str = "profscope: efficiency analysis (roofline per op class); pe
 /// Op classes listed as evidence.
 const LISTED: usize = 8;
 
+/// The device's time lost over all its op classes (the listed ones are the first 100).
 fn lost(d: &DeviceEfficiency) -> i64 {
-    d.ops.iter().filter_map(|o| o.time_lost_ns).sum()
+    d.total.time_lost_ns
 }
 
 fn evidence(d: &DeviceEfficiency, o: &OpRow) -> String {
@@ -66,11 +67,11 @@ fn run(inputs: &RunInputs<'_>) -> Vec<Finding> {
     let mut f = finding("roofline_gap", SOURCE);
     f.time_at_stake_ns = stake;
     f.statement = format!(
-        "{} op classes run below the roofline on {}: {:.3} ms lost of {:.3} ms modelled compute time (compute-bound {:.3} ms, memory-bound {:.3} ms, latency-bound {:.3} ms)",
-        ops.len(),
-        worst.device.short(),
+        "{:.3} ms of {}'s {:.3} ms of modelled compute time is above the roofline, over {} op classes (of the listed ones' lost time: compute-bound {:.3} ms, memory-bound {:.3} ms, latency-bound {:.3} ms)",
         stake as f64 / 1e6,
+        worst.device.short(),
         worst.modeled_time_ns as f64 / 1e6,
+        worst.ops_total,
         class_ns(Roofline::Compute) as f64 / 1e6,
         class_ns(Roofline::Memory) as f64 / 1e6,
         class_ns(Roofline::Latency) as f64 / 1e6,

@@ -228,9 +228,10 @@ fn one(
     // Steps only matter for modelled work: a capture without shapes skips the step windows and
     // the launch links (each a pass over every event).
     let shapes = if kineto {
-        t.op_args.event.iter().any(|&e| {
-            (e as usize) < t.events.len() && t.event_file(e as usize) == d.file
-        })
+        t.op_args
+            .event
+            .iter()
+            .any(|&e| (e as usize) < t.events.len() && t.event_file(e as usize) == d.file)
     } else {
         compute
             .iter()
@@ -401,7 +402,11 @@ fn kineto_tasks(
         let step = step_of(k);
         let call = l.launch[k];
         let slot = if call == NO_LAUNCH {
-            no_model(st, t.events.name[i], "no launch link (correlation id) to a host op")
+            no_model(
+                st,
+                t.events.name[i],
+                "no launch link (correlation id) to a host op",
+            )
         } else if let Some((op_ev, row)) = aten.modelled_op(t, call) {
             match instances.get(&op_ev) {
                 Some(&s) => s,
