@@ -136,6 +136,8 @@ _TABLES: Dict[str, "tuple[str, Callable[[Dict[str, Any]], List[Dict[str, Any]]]]
     "bubble_causes": ("idle time per cause and device (analyses.bubbles[].by_cause)", _nested("bubbles", "by_cause")),
     "composition": ("compute kernels by family per device (analyses.composition[].families)", _nested("composition", "families")),
     "op_types": ("device time per operator type (analyses.op_types[].rows)", _nested("op_types", "rows")),
+    "efficiency": ("FLOPs, bytes, MFU and roofline class per op class and device (analyses.efficiency[].ops)", _nested("efficiency", "ops")),
+    "efficiency_families": ("the same sums per op family and device (analyses.efficiency[].families)", _nested("efficiency", "families")),
     "top_events": ("the device events with the largest summed time (analyses.top_events[].by_sum)", _nested("top_events", "by_sum")),
     "collective_ops": ("the slowest collective ops per device (analyses.communication_ops.devices[].slowest)", _collective_ops),
     "cross_rank_ranks": ("per rank of each cohort (analyses.cross_rank.cohorts[].ranks)", _cross_rank_ranks),
@@ -259,6 +261,8 @@ def analyze(
     cache: Union[bool, PathLike] = True,
     detail: str = "capped",
     progress: bool = False,
+    peak_tflops: Optional[float] = None,
+    peak_gbps: Optional[float] = None,
 ) -> Report:
     """Analyses profiling roots, rank folders or files, as ``profscope analyze`` does.
 
@@ -274,6 +278,8 @@ def analyze(
         cache: True for the result cache in its default folder, a folder path, or False for none.
         detail: ``"capped"`` (16 devices listed per list, 100 entries per step list) or ``"full"``.
         progress: show the CLI's progress bar on stderr.
+        peak_tflops: the efficiency analysis' compute peak, TFLOPS, for every dtype (``--peak-tflops``).
+        peak_gbps: its memory bandwidth peak, GB/s (``--peak-gbps``).
 
     Raises:
         ProfscopeError: with the CLI's message (unreadable input, bad option, ...).
@@ -292,6 +298,10 @@ def analyze(
         argv += ["--expected-ranks", str(int(expected_ranks))]
     if jobs is not None:
         argv += ["--jobs", str(int(jobs))]
+    if peak_tflops is not None:
+        argv += ["--peak-tflops", repr(float(peak_tflops))]
+    if peak_gbps is not None:
+        argv += ["--peak-gbps", repr(float(peak_gbps))]
     if cache is False:
         argv.append("--no-cache")
     elif cache is not True:

@@ -116,6 +116,37 @@ def test_tables_hold_the_report_numbers_db_level1():
     assert any("hcom_allReduce__210_0_1" in e and "unaligned 3874624 bytes in 240.5050 µs" in e for e in ba["evidence"])
 
 
+def test_efficiency_table_with_peaks_matches_sqlite_flops():
+    """table("efficiency") on the real db root with --peak-tflops / --peak-gbps given (the db has no
+    chip facts): its conv rows' FLOPs add up to 2·N·Ho·Wo·(filter elements) over the Conv2D*
+    tasks of COMPUTE_TASK_INFO (read with sqlite3), per rank; MFU = achieved / 300 TFLOPS."""
+    r = profscope.analyze(str(SAMPLES / "ascend-pt/db/level1"), cache=False, only=["efficiency"],
+                          peak_tflops=300, peak_gbps=1600)
+    rows = r.table("efficiency").to_pylist()
+    assert rows and {"op", "flops", "mfu", "roofline", "time_lost_ns", "device_rank"} <= set(rows[0])
+    for rank in (0, 1):
+        con = ro(db_of(rank))
+        s = dict(con.execute("SELECT id, value FROM STRING_IDS"))
+        want = 0
+        for op, ish, osh in con.execute("SELECT opType, inputShapes, outputShapes FROM COMPUTE_TASK_INFO"):
+            op = s.get(op, "")
+            if not op.startswith("Conv2D"):
+                continue
+            ins = [[int(d) for d in t.split(",")] if t else [] for t in s[ish].strip('"').split(";")]
+            outs = [[int(d) for d in t.split(",")] if t else [] for t in s[osh].strip('"').split(";")]
+            act, filt = (outs[0], ins[1]) if op == "Conv2D" else (ins[2], ins[1] if op == "Conv2DBackpropInput" else outs[0])
+            n = 1
+            for d in filt:
+                n *= d
+            want += 2 * act[0] * act[2] * act[3] * n
+        mine = [x for x in rows if x["device_rank"] == rank and x["family"] == "conv"]
+        assert sum(x["flops"] for x in mine) == want
+        for x in mine:
+            assert x["mfu"] == pytest.approx(x["flops"] / x["time_ns"] / 1e3 / 300, rel=1e-9)
+    fams = r.table("efficiency_families").to_pylist()
+    assert {f["family"] for f in fams} >= {"matmul", "conv"}
+
+
 def test_collective_ops_match_sqlite_counts():
     """collective_ops lists, per device, the slowest ops; their names are ops of that rank's
     COMMUNICATION_OP table (counted with sqlite3)."""

@@ -103,6 +103,17 @@ impl Windows {
     pub(super) fn source(&self) -> StepSource {
         self.source
     }
+
+    /// The windows' labels (`ProfilerStep#N`, `Iteration N`, the scope) in start order; the
+    /// window of `index_at(ts)` is the one at that position.
+    pub(super) fn labels(&self) -> impl Iterator<Item = &str> {
+        self.starts.iter().map(|w| w.1.as_str())
+    }
+
+    /// The position (in start order) of the window that started last at or before `ts`.
+    pub(super) fn index_at(&self, ts: i64) -> Option<usize> {
+        self.starts.partition_point(|w| w.0 <= ts).checked_sub(1)
+    }
 }
 
 pub(super) fn step_windows(t: &Tables) -> Vec<Windows> {

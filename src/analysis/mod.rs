@@ -16,6 +16,7 @@ pub mod cross_rank;
 pub mod device_time;
 pub mod devices;
 pub mod dispatch;
+pub mod efficiency;
 pub mod evidence;
 pub mod families;
 pub mod graph_mode;

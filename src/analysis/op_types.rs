@@ -1,8 +1,9 @@
 //! Compute time per operator type and task type, per device, with msprof-analyze compute_op_sum's
-//! definition: every device task that has kernel details (db COMPUTE_TASK_INFO), grouped by
-//! (op type, the kernel info's task type), with count, sum, mean, std, min, quartiles and max. Empty when the input
-//! carries no kernel details (trace_view.json and Kineto traces do not). Denominator of
-//! `pct_of_total`: the sum over all such tasks of the device.
+//! definition: every device task that has kernel details (db COMPUTE_TASK_INFO, kernel CSVs, a
+//! text export's kernel_details.csv linked to its trace_view.json tasks), grouped by (op type,
+//! the kernel info's task type), with count, sum, mean, std, min, quartiles and max. Empty when
+//! the input carries no kernel details (Kineto traces do not). Denominator of `pct_of_total`: the
+//! sum over all such tasks of the device.
 
 use super::devices::Device;
 use super::stats::{Durations, dur_stats};

@@ -123,6 +123,7 @@ pub fn slice(t: &Tables, phase: Phase) -> (Tables, SliceInfo) {
     let kept = keep.iter().filter(|k| **k).count() as u64;
     let mut out = t.clone();
     out.events = t.events.retain(&keep);
+    out.op_args = t.op_args.retain(&keep);
     // Whole-file sums cannot be split by phase (the rows themselves can, when read as events).
     out.vendor_overlap = Default::default();
     let info = SliceInfo {

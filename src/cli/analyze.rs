@@ -75,6 +75,39 @@ pub struct AnalyzeArgs {
     pub detail: Detail,
     #[command(flatten)]
     pub cache: super::cache::CacheArgs,
+    #[command(flatten)]
+    pub peaks: PeakArgs,
+}
+
+/// The efficiency analysis' peaks, when the chip's are unknown or to be replaced
+/// (docs/analyses/efficiency.md).
+#[derive(Args, Clone, Copy, Default)]
+pub struct PeakArgs {
+    /// Efficiency: the dense compute peak, TFLOPS, charged to every dtype instead of the chip's
+    /// (what MFU divides by).
+    #[arg(long, value_parser = parse_peak, value_name = "TFLOPS")]
+    pub peak_tflops: Option<f64>,
+    /// Efficiency: the memory bandwidth peak, GB/s (10^9 B/s), instead of the chip's (the
+    /// roofline's memory roof).
+    #[arg(long, value_parser = parse_peak, value_name = "GBPS")]
+    pub peak_gbps: Option<f64>,
+}
+
+impl PeakArgs {
+    pub fn to_override(self) -> crate::analysis::efficiency::PeakOverride {
+        crate::analysis::efficiency::PeakOverride {
+            tflops: self.peak_tflops,
+            gbps: self.peak_gbps,
+        }
+    }
+}
+
+/// A peak: a finite number above 0.
+fn parse_peak(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("`{s}` is not a finite number above 0")),
+    }
 }
 
 /// A bubble threshold in µs: a finite number, zero or more.
@@ -144,6 +177,7 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
             batch: args.batch,
             only: args.only.clone(),
             expected_ranks: args.expected_ranks,
+            peaks: args.peaks.to_override(),
         },
         phase: args.phase,
         jobs: args.jobs.unwrap_or_else(rayon::current_num_threads).max(1),

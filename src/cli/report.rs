@@ -30,15 +30,25 @@ pub struct ReportArgs {
     pub quiet: bool,
     #[command(flatten)]
     pub cache: super::cache::CacheArgs,
+    #[command(flatten)]
+    pub peaks: super::analyze::PeakArgs,
+
 }
 
 pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {
     let inputs: Vec<PathBuf> = a.paths.iter().chain(&a.memory).cloned().collect();
     let footprint = crate::ingest::footprint::Footprint::of(&inputs);
     crate::cli::refuse_overwriting_inputs(&a.html, &footprint)?;
-    let opts = a
-        .cache
-        .apply(RunOpts::new(AnalyzeOpts::default(), None), &footprint)?;
+    let opts = a.cache.apply(
+        RunOpts::new(
+            AnalyzeOpts {
+                peaks: a.peaks.to_override(),
+                ..AnalyzeOpts::default()
+            },
+            None,
+        ),
+        &footprint,
+    )?;
     let mut report = super::analyze::report_for(&a.paths, &opts, a.quiet)?;
     // One page for any rank count: the devices that matter, every rank in the distributions.
     report.detail_capped =

@@ -34,6 +34,9 @@ pub struct FileMeta {
     /// Kineto `distributedInfo.pg_config` as `parallel_group_info` (each `pg_name` with its
     /// `pg_desc` as `group_name`); empty when absent.
     pub process_groups: String,
+    /// Kineto `deviceProperties` (name, SM count, memory per GPU) as compact JSON; empty when
+    /// absent.
+    pub device_properties: String,
 }
 
 #[derive(Default)]

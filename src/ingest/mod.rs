@@ -7,6 +7,7 @@ pub mod ascend_db;
 pub mod builder;
 pub mod chrome_json;
 pub mod detect;
+pub mod device_info;
 pub mod error;
 pub mod evidence;
 pub mod footprint;
@@ -208,6 +209,7 @@ fn ingest_input_with(
             progress.add(input.size_bytes);
             if r.is_ok() {
                 profiler_metadata(&input.path, b);
+                device_facts(&input.path, b);
             }
             return r;
         }
@@ -223,6 +225,7 @@ fn ingest_input_with(
     profiler_metadata(&input.path, b);
     // The db carries its memory tables; a text export has them as CSVs beside it.
     msprof_csv::companions(&input.path, b);
+    device_facts(&input.path, b);
     Ok(())
 }
 
@@ -240,6 +243,14 @@ fn profiler_metadata(path: &str, b: &mut TablesBuilder) {
         }
     }
 }
+
+/// The chip facts of the capture (`PROF_*/device_<n>/info.json.<n>`) for the file just read.
+fn device_facts(path: &str, b: &mut TablesBuilder) {
+    if let Some(file) = b.tables().files.len().checked_sub(1) {
+        device_info::ingest(path, crate::model::FileId(file as u32), b);
+    }
+}
+
 
 /// Ingests every input found under `paths` into one set of tables (the joint view; `analyze`
 /// goes file by file through `pipeline`).

@@ -18,6 +18,7 @@ pub mod kernels;
 pub mod memory;
 pub mod meta;
 pub mod narrow;
+pub mod op_args;
 pub mod op_metrics;
 pub mod reference;
 pub mod schema;

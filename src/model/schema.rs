@@ -292,6 +292,28 @@ pub const TABLES: &[TableSchema] = &[
         ],
     },
     TableSchema {
+        name: "op_args",
+        doc: "Recorded inputs of host operator events (PyTorch profiler record_shapes): Kineto and torch_npu trace_view.json `Input Dims`, `Input type`, `Concrete Inputs` args, one row per event that has them, by event row. Read by the efficiency analysis (docs/analyses/efficiency.md).",
+        columns: cols![
+            ("event", "u32", "Row of events (rising)."),
+            (
+                "dims",
+                "str",
+                "`Input Dims` as written (Kineto: JSON array text `[[1024, 1705], [512]]`; torch_npu: `;`-separated)."
+            ),
+            (
+                "types",
+                "str",
+                "`Input type` as written (`float`, `c10::BFloat16`)."
+            ),
+            (
+                "concrete",
+                "str",
+                "`Concrete Inputs` as written (scalar arguments such as strides, `is_causal`); empty when absent."
+            ),
+        ],
+    },
+    TableSchema {
         name: "steps",
         doc: "Steps as the profiler recorded them (db STEP_TIME: host span of ProfilerStep#N; a CSV-only text export: kernel_details.csv Step Id, the span of that step's device rows).",
         columns: cols![
@@ -352,7 +374,7 @@ pub const TABLES: &[TableSchema] = &[
     },
     TableSchema {
         name: "meta",
-        doc: "Run metadata, key/value per file: META_DATA (SCHEMA_VERSION, ENV_VARIABLES, profiler_metadata keys; the profiler_metadata.json of every torch_npu rank folder, whatever its export, gives ENV_VARIABLES, parallel_group_info, distributed_args and pp_info too), npu_info.<id>, session.start_ns/end_ns, host.uid/name (db HOST_INFO; legacy msprof info.json hostUid, else hostname/mac, as host.uid), rank_device_map.<rank>, parallel_group_info (db META_DATA; a text export's profiler_metadata.json; a Kineto header's distributedInfo.pg_config as {pg_name: {group_name: pg_desc, global_ranks: ranks}}), distributed_args (parallel sizes, rank, world size), pp_info.",
+        doc: "Run metadata, key/value per file: META_DATA (SCHEMA_VERSION, ENV_VARIABLES, profiler_metadata keys; the profiler_metadata.json of every torch_npu rank folder, whatever its export, gives ENV_VARIABLES, parallel_group_info, distributed_args and pp_info too), npu_info.<id>, session.start_ns/end_ns, host.uid/name (db HOST_INFO; legacy msprof info.json hostUid, else hostname/mac, as host.uid), rank_device_map.<rank>, parallel_group_info (db META_DATA; a text export's profiler_metadata.json; a Kineto header's distributedInfo.pg_config as {pg_name: {group_name: pg_desc, global_ranks: ranks}}), distributed_args (parallel sizes, rank, world size), pp_info, aicore_freq_mhz.<id> (db AICORE_FREQ: the highest sampled clock), device_info.<id>.ai_core_num / .aic_frequency (PROF_*/device_<n>/info.json.<n>), device_properties (a Kineto header's deviceProperties as JSON).",
         columns: cols![
             ("file", "FileId", "Row of files."),
             ("key", "str", "Key."),

@@ -11,6 +11,7 @@ use super::ids::{FileId, ProcessId, ThreadId};
 use super::kernels::KernelTable;
 use super::memory::{MemoryTable, OpMemoryTable};
 use super::meta::MetaTable;
+use super::op_args::OpArgsTable;
 use super::op_metrics::OpMetricsTable;
 use super::reference::ReferenceTable;
 use super::steps::StepTable;
@@ -31,6 +32,7 @@ pub struct Tables {
     pub kernels: KernelTable,
     pub comm_tasks: CommTaskTable,
     pub op_metrics: OpMetricsTable,
+    pub op_args: OpArgsTable,
     pub steps: StepTable,
     pub memory: MemoryTable,
     pub op_memory: OpMemoryTable,

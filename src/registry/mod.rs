@@ -17,8 +17,8 @@ pub use run::{finish, run_all, run_part};
 use crate::analysis::devices::Device;
 use crate::analysis::{
     advisor, batch_audit, bubbles, cluster, communication, communication_ops,
-    communication_ops_vendor, composition, cross_rank, device_time, dispatch, graph_mode,
-    kernel_types, mtp, op_types, phases, ranks, step_sync, top_events,
+    communication_ops_vendor, composition, cross_rank, device_time, dispatch, efficiency,
+    graph_mode, kernel_types, mtp, op_types, phases, ranks, step_sync, top_events,
 };
 use crate::model::Tables;
 
@@ -127,6 +127,14 @@ pub const REGISTRY: &[Analysis] = &[
         start_order: 9,
     },
     Analysis {
+        name: "efficiency",
+        help: "FLOPs, bytes, MFU and roofline class per operator, from the capture's shapes",
+        run: |t, d, o, p| p.analyses.efficiency = efficiency::compute(t, d, &o.peaks),
+        merge: |a, b| append(&mut a.analyses.efficiency, &mut b.analyses.efficiency),
+        finish: None,
+        start_order: 9,
+    },
+    Analysis {
         name: "composition",
         help: "compute-stream composition: kernel families and their shares",
         run: |t, d, o, p| p.analyses.composition = composition::compute(t, d, o.top_n),
@@ -230,8 +238,8 @@ pub const REGISTRY: &[Analysis] = &[
         help: "ranked findings: what to change, the time at stake, the evidence (docs/advisor.md)",
         run: |t, d, _, p| p.advice = advisor::file_findings(t, d),
         merge: |a, b| append(&mut a.advice, &mut b.advice),
-        // After every other finish (the registry's order): it reads bubbles, cross_rank and
-        // graph_mode.
+        // After every other finish (the registry's order): it reads bubbles, cross_rank,
+        // graph_mode and efficiency.
         finish: Some(|p, _| {
             let a = &p.analyses;
             let advisor = advisor::finish(
@@ -241,6 +249,7 @@ pub const REGISTRY: &[Analysis] = &[
                     cross_rank: &a.cross_rank,
                     graph_mode: &a.graph_mode,
                     layout: &a.layout,
+                    efficiency: &a.efficiency,
                 },
             );
             p.analyses.advisor = advisor;

@@ -14,6 +14,7 @@ use crate::analysis::{
     cross_rank::{CrossRank, DeviceExtract},
     device_time::DeviceTime,
     dispatch::DeviceDispatch,
+    efficiency::{DeviceEfficiency, PeakOverride},
     evidence::FileEvidence,
     graph_mode::GraphMode,
     kernel_types::KernelTypes,
@@ -38,6 +39,8 @@ pub struct AnalyzeOpts {
     pub only: Option<Vec<String>>,
     /// How many ranks the run should have (`--expected-ranks`); None: a file's world size.
     pub expected_ranks: Option<u32>,
+    /// `--peak-tflops` / `--peak-gbps`: the efficiency analysis' peaks instead of the chip's.
+    pub peaks: PeakOverride,
 }
 
 impl Default for AnalyzeOpts {
@@ -48,6 +51,7 @@ impl Default for AnalyzeOpts {
             batch: None,
             only: None,
             expected_ranks: None,
+            peaks: PeakOverride::default(),
         }
     }
 }
@@ -69,8 +73,11 @@ pub struct Analyses {
     pub step_sync: Vec<StepSyncSummary>,
     pub mtp: Vec<Mtp>,
     pub top_events: Vec<TopEvents>,
-    /// Compute time per op type (inputs with kernel details: db).
+    /// Compute time per op type (inputs with kernel details: db, kernel CSVs, text exports).
     pub op_types: Vec<OpTypes>,
+    /// FLOPs, bytes, MFU and roofline class per operator, per device.
+    #[serde(default)]
+    pub efficiency: Vec<DeviceEfficiency>,
     pub composition: Vec<Composition>,
     pub communication: Vec<Communication>,
     /// Per collective op: transit / wait / synchronization / idle, bandwidth per link type, the

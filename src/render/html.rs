@@ -1,7 +1,7 @@
 //! One offline, self-contained HTML page for a report: no script, no network, inline CSS and SVG.
 //! The answer first: the headline, then the verdict and the advisor's top findings as cards
 //! (`html_cards`), then the charts (device time, per-stream composition, kernel families, bubble
-//! histogram and timeline strip, communication shares, per-rank step breakdown, memory
+//! histogram and timeline strip, communication shares, per-rank step breakdown, rooflines (roofline.rs), memory
 //! components), then every section of the terminal report as tables. Viewable anywhere,
 //! printable, diffable.
 
@@ -194,6 +194,7 @@ fn charts(r: &Report) -> String {
         bubble_charts(a),
         communication_charts(a),
         cross_rank_charts(a),
+        super::roofline::charts(a, esc),
     ]
     .concat()
 }
@@ -600,7 +601,7 @@ fn memory_charts(m: &MemoryReport) -> String {
     o + &secs.join("")
 }
 
-const CSS: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ccc}h3{font-size:15px;margin-top:18px}table{border-collapse:collapse;margin:6px 0;font-size:12px}td,th{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}th{background:#f4f4f4}.chart{margin:10px 0}.ct{font-weight:600;margin-bottom:2px}.lg span{margin-right:14px;font-size:12px}.lg i{display:inline-block;width:10px;height:10px;margin-right:4px}.n{color:#555;font-size:12px;margin:2px 0}svg text.v{font-size:11px}svg text.l{font-size:11px}svg text.t{font-size:10px;fill:#555}svg line.ax{stroke:#888;stroke-width:1}.meta{color:#555}";
+const CSS: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ccc}h3{font-size:15px;margin-top:18px}table{border-collapse:collapse;margin:6px 0;font-size:12px}td,th{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}th{background:#f4f4f4}.chart{margin:10px 0}.ct{font-weight:600;margin-bottom:2px}.lg span{margin-right:14px;font-size:12px}.lg i{display:inline-block;width:10px;height:10px;margin-right:4px}.n{color:#555;font-size:12px;margin:2px 0}svg text.v{font-size:11px}svg text.l{font-size:11px}svg text.t{font-size:10px;fill:#555}svg line.ax{stroke:#888;stroke-width:1}svg line.roof{stroke:#333;stroke-width:1.5}svg.roofline text{font-size:10px;fill:#555}.meta{color:#555}";
 
 pub fn render(r: &Report, memory: Option<&MemoryReport>) -> String {
     let mut o = format!(

@@ -10,6 +10,7 @@ pub mod markdown;
 pub mod markdown_brief;
 pub mod memory;
 pub mod query;
+pub mod roofline;
 pub mod section;
 pub mod sections;
 pub mod table;

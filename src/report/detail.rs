@@ -86,6 +86,10 @@ pub fn cap(a: &mut Analyses, cap: usize) -> Vec<CappedList> {
         });
         g.steps.truncate(n);
     }
+    for (i, e) in a.efficiency.iter_mut().enumerate() {
+        let n = keep(e.steps.len(), &|| format!("analyses.efficiency[{i}].steps"));
+        e.steps.truncate(n);
+    }
     if let Some(audit) = a.batch_audit.as_mut() {
         for (i, r) in audit.ranks.iter_mut().enumerate() {
             let n = keep(r.kv.len(), &|| {
@@ -349,6 +353,13 @@ pub fn cap_devices_with(r: &mut Report, caps: DeviceCaps) -> Vec<CappedList> {
         rows,
         |x| &x.device.file,
         x.comm_union_ns
+    );
+    by_file!(
+        a.efficiency,
+        "analyses.efficiency",
+        sections,
+        |x| &x.device.file,
+        x.total.time_lost_ns
     );
     by_file!(
         a.communication_ops.devices,

@@ -55,6 +55,7 @@ pub fn build(
     if !withheld {
         out.extend(top_bubble_cause(a));
         out.extend(graph_mode(a));
+        out.extend(super::headline_efficiency::line(a));
         out.extend(top_advice(a));
     }
     out.push(a.vendor_agreement.verdict.clone());

@@ -7,6 +7,7 @@ pub mod detail;
 pub mod diff;
 pub mod diff_input;
 pub mod headline;
+pub mod headline_efficiency;
 pub mod memory;
 pub mod noise;
 pub mod query;
@@ -27,7 +28,7 @@ pub struct Report {
     pub tool_version: &'static str,
     /// Inputs as given on the command line.
     pub inputs: Vec<String>,
-    /// The answer in at most six lines (report::headline): window and steps, the bound verdict
+    /// The answer, one short line per kind of finding (report::headline): window and steps, the bound verdict
     /// with its rule, slowest / waited-for rank, top bubble cause, vendor verdict, warnings.
     pub headline: Vec<String>,
     /// The bound verdict with its status (`confident`, `qualified`, `withheld`), the reasons and

@@ -1,8 +1,9 @@
 //! Clock offsets and collective matching by identity (issue 43), on variants of real roots
 //! written to temporary folders (the samples are never touched):
 //! - text/level1 (real torch_npu text export, 2 ranks, 4 `hcom_allReduce` ops) with every `ts`
-//!   of rank 1's trace_view.json moved by +60 s (one host's clock off by a minute), exactly, as
-//!   decimal strings;
+//!   of rank 1's trace_view.json and every `Start Time(us)` of its kernel_details.csv moved by
+//!   +60 s (one host's clock off by a minute), exactly, as decimal strings;
+
 //! - the legacy CANN root (real MindSpore 2-device msprof, 10 `Default/AllReduce-op534_0` ops,
 //!   one name repeated) with rank 1's first AllReduce removed (a warm-up op only one rank ran).
 //!
@@ -60,6 +61,30 @@ fn shift_ts(text: &str, by_us: i64) -> String {
     out
 }
 
+/// kernel_details.csv's `Start Time(us)` (the 9th column, before any quoted cell; values like
+/// `1736408883709301.270<TAB>`) moved by `by_us` whole microseconds, on the text: the exporter
+/// writes it from the same clock as trace_view.json, so a host a minute off is off in both.
+fn shift_csv_starts(text: &str, by_us: i64) -> String {
+    let mut lines = text.lines();
+    let header = lines.next().unwrap();
+    let col = header
+        .split(',')
+        .position(|h| h == "Start Time(us)")
+        .unwrap();
+    let mut out = format!("{header}\n");
+    for line in lines {
+        let mut cells: Vec<&str> = line.splitn(col + 2, ',').collect();
+        let cell = cells[col];
+        let dot = cell.find('.').unwrap();
+        let int: i64 = cell[..dot].parse().unwrap();
+        let moved = format!("{}{}", int + by_us, &cell[dot..]);
+        cells[col] = &moved;
+        out.push_str(&cells.join(","));
+        out.push('\n');
+    }
+    out
+}
+
 fn cohort(r: &Value) -> &Value {
     &r["analyses"]["cross_rank"]["cohorts"][0]
 }
@@ -74,6 +99,9 @@ fn a_rank_a_minute_off_is_corrected_and_every_cross_rank_number_stays() {
     let shifted = shift_ts(&text, 60_000_000);
     assert_ne!(shifted, text);
     std::fs::write(&tv, shifted).unwrap();
+    let kd = dir.join("rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv");
+    let csv = std::fs::read_to_string(&kd).unwrap();
+    std::fs::write(&kd, shift_csv_starts(&csv, 60_000_000)).unwrap();
 
     let base = analyze(&level1);
     let moved = analyze(&dir);

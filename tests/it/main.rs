@@ -27,6 +27,7 @@ mod device_time;
 mod diff;
 mod dispatch;
 mod docs;
+mod efficiency;
 mod evidence;
 mod export_parquet;
 mod export_perfetto;

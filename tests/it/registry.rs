@@ -35,7 +35,7 @@ fn set<'a>(v: impl IntoIterator<Item = &'a str>) -> BTreeSet<String> {
 #[test]
 fn registry_help_mcp_report_and_docs_agree() {
     let registry = set(names());
-    assert_eq!(registry.len(), 18, "{registry:?}");
+    assert_eq!(registry.len(), 19, "{registry:?}");
     assert_eq!(registry.len(), REGISTRY.len(), "a name is registered twice");
 
     // `--only` in `analyze --help`: every name with its help line.

@@ -15,12 +15,15 @@ mod host_dispatch;
 mod op_rows;
 mod operator_bound;
 mod pipeline_stage;
+mod roofline_gap;
 mod slow_rank;
 mod vector_ops;
 mod wait_pressure;
 
 use super::devices::Device;
-use crate::contract::{Advisor, CrossRank, DeviceBubbles, Finding, GraphMode, NotChecked};
+use crate::contract::{
+    Advisor, CrossRank, DeviceBubbles, DeviceEfficiency, Finding, GraphMode, NotChecked,
+};
 use crate::model::Tables;
 
 /// A rule over one file's tables: findings with their merge keys.
@@ -41,6 +44,7 @@ pub struct RunInputs<'a> {
     pub cross_rank: &'a CrossRank,
     pub graph_mode: &'a GraphMode,
     pub layout: &'a crate::contract::Layout,
+    pub efficiency: &'a [DeviceEfficiency],
 }
 
 /// A per-file finding and the key it merges under across files.
@@ -67,6 +71,7 @@ pub const RUN_RULES: &[RunRule] = &[
     pipeline_stage::RULE,
     expert_load::RULE,
     graph_gaps::RULE,
+    roofline_gap::RULE,
 ];
 
 /// Evidence lines kept per finding.

@@ -1,5 +1,5 @@
-//! Run facts into the meta table (META_DATA incl. SCHEMA_VERSION, NPU_INFO, SESSION_TIME_INFO,
-//! HOST_INFO, RANK_DEVICE_MAP) and STEP_TIME into the steps table.
+//! Run facts into the meta table (META_DATA incl. SCHEMA_VERSION, NPU_INFO, AICORE_FREQ's highest
+//! sampled AI Core clock per device, SESSION_TIME_INFO, HOST_INFO, RANK_DEVICE_MAP) and STEP_TIME into the steps table.
 
 use super::Ctx;
 use super::open::err;
@@ -21,6 +21,11 @@ pub(super) fn ingest(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
             "HOST_INFO",
             "SELECT 'uid', hostUid FROM HOST_INFO UNION ALL SELECT 'name', hostName FROM HOST_INFO",
             "host.",
+        ),
+        (
+            "AICORE_FREQ",
+            "SELECT deviceId, MAX(freq) FROM AICORE_FREQ GROUP BY deviceId",
+            "aicore_freq_mhz.",
         ),
         (
             "RANK_DEVICE_MAP",

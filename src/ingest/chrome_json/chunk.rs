@@ -77,6 +77,8 @@ pub struct ChunkOut<'a> {
     pub ev_graph: Vec<i64>,
     /// HCCL plane task details (`args` with `transport type`), one per such event.
     pub comm: Vec<CommRecord>,
+    /// Recorded op inputs (`Input Dims` / `Input type` / `Concrete Inputs`), one per such event.
+    pub op_args: Vec<OpArgsRecord>,
     pub begin_end: Vec<BeginEnd>,
     pub metas: Vec<MetaRecord>,
     pub ctr_pid: Vec<IdKey>,
@@ -160,6 +162,17 @@ pub struct CommRecord {
     pub op_name: u32,
 }
 
+/// The recorded inputs of a host op event (`args` with `Input Dims` or `Input type`),
+/// chunk-local string ids (0 when absent).
+#[derive(Debug, Clone, Copy)]
+pub struct OpArgsRecord {
+    /// Index of the event in the chunk's `ev_*` columns.
+    pub event: u32,
+    pub dims: u32,
+    pub types: u32,
+    pub concrete: u32,
+}
+
 /// Fields of one event, reused across events (no allocation per event).
 #[derive(Default)]
 struct Raw {
@@ -198,6 +211,9 @@ struct Raw {
     notify_id: i64,
     process_group: RawStr,
     collective: RawStr,
+    input_dims: RawStr,
+    input_type: RawStr,
+    concrete: RawStr,
     nums: [(RawStr, (usize, u32)); 16],
     n_nums: usize,
     nums_overflow: bool,
@@ -240,6 +256,9 @@ impl Raw {
         self.notify_id = -1;
         self.process_group = RawStr::default();
         self.collective = RawStr::default();
+        self.input_dims = RawStr::default();
+        self.input_type = RawStr::default();
+        self.concrete = RawStr::default();
         self.n_nums = 0;
         self.nums_overflow = false;
     }
@@ -408,6 +427,21 @@ fn string_value(lx: &mut Lexer<'_>) -> Result<RawStr, LexError> {
         lx.skip_value()?;
         Ok(RawStr::default())
     }
+}
+
+/// A string's contents, or any other value's JSON text as written (Kineto writes `Input Dims`
+/// as an array of arrays, torch_npu as a string).
+fn text_or_raw(lx: &mut Lexer<'_>) -> Result<RawStr, LexError> {
+    if lx.peek()? == b'"' {
+        return lx.string();
+    }
+    let start = lx.pos;
+    lx.skip_value()?;
+    Ok(RawStr {
+        start,
+        len: u32::try_from(lx.pos - start).unwrap_or(0),
+        escaped: false,
+    })
 }
 
 /// The member names and values of the objects read so far, per kind of object.
@@ -639,6 +673,9 @@ fn parse_args(
             Arg::NotifyId => raw.notify_id = notify_value(lx)?,
             Arg::ProcessGroupName => raw.process_group = string_value(lx)?,
             Arg::CollectiveName => raw.collective = string_value(lx)?,
+            Arg::InputDims => raw.input_dims = text_or_raw(lx)?,
+            Arg::InputType => raw.input_type = text_or_raw(lx)?,
+            Arg::ConcreteInputs => raw.concrete = text_or_raw(lx)?,
             Arg::Other => match lx.peek()? {
                 b'"' | b'{' | b'[' | b't' | b'f' | b'n' => lx.skip_value()?,
                 _ => {
@@ -743,6 +780,18 @@ fn emit_span<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw, pid: IdKey, tid
     if raw.transport.len > 0 || raw.process_group.len > 0 {
         let event = (out.ev_ts.len() - 1) as u32;
         emit_comm(out, b, raw, event);
+    }
+    if raw.input_dims.len > 0 || raw.input_type.len > 0 {
+        let event = (out.ev_ts.len() - 1) as u32;
+        let dims = out.strings.intern(b, raw.input_dims);
+        let types = out.strings.intern(b, raw.input_type);
+        let concrete = out.strings.intern(b, raw.concrete);
+        out.op_args.push(OpArgsRecord {
+            event,
+            dims,
+            types,
+            concrete,
+        });
     }
     if raw.device >= 0
         && out

@@ -74,6 +74,9 @@ pub const BANDWIDTH_GB_S: u64 = tag(b"bandwidth(GB/s)");
 pub const NOTIFY_ID: u64 = tag(b"notify_id");
 pub const PROCESS_GROUP_NAME: u64 = tag(b"Process Group Name");
 pub const COLLECTIVE_NAME: u64 = tag(b"Collective name");
+pub const INPUT_DIMS: u64 = tag(b"Input Dims");
+pub const INPUT_TYPE: u64 = tag(b"Input type");
+pub const CONCRETE_INPUTS: u64 = tag(b"Concrete Inputs");
 
 /// What a member of an event object is to the scanner.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -142,6 +145,10 @@ pub enum Arg {
     ProcessGroupName,
     /// Kineto NCCL kernels: `Collective name` (`allreduce`, `allgather`, ...).
     CollectiveName,
+    /// PyTorch ops recorded with shapes: `Input Dims`, `Input type`, `Concrete Inputs`.
+    InputDims,
+    InputType,
+    ConcreteInputs,
 }
 
 /// The `args` member a key names.
@@ -175,6 +182,9 @@ pub fn arg(k: &[u8]) -> Arg {
         NOTIFY_ID if is(k, b"notify_id") => Arg::NotifyId,
         PROCESS_GROUP_NAME if k == b"Process Group Name" => Arg::ProcessGroupName,
         COLLECTIVE_NAME if is(k, b"Collective name") => Arg::CollectiveName,
+        INPUT_DIMS if is(k, b"Input Dims") => Arg::InputDims,
+        INPUT_TYPE if is(k, b"Input type") => Arg::InputType,
+        CONCRETE_INPUTS if is(k, b"Concrete Inputs") => Arg::ConcreteInputs,
         _ => Arg::Other,
     }
 }
@@ -219,6 +229,9 @@ mod tests {
             SIZE_BYTE,
             BANDWIDTH_GB_S,
             NOTIFY_ID,
+            INPUT_DIMS,
+            INPUT_TYPE,
+            CONCRETE_INPUTS,
         ];
         let mut v = all.to_vec();
         v.sort();

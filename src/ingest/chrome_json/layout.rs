@@ -1,6 +1,6 @@
 //! The top level of a Chrome-trace file: a bare event array (Ascend), or an object whose
 //! `traceEvents` member is the array (Kineto / lmdeploy). Reads the small header members
-//! (`distributedInfo`, `displayTimeUnit`, `baseTimeNanoseconds`) before and after the array with
+//! (`distributedInfo`, `deviceProperties`, `displayTimeUnit`, `baseTimeNanoseconds`) before and after the array with
 //! serde_json; the array itself is left to the chunked scanner.
 
 use super::lexer::{LexError, Lexer};
@@ -186,6 +186,13 @@ fn header_member(key: &[u8], value: &[u8], meta: &mut FileMeta) {
                     .and_then(|r| r.as_i64())
                     .map(|r| r as i32);
                 meta.process_groups = process_groups(&v);
+            }
+        }
+        b"deviceProperties" => {
+            if let Ok(v) = serde_json::from_slice::<serde_json::Value>(value)
+                && v.as_array().is_some_and(|a| !a.is_empty())
+            {
+                meta.device_properties = v.to_string();
             }
         }
         b"displayTimeUnit" => {

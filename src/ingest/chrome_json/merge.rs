@@ -1,5 +1,5 @@
 //! Appends one parsed chunk's columns to the shared [`TablesBuilder`]: chunk-local string and
-//! thread ids become global ones, events, HCCL task details, `B`/`E` events, metadata, counters
+//! thread ids become global ones, events, HCCL task details, recorded op inputs (`op_args`), `B`/`E` events, metadata, counters
 //! and flows are appended, and what the chunk skipped becomes diagnostics. The Chrome JSON
 //! reader's half of the builder; the builder itself knows no input format.
 
@@ -53,6 +53,14 @@ pub fn merge_chunk(b: &mut TablesBuilder, file: FileId, out: &mut ChunkOut<'_>) 
     let base = b.t.events.len();
     append_events(b, out, &ids);
     append_comm_tasks(b, out, &ids, base);
+    for r in &out.op_args {
+        b.t.op_args.push(
+            (base + r.event as usize) as u32,
+            ids.str(r.dims),
+            ids.str(r.types),
+            ids.str(r.concrete),
+        );
+    }
     b.pending_be
         .extend(out.begin_end.iter().map(|be| PendingBe {
             thread: ids.thread(be.thread),
@@ -180,7 +188,7 @@ fn keep_events(out: &mut ChunkOut<'_>, keep: &[bool]) {
         let mut k = keep.iter();
         v.retain(|_| k.next().copied().unwrap_or(true));
     }
-    if !out.comm.is_empty() {
+    if !out.comm.is_empty() || !out.op_args.is_empty() {
         // Chunk event → its row among the kept ones.
         let row: Vec<u32> = keep
             .iter()
@@ -190,14 +198,16 @@ fn keep_events(out: &mut ChunkOut<'_>, keep: &[bool]) {
                 Some(r)
             })
             .collect();
-        out.comm.retain_mut(|c| {
-            let i = c.event as usize;
+        let renumber = |event: &mut u32| {
+            let i = *event as usize;
             let kept = keep.get(i) == Some(&true);
             if kept {
-                c.event = row[i];
+                *event = row[i];
             }
             kept
-        });
+        };
+        out.comm.retain_mut(|c| renumber(&mut c.event));
+        out.op_args.retain_mut(|c| renumber(&mut c.event));
     }
     retain(&mut out.ev_thread, keep);
     retain(&mut out.ev_ts, keep);

@@ -199,10 +199,13 @@ fn report_no_events(path: &str, head: Head, builder: &mut TablesBuilder) {
 }
 
 /// A Kineto header's process groups as the file's `parallel_group_info` (once; torch_npu's own,
-/// when the folder has one, comes first).
+/// when the folder has one, comes first), and its `deviceProperties` as `device_properties`.
 fn kineto_groups(builder: &mut TablesBuilder, file: FileId, meta: &FileMeta) {
     if !meta.process_groups.is_empty() && !builder.has_meta(file, "parallel_group_info") {
         builder.add_meta(file, "parallel_group_info", &meta.process_groups);
+    }
+    if !meta.device_properties.is_empty() && !builder.has_meta(file, "device_properties") {
+        builder.add_meta(file, "device_properties", &meta.device_properties);
     }
 }
 

@@ -8,6 +8,7 @@
 //! diagnostic).
 
 mod columns;
+mod kernel_links;
 mod kernel_rows;
 pub mod memory_rows;
 pub mod module_mem;

@@ -1,14 +1,17 @@
 //! The op state and PMU pipe-ratio columns of kernel_details.csv / op_summary_*.csv → the
 //! op_metrics table: while the file is the input (kernel_rows.rs), and as a companion beside a
-//! text export's trace_view.json, whose events do not carry them. Columns by name: `OP State`
+//! text export's trace_view.json, whose events do not carry them (the companion also links its
+//! rows' op details to those events: kernel_links.rs). Columns by name: `OP State`
 //! (CANN 8.0+), `aic_mac_ratio` ... `aiv_mte3_ratio` (written when `aic_metrics` is on, e.g.
 //! PipeUtilization at Level1/2); `N/A` and empty cells are NaN.
 
-use super::columns::{Cols, MetricCols, cell, csv_error, is_comm_core};
+use super::columns::{Cols, MetricCols, cell, csv_error, int, is_comm_core};
+use super::kernel_links::Links;
 use crate::diag::Severity;
 use crate::ingest::builder::TablesBuilder;
 use crate::ingest::chrome_json::number::us_to_ns;
 use crate::ingest::error::IngestError;
+use crate::model::kernels::KernelRow;
 use crate::model::op_metrics::OpMetricsRow;
 use crate::model::{FileId, StrId};
 
@@ -45,15 +48,18 @@ pub(super) fn push(b: &mut TablesBuilder, m: &MetricCols, rec: &csv::ByteRecord,
     });
 }
 
-/// Reads the metric columns of a kernel_details.csv beside a text export into `file`'s
-/// op_metrics (nothing when the file has none, or when `file` already has rows: an
-/// `export_type=both` db gave them). Returns rows read.
+/// Reads a kernel_details.csv beside a text export: its metric columns into `file`'s op_metrics
+/// (unless `file` already has rows: an `export_type=both` db gave them), and its compute rows'
+/// details into kernels rows linked to the trace_view.json events they describe
+/// ([`super::kernel_links`]). Returns rows read.
 pub fn ingest_companion(
     path: &str,
     file: FileId,
     b: &mut TablesBuilder,
 ) -> Result<u64, IngestError> {
-    if b.tables().op_metrics.file.contains(&file) {
+    let metrics_wanted = !b.tables().op_metrics.file.contains(&file);
+    let mut links = Links::new(b, file);
+    if !metrics_wanted && links.is_empty() {
         return Ok(0);
     }
     // Streamed (a 1 M-task capture's file is hundreds of MB; only the metric columns are kept).
@@ -69,9 +75,10 @@ pub fn ingest_companion(
         .from_reader(std::io::Read::take(f, max));
     let header = rd.byte_headers().map_err(|e| csv_error(path, e))?.clone();
     let cols = Cols::find(&header, path)?;
-    let Some(m) = cols.metrics else {
+    let metrics = cols.metrics.filter(|_| metrics_wanted);
+    if metrics.is_none() && links.is_empty() {
         return Ok(0);
-    };
+    }
     let mut rec = csv::ByteRecord::new();
     let (mut rows, mut bad, mut short) = (0u64, 0u64, 0u64);
     loop {
@@ -104,15 +111,32 @@ pub fn ingest_companion(
             bad += 1;
             continue;
         };
-        let cells = TaskCells {
-            file,
-            name: text(b, Some(cols.name)),
-            op_type: text(b, cols.op_type),
-            task_type,
-            dur_ns,
-            shapes: [0, 1, 3].map(|k| text(b, cols.shapes[k])),
-        };
-        push(b, &m, &rec, cells);
+        let name = text(b, Some(cols.name));
+        let op_type = text(b, cols.op_type);
+        let shapes = cols.shapes.map(|k| text(b, k));
+        if !links.is_empty()
+            && let Some(ts) = cell(&rec, Some(cols.start)).and_then(us_to_ns)
+        {
+            let row = KernelRow {
+                op_type,
+                task_type,
+                block_num: int(&rec, cols.block).unwrap_or(-1),
+                mix_block_num: int(&rec, cols.mix_block).unwrap_or(-1),
+                shapes,
+            };
+            links.link(b, ts, name, row);
+        }
+        if let Some(m) = &metrics {
+            let cells = TaskCells {
+                file,
+                name,
+                op_type,
+                task_type,
+                dur_ns,
+                shapes: [shapes[0], shapes[1], shapes[3]],
+            };
+            push(b, m, &rec, cells);
+        }
     }
     b.diag()
         .add_n("csv_row_skipped", Severity::DataLoss, bad, || {
@@ -120,6 +144,10 @@ pub fn ingest_companion(
         });
     b.diag().add_n("truncated", Severity::DataLoss, short, || {
         format!("{path}: rows with fewer cells than the header (a cut file); their op metrics are not read")
+    });
+    let unmatched = links.unmatched;
+    b.diag().add_n("kernel_details_unmatched", Severity::Info, unmatched, || {
+        format!("{path}: compute rows with no trace_view.json event of the same start and name (their op details are not linked to the timeline)")
     });
     Ok(rows)
 }

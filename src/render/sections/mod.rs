@@ -15,6 +15,7 @@ mod cross_rank;
 mod device_time;
 mod diagnostics;
 mod dispatch;
+mod efficiency;
 mod kernel_types;
 mod layout;
 mod op_types;
@@ -92,6 +93,7 @@ fn timeline(r: &Report, out: &mut Vec<Section>) {
 fn kernels(r: &Report, out: &mut Vec<Section>) {
     top_events::top_events(r, out);
     op_types::op_types(r, out);
+    efficiency::efficiency(r, out);
     composition::composition(r, out);
     communication::communication(r, out);
 }

@@ -1,0 +1,360 @@
+//! The efficiency analysis (issue 59) on the real shared captures, against an independent
+//! computation: tests/tools/efficiency_oracle.py recomputes the FLOPs and times of the matmul and
+//! conv families from the files themselves (sqlite3 over COMPUTE_TASK_INFO ⋈ TASK, csv over
+//! kernel_details.csv with the trace_view.json durations of a text export, json over Kineto
+//! traces: GEMM ops by Input Dims, kernels by correlation, outermost GEMM per launch), not through
+//! profscope. FLOPs must agree exactly, time to the ns, calls exactly. The numbers it printed on
+//! 2026-12-06 are in docs/analyses/efficiency.md ("Checked independently").
+//!
+//! Inputs are real unless said: the chip-facts test adds a generated `PROF_*/device_0/info.json.0`
+//! (ai_core_num 24, aic_frequency 1800) to a copy of a real root, since no shared torch_npu root
+//! kept its PROF folder.
+
+use crate::common::{copy_dir, profscope_json, samples_dir};
+use serde_json::Value;
+use std::io::Write;
+use std::process::Command;
+
+/// A fresh folder under the temp dir for this test.
+fn tmp(tag: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("profscope-eff-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn oracle(kind: &str, path: &std::path::Path) -> Option<Value> {
+    let out = Command::new("python3")
+        .args(["tests/tools/efficiency_oracle.py", kind])
+        .arg(path)
+        .output()
+        .ok()?;
+    assert!(
+        out.status.success(),
+        "oracle: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(serde_json::from_slice(&out.stdout).unwrap())
+}
+
+fn efficiency(args: &[&str]) -> Vec<Value> {
+    let mut a = vec![
+        "analyze",
+        "--format",
+        "json",
+        "--quiet",
+        "--only",
+        "efficiency",
+    ];
+    a.extend_from_slice(args);
+    let r = profscope_json(&a);
+    r["analyses"]["efficiency"].as_array().unwrap().clone()
+}
+
+/// A device entry's family row `name`.
+fn family<'a>(d: &'a Value, name: &str) -> &'a Value {
+    d["families"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["family"] == name)
+        .unwrap_or_else(|| panic!("no family {name}: {}", d["families"]))
+}
+
+fn assert_agrees(d: &Value, want: &Value, what: &str) {
+    let want = want.as_object().unwrap();
+    assert!(!want.is_empty(), "{what}: the oracle found nothing");
+    for (fam, w) in want {
+        let f = family(d, fam);
+        for k in ["calls", "flops", "time_ns"] {
+            assert_eq!(f[k], w[k], "{what} {fam} {k}");
+        }
+    }
+}
+
+fn skipped() -> bool {
+    if Command::new("python3").arg("--version").output().is_err() {
+        let _ = writeln!(std::io::stderr(), "SKIPPED efficiency oracle: no python3");
+        return true;
+    }
+    false
+}
+
+#[test]
+fn ascend_flops_and_time_agree_with_the_oracle_on_db_text_and_csv() {
+    if skipped() {
+        return;
+    }
+    let s = samples_dir().join("ascend-pt");
+    for r in 0..2 {
+        let db = s.join(format!(
+            "db/level1/rank{r}_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_{r}.db"
+        ));
+        let d = &efficiency(&[db.to_str().unwrap()])[0];
+        assert_eq!(d["status"], "estimated");
+        assert_agrees(d, &oracle("db", &db).unwrap(), &format!("db rank {r}"));
+        // The text export: trace_view.json tasks with kernel_details.csv's details linked.
+        let rank = s.join(format!("text/level1/rank{r}_ascend_pt"));
+        let csv = rank.join("ASCEND_PROFILER_OUTPUT/kernel_details.csv");
+        let d = &efficiency(&[rank.to_str().unwrap()])[0];
+        assert_agrees(d, &oracle("text", &csv).unwrap(), &format!("text rank {r}"));
+        // The CSV alone (a CSV-only export): its own durations.
+        let only = tmp(&format!("csv{r}")).join("kernel_details.csv");
+        std::fs::copy(&csv, &only).unwrap();
+        let d = &efficiency(&[only.to_str().unwrap()])[0];
+        assert_agrees(d, &oracle("csv", &only).unwrap(), &format!("csv rank {r}"));
+    }
+}
+
+#[test]
+fn kineto_gemm_flops_and_time_agree_with_the_oracle() {
+    if skipped() {
+        return;
+    }
+    let t = samples_dir().join("torch-traces");
+    for (f, row) in [
+        ("trace_diff/control/control.json.gz", "NVIDIA A100 SXM 40GB"),
+        (
+            "negative_queue_length_values_check/rank0.json.gz",
+            "NVIDIA A100 SXM 80GB",
+        ),
+        (
+            "amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+            "AMD Instinct MI250 (one GCD)",
+        ),
+    ] {
+        let path = t.join(f);
+        let devs = efficiency(&[path.to_str().unwrap()]);
+        let want = oracle("kineto", &path).unwrap();
+        let d = devs
+            .iter()
+            .find(|d| {
+                d["families"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|x| x["family"] == "matmul")
+            })
+            .unwrap_or_else(|| panic!("{f}: no device with GEMMs"));
+        // The oracle charges every kernel of a GEMM op to it, whatever its dtype: compare the
+        // matmul rows of all dtypes (fp32 and tf32 ones) together.
+        let f32_and_tf32 = family(d, "matmul");
+        for k in ["calls", "flops", "time_ns"] {
+            assert_eq!(f32_and_tf32[k], want["matmul"][k], "{f} {k}");
+        }
+        assert_eq!(d["peaks"]["table_row"], row, "{f}");
+        assert_eq!(d["peaks"]["source"], "table");
+    }
+}
+
+#[test]
+fn fp32_gemms_on_tf32_kernels_are_charged_to_the_tf32_peak() {
+    // control.json.gz: A100 fp32 GEMMs run by `cutlass_80_tensorop_s1688gemm…` kernels.
+    let path = samples_dir().join("torch-traces/trace_diff/control/control.json.gz");
+    let devs = efficiency(&[path.to_str().unwrap()]);
+    let ops: Vec<&Value> = devs
+        .iter()
+        .flat_map(|d| d["ops"].as_array().unwrap())
+        .filter(|o| o["family"] == "matmul")
+        .collect();
+    assert!(ops.iter().any(|o| o["dtype"] == "tf32"));
+    for o in ops.iter().filter(|o| o["dtype"] == "tf32") {
+        let want = o["flops"].as_f64().unwrap() / o["time_ns"].as_f64().unwrap() / 1e3 / 156.0;
+        assert!(
+            (o["mfu"].as_f64().unwrap() - want).abs() < 1e-9 * want.max(1.0),
+            "{o}"
+        );
+    }
+}
+
+#[test]
+fn without_chip_facts_peaks_are_not_estimated_and_nothing_is_guessed() {
+    let root = samples_dir().join("ascend-pt/db/level1");
+    for d in efficiency(&[root.to_str().unwrap()]) {
+        let p = &d["peaks"];
+        assert_eq!(p["chip"], "Ascend910B");
+        assert_eq!(p["source"], "none");
+        assert_eq!(p["clock_mhz"], 1800.0); // AICORE_FREQ's samples (sqlite3: all 1800)
+        assert!(p["tflops"].as_array().unwrap().is_empty());
+        assert!(
+            p["not_estimated"][0]
+                .as_str()
+                .unwrap()
+                .contains("no AI core count")
+        );
+        for o in d["ops"].as_array().unwrap() {
+            assert!(o["mfu"].is_null() && o["time_lost_ns"].is_null(), "{o}");
+            assert_eq!(o["roofline"], "unknown");
+        }
+    }
+}
+
+#[test]
+fn info_json_gives_the_ascend_peak_and_overrides_give_mfu_and_time_lost() {
+    let rank = tmp("info").join("rank0_ascend_pt");
+    copy_dir(
+        &samples_dir().join("ascend-pt/db/level1/rank0_ascend_pt"),
+        &rank,
+    );
+    // Generated: what a torch_npu root keeps when the export is not simplified.
+    let dev = rank.join("PROF_000001_20250109_ABCDEF/device_0");
+    std::fs::create_dir_all(&dev).unwrap();
+    std::fs::write(
+        dev.join("info.json.0"),
+        r#"{"DeviceInfo": [{"id": 0, "ai_core_num": 24, "aic_frequency": "1800"}]}"#,
+    )
+    .unwrap();
+    let d = &efficiency(&[rank.to_str().unwrap()])[0];
+    let p = &d["peaks"];
+    assert_eq!(
+        (p["source"].as_str(), p["ai_cores"].as_i64()),
+        (Some("capture"), Some(24))
+    );
+    // 24 cores × 1800 MHz × 16·16·16·2 FLOPs per cycle = 353.8944 TFLOPS (fp16, bf16), ×2 int8.
+    let tf: Vec<(&str, f64)> = p["tflops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| (x["dtype"].as_str().unwrap(), x["tflops"].as_f64().unwrap()))
+        .collect();
+    assert_eq!(
+        tf,
+        [("fp16", 353.8944), ("bf16", 353.8944), ("int8", 707.7888)]
+    );
+    // The ops are FLOAT: no per-cycle figure, so still no MFU.
+    assert!(p["not_estimated"][0].as_str().unwrap().starts_with("fp32"));
+
+    // With both peaks given, Conv2D1 (AlexNet conv1, 1 task): FLOPs 2·32·55·55·(121·4·16·8),
+    // bytes (32·1·224·224·8 + 121·4·16·8 + 64 + 32·8·55·55·8) · 4, time 314,667 ns (TASK).
+    let root = samples_dir().join("ascend-pt/db/level1/rank0_ascend_pt");
+    let d = &efficiency(&[
+        root.to_str().unwrap(),
+        "--peak-tflops",
+        "300",
+        "--peak-gbps",
+        "1600",
+    ])[0];
+    let flops = 2.0 * 32.0 * 55.0 * 55.0 * (121.0 * 4.0 * 16.0 * 8.0);
+    let bytes = (32 * 224 * 224 * 8 + 121 * 4 * 16 * 8 + 64 + 32 * 8 * 55 * 55 * 8) as f64 * 4.0;
+    let t = 314_667.0;
+    let conv1 = d["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["op"] == "Conv2D" && o["shape"].as_str().unwrap().contains("121,4,16,8"))
+        .unwrap();
+    assert_eq!(conv1["flops"].as_f64(), Some(flops));
+    assert_eq!(conv1["bytes"].as_f64(), Some(bytes));
+    assert_eq!(conv1["time_ns"].as_f64(), Some(t));
+    let mfu = flops / t / 1e3 / 300.0;
+    assert!((conv1["mfu"].as_f64().unwrap() - mfu).abs() < 1e-12);
+    // Intensity 157 < ridge 300e3 / 1600 = 187.5: memory-bound; ideal = bytes / 1600 B/ns.
+    assert_eq!(conv1["roofline"], "memory");
+    let lost = (t - bytes / 1600.0).round();
+    assert_eq!(conv1["time_lost_ns"].as_f64(), Some(lost));
+    assert_eq!(d["peaks"]["source"], "override");
+}
+
+#[test]
+fn advisor_headline_and_html_carry_the_efficiency() {
+    let root = samples_dir().join("ascend-pt/db/level1");
+    let r = profscope_json(&[
+        "analyze",
+        "--format",
+        "json",
+        "--quiet",
+        root.to_str().unwrap(),
+        "--peak-tflops",
+        "300",
+        "--peak-gbps",
+        "1600",
+    ]);
+    let devs = r["analyses"]["efficiency"].as_array().unwrap();
+    // The time at stake is over every op class of the worst device (its `total` row); the
+    // listed op rows (the first 100 by time lost) add up to at most that, and to all of it when
+    // every class is listed.
+    let listed = |d: &Value| -> i64 {
+        d["ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|o| o["time_lost_ns"].as_i64())
+            .filter(|&l| l > 0)
+            .sum()
+    };
+    let total = |d: &Value| d["total"]["time_lost_ns"].as_i64().unwrap();
+    for d in devs {
+        assert!(listed(d) <= total(d), "{}", d["device"]);
+        if d["ops_total"].as_u64() == Some(d["ops"].as_array().unwrap().len() as u64) {
+            assert_eq!(listed(d), total(d), "{}", d["device"]);
+        }
+    }
+    let worst = devs.iter().map(total).max().unwrap();
+
+    let f = r["analyses"]["advisor"]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "roofline_gap")
+        .expect("roofline_gap finding");
+    assert_eq!(f["time_at_stake_ns"].as_i64(), Some(worst));
+    assert!(!f["evidence"].as_array().unwrap().is_empty());
+    let line = r["headline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|l| l.as_str())
+        .find(|l| l.starts_with("efficiency: "))
+        .expect("efficiency headline");
+    assert!(
+        line.contains("conv: ") && line.contains("% of peak"),
+        "{line}"
+    );
+    // Without peaks: no finding, and the headline says the peak is not estimated.
+    let r = profscope_json(&[
+        "analyze",
+        "--format",
+        "json",
+        "--quiet",
+        root.to_str().unwrap(),
+    ]);
+    assert!(
+        !r["analyses"]["advisor"]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["rule"] == "roofline_gap")
+    );
+    let text = r["headline"].to_string();
+    assert!(
+        text.contains("TFLOPS achieved (peak not estimated)"),
+        "{text}"
+    );
+    // The HTML roofline: one dot per op class with FLOPs, per device.
+    let html = tmp("html").join("r.html");
+    let out = crate::common::profscope_command()
+        .args(["report", root.to_str().unwrap(), "--quiet", "--html"])
+        .arg(&html)
+        .args(["--peak-tflops", "300", "--peak-gbps", "1600"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert_eq!(page.matches("class=roofline").count(), devs.len());
+    let dots: usize = devs
+        .iter()
+        .map(|d| {
+            d["ops"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|o| o["flops"].as_u64() > Some(0))
+                .count()
+        })
+        .sum();
+    assert_eq!(page.matches("<circle").count(), dots);
+}
