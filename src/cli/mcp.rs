@@ -326,13 +326,15 @@ fn call_tool(name: &str, args: &Value) -> anyhow::Result<Value> {
                 Some(s) => crate::report::diff::parse_thresholds(s)?,
                 None => Vec::new(),
             };
-            let base = pipeline::load::report_value(std::path::Path::new(b), &Progress::default())?;
-            let new = pipeline::load::report_value(std::path::Path::new(n), &Progress::default())?;
+            let mut base =
+                pipeline::load::report_view(std::path::Path::new(b), &Progress::default())?;
+            let mut new =
+                pipeline::load::report_view(std::path::Path::new(n), &Progress::default())?;
             let d = crate::report::diff::diff(
                 b.into(),
-                std::slice::from_ref(&crate::report::diff::metrics(&base)?),
+                std::slice::from_ref(&crate::report::diff::metrics_of(&mut base)),
                 n.into(),
-                &crate::report::diff::metrics(&new)?,
+                &crate::report::diff::metrics_of(&mut new),
                 &th,
             )?
             .with_verdicts(&[(b, &base), (n, &new)])

@@ -6,6 +6,7 @@ pub mod detail;
 pub mod diff;
 pub mod diff_input;
 pub mod headline;
+pub mod json_view;
 pub mod memory;
 pub mod noise;
 pub mod query;
