@@ -154,11 +154,7 @@ pub fn ingest_bytes(
     {
         builder.add_meta(file, "host.uid", &host);
     }
-    for (key, value) in super::rank::profiler_metadata(path) {
-        if !builder.has_meta(file, key) {
-            builder.add_meta(file, key, &value);
-        }
-    }
+    super::profiler_metadata::add_to(path, file, builder);
     kineto_groups(builder, file, meta);
     let first = match head {
         Head::Events { first } => first,
