@@ -14,6 +14,7 @@ pub mod mapping;
 pub mod msprof_csv;
 pub mod once;
 mod postpass;
+pub mod profiler_metadata;
 pub mod progress;
 pub mod rank;
 pub mod source;

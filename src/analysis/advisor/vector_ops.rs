@@ -37,7 +37,8 @@ struct Group {
     dtype: String,
     tasks: u64,
     ns: i64,
-    /// Sums of aiv_vec, aiv_mte2, aiv_mte3 (NaN counts as 0, as msprof-analyze reads `N/A`).
+    /// Sums of aiv_vec, aiv_mte2, aiv_mte3 (NaN counts as 0, as msprof-analyze reads `N/A`,
+    /// in a task that has at least one of the three).
     sums: [f64; 3],
 }
 
@@ -82,14 +83,15 @@ fn run(t: &Tables, devices: &[Device]) -> Vec<Keyed> {
             ));
             continue;
         }
-        let compute: i64 = devices
-            .iter()
-            .filter(|d| d.file == file)
-            .flat_map(|d| d.events.iter())
-            .filter(|&&i| t.events.category[i as usize] == Category::ComputeKernel)
-            .map(|&i| t.events.dur_ns.at(i as usize))
-            .sum();
-        let total = compute + comm_ns(t, devices, file);
+        let compute = crate::units::sum_ns(
+            devices
+                .iter()
+                .filter(|d| d.file == file)
+                .flat_map(|d| d.events.iter())
+                .filter(|&&i| t.events.category[i as usize] == Category::ComputeKernel)
+                .map(|&i| t.events.dur_ns.at(i as usize)),
+        );
+        let total = compute.saturating_add(comm_ns(t, devices, file));
         let vector: Vec<usize> = mine
             .into_iter()
             .filter(|&i| {
@@ -100,7 +102,8 @@ fn run(t: &Tables, devices: &[Device]) -> Vec<Keyed> {
             .collect();
         let mut type_ns: BTreeMap<crate::model::StrId, i64> = BTreeMap::new();
         for &i in &vector {
-            *type_ns.entry(m.op_type[i]).or_default() += m.dur_ns[i];
+            let e = type_ns.entry(m.op_type[i]).or_default();
+            *e = e.saturating_add(m.dur_ns[i]);
         }
         let mut groups: BTreeMap<
             (
@@ -110,7 +113,14 @@ fn run(t: &Tables, devices: &[Device]) -> Vec<Keyed> {
             ),
             Group,
         > = BTreeMap::new();
+        // A task with none of the three ratios (not written, or dropped as impossible by the
+        // reader) has nothing to price: left out, and counted.
+        let mut unmeasured = 0u64;
         for &i in &vector {
+            if cols.iter().all(|&c| m.ratios[i][c].is_nan()) {
+                unmeasured += 1;
+                continue;
+            }
             let ns = type_ns[&m.op_type[i]];
             if (total <= 0 || (ns as f64) < TYPE_SHARE * total as f64) && ns < TYPE_MIN_NS {
                 continue;
@@ -126,7 +136,7 @@ fn run(t: &Tables, devices: &[Device]) -> Vec<Keyed> {
                     sums: [0.0; 3],
                 });
             g.tasks += 1;
-            g.ns += m.dur_ns[i];
+            g.ns = g.ns.saturating_add(m.dur_ns[i]);
             g.dtype = shown(t.str(m.input_dtypes[i]));
             for (k, &c) in cols.iter().enumerate() {
                 let v = m.ratios[i][c];
@@ -182,6 +192,12 @@ fn run(t: &Tables, devices: &[Device]) -> Vec<Keyed> {
         }
         for (g, b) in bound.iter().take(5) {
             f.evidence.push(line(g, format!("{b} bound")));
+        }
+        if unmeasured > 0 {
+            f.evidence.insert(
+                0,
+                format!("{w}: {unmeasured} vector task(s) without vector pipe ratios: not priced"),
+            );
         }
         f.recommendation = "for the shapes with room: tune their tiling / block count for these shapes or pick a better-fitting kernel (AOE operator tuning); for the bound ones: cut the data they move (fuse with neighbours, avoid the TransData format conversions, e.g. torch_npu.npu.config.allow_internal_format = False)".into();
         out.push(Keyed {
