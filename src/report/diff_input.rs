@@ -176,22 +176,12 @@ struct SampleList(Vec<StepNs>);
 
 impl Field for SampleList {
     fn read<'de, D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = SampleList;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                json_view::expecting(f, "a list of step times")
-            }
-            fn visit_seq<A: de::SeqAccess<'de>>(self, s: A) -> Result<SampleList, A::Error> {
-                json_view::each_entry(
-                    s,
-                    MAX_STEP_SAMPLES,
-                    "profscope keeps the first 4096 steps of a device",
-                )
-                .map(SampleList)
-            }
-        }
-        d.deserialize_seq(V)
+        json_view::read_list(
+            d,
+            MAX_STEP_SAMPLES,
+            "profscope keeps the first 4096 steps of a device",
+        )
+        .map(SampleList)
     }
 }
 

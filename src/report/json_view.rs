@@ -181,7 +181,7 @@ impl<'de> Visitor<'de> for Key {
 
 /// Reads the entries of a list of `T`, each charged; more than `max` is an error saying `why`
 /// no more can be.
-pub fn each_entry<'de, T: Field, A: SeqAccess<'de>>(
+fn each_entry<'de, T: Field, A: SeqAccess<'de>>(
     mut s: A,
     max: usize,
     why: &str,
@@ -197,21 +197,39 @@ pub fn each_entry<'de, T: Field, A: SeqAccess<'de>>(
     Ok(out)
 }
 
-struct ListV<T>(PhantomData<T>);
+/// A list of at most `max` entries (`why` says why no more can be).
+struct ListV<'w, T> {
+    max: usize,
+    why: &'w str,
+    of: PhantomData<T>,
+}
 
-impl<'de, T: Field> Visitor<'de> for ListV<T> {
+impl<'de, T: Field> Visitor<'de> for ListV<'_, T> {
     type Value = Vec<T>;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         expecting(f, "a list")
     }
     fn visit_seq<A: SeqAccess<'de>>(self, s: A) -> Result<Vec<T>, A::Error> {
-        each_entry(s, usize::MAX, "")
+        each_entry(s, self.max, self.why)
     }
+}
+
+/// Reads a list of at most `max` entries of `T` (an error saying `why` past that).
+pub fn read_list<'de, T: Field, D: Deserializer<'de>>(
+    d: D,
+    max: usize,
+    why: &str,
+) -> Result<Vec<T>, D::Error> {
+    d.deserialize_seq(ListV {
+        max,
+        why,
+        of: PhantomData,
+    })
 }
 
 impl<T: Field> Field for Vec<T> {
     fn read<'de, D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_seq(ListV(PhantomData))
+        read_list(d, usize::MAX, "")
     }
 }
 

@@ -130,20 +130,10 @@ fn readme_is_short_and_its_links_resolve() {
 /// row in docs/diagnostics.md (the codes are the contract agents read).
 #[test]
 fn every_diagnostic_code_is_documented() {
-    fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
-        for e in std::fs::read_dir(dir).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                files(&p, out);
-            } else if p.extension().is_some_and(|x| x == "rs") {
-                out.push(p);
-            }
-        }
-    }
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let doc = std::fs::read_to_string(root.join("docs/diagnostics.md")).unwrap();
     let mut sources = Vec::new();
-    files(&root.join("src"), &mut sources);
+    crate::layering::rust_files(&root.join("src"), &mut sources);
     let mut codes = std::collections::BTreeSet::new();
     for f in sources {
         let text = std::fs::read_to_string(&f).unwrap();

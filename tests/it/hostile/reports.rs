@@ -194,8 +194,10 @@ fn generated_report(ranks: usize, steps: usize) -> String {
 /// small limits through the library: the real caps are 1 GiB of file and 1 GiB of view; the
 /// 320 MB case measured by hand is in docs/reliability.md); a device with more than the 4,096
 /// samples profscope keeps is refused as soon as the 4,097th is read; and a large report of the
-/// real shape (generated: 192 ranks × 4,096 steps, 25 MB) is read with a peak RSS well under
-/// what its JSON tree took.
+/// real shape (generated: 192 ranks × 4,096 steps, 25 MB) is read whole. (No peak-RSS check
+/// through the binary: a child spawned with vfork starts its ru_maxrss from the test
+/// process's own peak, so it cannot show a bound tighter than the test's; the by-hand
+/// measurement is in docs/reliability.md.)
 #[test]
 fn saved_reports_are_bounded_and_streamed() {
     let dir = tmp("r61-size");
@@ -232,7 +234,7 @@ fn saved_reports_are_bounded_and_streamed() {
     let view = saved_report(&big, Limits::default()).unwrap();
     let ranks = &view.analyses.cross_rank.cohorts[0].ranks;
     assert_eq!((ranks.len(), ranks[5].samples.steps.len()), (192, 4096));
-    // The binary: the same report as base and new passes, within a bounded peak.
+    // The binary: the same report as base and new passes.
     let r = run(
         &[
             "diff",
@@ -244,8 +246,6 @@ fn saved_reports_are_bounded_and_streamed() {
         LIMIT,
     );
     assert_eq!(r.code, Some(0), "{}", r.stderr);
-    let mib = r.max_rss_kb / 1024;
-    assert!(mib < 400, "peak RSS {mib} MiB for two {size}-byte reports");
     // 2 M samples on one device: refused at the 4,097th, without reading on.
     let one = dir.join("one.json");
     let samples = vec![1_000_000u32; 2_000_000];
@@ -265,9 +265,14 @@ fn saved_reports_are_bounded_and_streamed() {
         "{}",
         r.stderr
     );
-    assert!(
-        r.max_rss_kb / 1024 < 200,
-        "peak RSS {} MiB",
-        r.max_rss_kb / 1024
-    );
+    // Refused where the 4,097th sample is, without reading the other 15 MB.
+    let column: usize = r
+        .stderr
+        .rsplit("column ")
+        .next()
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(column < 100_000, "{}", r.stderr);
 }
