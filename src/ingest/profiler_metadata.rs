@@ -3,11 +3,9 @@
 //! them. A file that is there but unreadable (a folder in its place, over the size cap, cut,
 //! nested past the parser's depth, not an object) is a reason the reader turns into a
 //! `metadata_unreadable` diagnostic, never a silent absence; a UTF-8 byte-order mark before the
-//! JSON is skipped, as Python's `utf-8-sig` reads it.
+//! JSON is skipped, as Python's `utf-8-sig` reads it. A leaf of `ingest`: the reader that
+//! finds the file (`chrome_json::metadata_rows`) writes the rows and the diagnostic.
 
-use super::builder::TablesBuilder;
-use crate::diag::Severity;
-use crate::model::FileId;
 use std::path::Path;
 
 /// The largest profiler_metadata.json read (real ones are a few KB: environment variables and
@@ -17,31 +15,6 @@ pub const MAX_BYTES: u64 = 16 << 20;
 /// The keys kept as meta rows, each as JSON text: `parallel_group_info` (communicator groups),
 /// `ENV_VARIABLES` (the environment torch_npu recorded, read by the advisor).
 const KEYS: [&str; 2] = ["parallel_group_info", "ENV_VARIABLES"];
-
-/// Adds to `file` the meta rows of the profiler_metadata.json of the torch_npu rank folder
-/// `path` lies in (a key the file already has, from a db's META_DATA, is kept); when that file
-/// is there but cannot be read, a `metadata_unreadable` diagnostic saying why and the
-/// [`METADATA_UNREADABLE`](crate::model::meta::METADATA_UNREADABLE) row the advisor reads.
-pub fn add_to(path: &str, file: FileId, b: &mut TablesBuilder) {
-    match super::rank::profiler_metadata(path) {
-        Ok(rows) => {
-            for (key, value) in rows {
-                if !b.has_meta(file, key) {
-                    b.add_meta(file, key, &value);
-                }
-            }
-        }
-        Err(why) => {
-            let key = crate::model::meta::METADATA_UNREADABLE;
-            if !b.has_meta(file, key) {
-                b.add_meta(file, key, &why);
-                b.diag().add("metadata_unreadable", Severity::DataLoss, || {
-                    format!("{why}: its environment variables and communicator groups are not read (the advisor lists environment_variables as not checked)")
-                });
-            }
-        }
-    }
-}
 
 /// The meta rows of the file at `meta`: none when there is no such file, the reason when it
 /// is there but cannot be read.

@@ -136,6 +136,31 @@ pub fn ingest_slice_streamed(
     Ok(builder.finish())
 }
 
+/// Adds to `file` the meta rows of the profiler_metadata.json of the torch_npu rank folder
+/// `path` lies in (a key the file already has, from a db's META_DATA, is kept); when that file
+/// is there but cannot be read, a `metadata_unreadable` diagnostic saying why and the
+/// `METADATA_UNREADABLE` row the advisor reads.
+fn metadata_rows(path: &str, file: FileId, b: &mut TablesBuilder) {
+    match super::rank::profiler_metadata(path) {
+        Ok(rows) => {
+            for (key, value) in rows {
+                if !b.has_meta(file, key) {
+                    b.add_meta(file, key, &value);
+                }
+            }
+        }
+        Err(why) => {
+            let key = crate::model::meta::METADATA_UNREADABLE;
+            if !b.has_meta(file, key) {
+                b.add_meta(file, key, &why);
+                b.diag().add("metadata_unreadable", Severity::DataLoss, || {
+                    format!("{why}: its environment variables and communicator groups are not read (the advisor lists environment_variables as not checked)")
+                });
+            }
+        }
+    }
+}
+
 /// Ingests bytes that are all in memory (a mapping); `src` lets parsed pages be released.
 pub fn ingest_bytes(
     path: &str,
@@ -154,7 +179,7 @@ pub fn ingest_bytes(
     {
         builder.add_meta(file, "host.uid", &host);
     }
-    super::profiler_metadata::add_to(path, file, builder);
+    metadata_rows(path, file, builder);
     kineto_groups(builder, file, meta);
     let first = match head {
         Head::Events { first } => first,
