@@ -4,7 +4,7 @@
 set -eu  # no pipefail: `find | head` ends find with SIGPIPE by design
 S="${SAMPLES:-../shared/samples}"
 C=fuzz/corpus
-mkdir -p $C/cache_entry $C/btree $C/chrome_json $C/kernel_csv $C/safetensors_header $C/npu_smi $C/vllm_log
+mkdir -p $C/saved_report $C/run_metadata $C/cache_entry $C/btree $C/chrome_json $C/kernel_csv $C/safetensors_header $C/npu_smi $C/vllm_log
 # b-tree: the first 8 pages of real dbs (schema and first table pages), and a whole small db.
 for f in "$S"/ascend-pt/db/level0/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/*.db "$S"/ascend-pt/msprof_0.db; do
   head -c 32768 "$f" > "$C/btree/$(echo "$f" | md5sum | cut -c1-12)"
@@ -38,4 +38,16 @@ for e in "$T"/v3/*.part; do
   python3 -c 'import sys; b=open(sys.argv[1],"rb").read(); sys.stdout.buffer.write(b[16:-32])' "$e" > "$C/cache_entry/$n.body"
 done
 rm -rf "$T"
+# Saved reports: real reports of the db and text roots, whole and as 16 KiB prefixes.
+for r in db/level0 db/level1 text/level1; do
+  n=$(echo "$r" | tr / _)
+  cargo run --release --quiet -- analyze "$S"/ascend-pt/$r --quiet --no-cache --format json > "$C/saved_report/$n.json"
+  head -c 16384 "$C/saved_report/$n.json" > "$C/saved_report/$n.head"
+done
+# Run metadata: the real profiler_metadata.json files, and a db's META_DATA ENV_VARIABLES value.
+for f in "$S"/ascend-pt/text/level*/rank*_ascend_pt/profiler_metadata.json; do
+  cp "$f" "$C/run_metadata/$(echo "$f" | md5sum | cut -c1-12)"
+done
+python3 -c 'import sqlite3,sys; c=sqlite3.connect("file:"+sys.argv[1]+"?immutable=1", uri=True); sys.stdout.write(c.execute("select value from META_DATA where name=\"ENV_VARIABLES\"").fetchone()[0])' \
+  "$S"/ascend-pt/db/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_0.db > "$C/run_metadata/meta_data_env"
 echo "seeded: $(find $C -type f | wc -l) files"

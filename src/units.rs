@@ -7,6 +7,12 @@ pub const NS_PER_US: i64 = 1_000;
 pub const NS_PER_MS: i64 = 1_000_000;
 pub const NS_PER_S: i64 = 1_000_000_000;
 
+/// The latest plausible timestamp (ns since the epoch: the year 2096).
+pub const MAX_TS_NS: i64 = 4_000_000_000_000_000_000;
+/// The longest plausible event or step: one week. Readers skip longer spans (`skipped_event`),
+/// and a saved report holding a longer step is refused.
+pub const MAX_SPAN_NS: i64 = 7 * 24 * 3600 * NS_PER_S;
+
 pub const KIB: i64 = 1 << 10;
 pub const MIB: i64 = 1 << 20;
 pub const GIB: i64 = 1 << 30;
@@ -29,6 +35,12 @@ pub fn human_duration(ns: f64) -> String {
         (1, "ns")
     };
     format!("{:.3} {unit}", ns / div as f64)
+}
+
+/// The sum of nanosecond values, saturating at the i64 limits instead of wrapping: a sum over
+/// many events, each up to a week long (what readers accept), can pass 2^63 ns.
+pub fn sum_ns(values: impl IntoIterator<Item = i64>) -> i64 {
+    values.into_iter().fold(0i64, i64::saturating_add)
 }
 
 /// `part` as a percent of `whole` (0 when `whole` is 0).

@@ -43,9 +43,20 @@ def _paths(paths: Iterable[PathLike]) -> List[str]:
     return out
 
 
-def _cli(argv: List[str]) -> "tuple[str, int]":
-    """Runs ``profscope <argv>`` in-process; raises ProfscopeError with the CLI's message."""
-    return _run(argv)
+def _opt(name: str, value: Any) -> str:
+    """One option with its value in a single argument (``--name=value``), so a value that starts
+    with ``-`` is never read as another option."""
+    return f"--{name}={value}"
+
+
+def _cli(command: str, options: List[str], paths: Sequence[str]) -> "tuple[str, int]":
+    """Runs ``profscope <command> <options> -- <paths>`` in-process; raises ProfscopeError with
+    the CLI's message. Paths come after ``--``: a file named ``-rank0.json`` or ``--save=x`` is
+    a path, never an option, and options come only from keyword arguments."""
+    for o in options:
+        if not o.startswith("--"):
+            raise ValueError(f"not an option: {o!r}")
+    return _run([command, *options, "--", *paths])
 
 
 # --- flattening report parts into rows -------------------------------------------------------
@@ -176,9 +187,10 @@ def _to_arrow(rows: List[Dict[str, Any]]) -> "Any":
 class Report:
     """The result of :func:`analyze`: the CLI's JSON report and tables built from it."""
 
-    def __init__(self, report: Dict[str, Any], argv: List[str]):
+    def __init__(self, report: Dict[str, Any], options: List[str], paths: List[str]):
         self._r = report
-        self._argv = argv
+        self._options = options
+        self._paths = paths
 
     @property
     def json(self) -> Dict[str, Any]:
@@ -232,17 +244,16 @@ class Report:
         return _json.loads(text)
 
     def to_markdown(self, full: bool = False, max_bytes: Optional[int] = None) -> str:
-        """The Markdown report (the CLI's ``--format md``): the brief, filled by importance into
-        8000 bytes or ``max_bytes``; ``full`` for every section. Runs the analysis again with the
-        same options (a cache hit unless ``cache=False``)."""
-        argv = [a for a in self._argv]
-        i = argv.index("--format")
-        argv[i + 1] = "md"
+        """The Markdown report (the CLI's ``--format md``): ``full`` for every section; with
+        ``max_bytes``, the brief filled by importance into that many bytes. Runs the analysis
+        again with the same options (a cache hit unless ``cache=False``)."""
+        options = [o for o in self._options if not o.startswith("--format=")]
+        options.append(_opt("format", "md"))
         if full:
-            argv.append("--full")
+            options.append("--full")
         if max_bytes is not None:
-            argv += ["--max-bytes", str(int(max_bytes))]
-        return _cli(argv)[0]
+            options.append(_opt("max-bytes", int(max_bytes)))
+        return _cli("analyze", options, self._paths)[0]
 
     def __repr__(self) -> str:
         head = self.headline[:2]
@@ -284,30 +295,31 @@ def analyze(
     Raises:
         ProfscopeError: with the CLI's message (unreadable input, bad option, ...).
     """
-    argv = ["analyze", "--format", "json", *_paths(paths)]
+    files = _paths(paths)
+    options = [_opt("format", "json")]
     if not progress:
-        argv.append("--quiet")
+        options.append("--quiet")
     if only:
-        argv += ["--only", ",".join(only)]
-    argv += ["--min-gap-us", repr(float(min_gap_us)), "--top", str(int(top)), "--detail", detail]
+        options.append(_opt("only", ",".join(only)))
+    options += [_opt("min-gap-us", repr(float(min_gap_us))), _opt("top", int(top)), _opt("detail", detail)]
     if batch is not None:
-        argv += ["--batch", str(int(batch))]
+        options.append(_opt("batch", int(batch)))
     if phase is not None:
-        argv += ["--phase", phase]
+        options.append(_opt("phase", phase))
     if expected_ranks is not None:
-        argv += ["--expected-ranks", str(int(expected_ranks))]
+        options.append(_opt("expected-ranks", int(expected_ranks)))
     if jobs is not None:
-        argv += ["--jobs", str(int(jobs))]
+        options.append(_opt("jobs", int(jobs)))
     if peak_tflops is not None:
-        argv += ["--peak-tflops", repr(float(peak_tflops))]
+        options.append(_opt("peak-tflops", repr(float(peak_tflops))))
     if peak_gbps is not None:
-        argv += ["--peak-gbps", repr(float(peak_gbps))]
+        options.append(_opt("peak-gbps", repr(float(peak_gbps))))
     if cache is False:
-        argv.append("--no-cache")
+        options.append("--no-cache")
     elif cache is not True:
-        argv += ["--cache", os.fspath(cache)]
-    out, _ = _cli(argv)
-    return Report(_json.loads(out), argv)
+        options.append(_opt("cache", os.fspath(cache)))
+    out, _ = _cli("analyze", options, files)
+    return Report(_json.loads(out), options, files)
 
 
 class Tables:
@@ -401,10 +413,10 @@ def diff(base: PathLike, new: PathLike, fail_on: Optional[str] = None) -> Diff:
         fail_on: thresholds as the CLI's ``--fail-on`` takes them, e.g.
             ``"step_time>+3%,bubble_share>+1pt"`` (docs/diff.md).
     """
-    argv = ["diff", "--quiet", "--format", "json", os.fspath(base), os.fspath(new)]
+    options = ["--quiet", _opt("format", "json")]
     if fail_on:
-        argv += ["--fail-on", fail_on]
-    out, code = _cli(argv)
+        options.append(_opt("fail-on", fail_on))
+    out, code = _cli("diff", options, [os.fspath(base), os.fspath(new)])
     return Diff(_json.loads(out), code)
 
 
@@ -413,10 +425,10 @@ def memory(*paths: PathLike, tp: Optional[int] = None, dp: Optional[int] = None)
     npu-smi text, vLLM logs, safetensors and profiler files (``profscope memory --format json``;
     docs/analyses/memory.md). ``tp`` / ``dp``: the service's parallel sizes when no run folder
     states them."""
-    argv = ["memory", "--format", "json", *_paths(paths)]
+    options = [_opt("format", "json")]
     if tp is not None:
-        argv += ["--tp", str(int(tp))]
+        options.append(_opt("tp", int(tp)))
     if dp is not None:
-        argv += ["--dp", str(int(dp))]
-    out, _ = _cli(argv)
+        options.append(_opt("dp", int(dp)))
+    out, _ = _cli("memory", options, _paths(paths))
     return _json.loads(out)

@@ -322,3 +322,48 @@ def test_brief_fills_the_budget_by_importance():
         r.brief(1000)
     md = r.to_markdown(max_bytes=4000)
     assert len(md.encode()) <= 4000 and full["verdict"]["statement"] in md
+
+
+def _tree(root):
+    """Every file under root with its bytes (to show a call wrote nothing)."""
+    return {p: p.read_bytes() for p in sorted(Path(root).rglob("*")) if p.is_file()}
+
+
+def test_paths_are_never_options(tmp_path, monkeypatch):
+    """Issue 61: paths reach the CLI after `--`. A real trace copied under the name `-rank0.json`
+    is analysed (the same report as the original, read by the CLI through `--`); a path spelled
+    `--save=<file>` is a path that does not exist (an error naming it), never a --save that
+    writes the file; a base spelled `--thresholds=...` is a missing path, not an option."""
+    src = SAMPLES / "torch-traces/nccl_parser_config"
+    trace = sorted(src.glob("*.json"))[0]
+    monkeypatch.chdir(tmp_path)
+    Path("-rank0.json").write_bytes(trace.read_bytes())
+    r = profscope.analyze("-rank0.json", cache=False)
+    cli = cli_json("analyze", "--format", "json", "--quiet", "--no-cache", "--", "-rank0.json")
+    assert untimed(r.json) == untimed(cli)
+    assert r.json["summary"]["files"][0]["path"].endswith("-rank0.json")
+    md = subprocess.run([cli_bin(), "analyze", "--quiet", "--no-cache", "--format", "md", "--", "-rank0.json"],
+                        capture_output=True, text=True, check=True).stdout
+    strip = lambda s: [l for l in s.splitlines() if "wall:" not in l and "_ms" not in l and " ms (summed" not in l]
+    assert strip(r.to_markdown()) == strip(md)
+
+    before = _tree(tmp_path)
+    target = tmp_path / "x.json"
+    with pytest.raises(profscope.ProfscopeError, match="--save="):
+        profscope.analyze(f"--save={target}", str(SAMPLES / "ascend-pt/db/level1"), cache=False)
+    assert not target.exists()
+    with pytest.raises(profscope.ProfscopeError, match="--thresholds="):
+        profscope.diff(str(SAMPLES / "ascend-pt/db/level1"), f"--thresholds={target}")
+    with pytest.raises(profscope.ProfscopeError, match="--save="):
+        profscope.memory(f"--save={target}")
+    assert _tree(tmp_path) == before
+
+
+def test_option_values_that_look_like_options_stay_values():
+    """A keyword value starting with `-` is the option's value (`--phase=-x`), refused by the
+    CLI's own check of that value, and never taken as another option."""
+    path = str(SAMPLES / "ascend-pt/db/level1")
+    with pytest.raises(profscope.ProfscopeError, match="-x"):
+        profscope.analyze(path, phase="-x", cache=False)
+    with pytest.raises(profscope.ProfscopeError, match="--save"):
+        profscope.diff(path, path, fail_on="--save=/tmp/x.json")

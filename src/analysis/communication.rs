@@ -46,8 +46,8 @@ fn one(t: &Tables, d: &Device) -> Communication {
             .filter(move |&i| e.category[i] == c)
             .map(|i| e.dur_ns.at(i))
     };
-    let compute_ns: i64 = durs(Category::ComputeKernel).sum();
-    let device_ns: i64 = d.events.iter().map(|&i| e.dur_ns.at(i as usize)).sum();
+    let compute_ns = crate::units::sum_ns(durs(Category::ComputeKernel));
+    let device_ns = crate::units::sum_ns(d.events.iter().map(|&i| e.dur_ns.at(i as usize)));
     let has_own = durs(Category::CommKernel).next().is_some();
     let (source, comm) = if !has_own && !d.comm_ops.is_empty() {
         let ops = d.comm_ops.iter().map(|&i| e.dur_ns.at(i as usize));

@@ -109,7 +109,7 @@ fn vendor(t: &Tables, d: &Device) -> Option<(i64, i64, i64, i64)> {
     let mut seen = false;
     let v = &t.vendor_overlap;
     for r in (0..v.len()).filter(|&r| v.file[r] == d.file) {
-        sums[v.kind[r] as usize] += v.dur_ns[r];
+        sums[v.kind[r] as usize] = sums[v.kind[r] as usize].saturating_add(v.dur_ns[r]);
         seen = true;
     }
     let kind_of_thread: Vec<Option<usize>> = (0..t.threads.len())
@@ -127,7 +127,7 @@ fn vendor(t: &Tables, d: &Device) -> Option<(i64, i64, i64, i64)> {
     if kind_of_thread.iter().any(Option::is_some) {
         for i in 0..t.events.len() {
             if let Some(k) = kind_of_thread[t.events.thread[i].idx()] {
-                sums[k] += t.events.dur_ns.at(i);
+                sums[k] = sums[k].saturating_add(t.events.dur_ns.at(i));
                 seen = true;
             }
         }

@@ -294,7 +294,7 @@ fn host_apis(
         };
         by_name.entry(name).or_default().push(t.events.dur_ns.at(i));
     }
-    let total: i64 = by_name.values().flatten().sum();
+    let total = super::stats::wide_sum(by_name.values().flatten().copied());
     let mut rows: Vec<DurStats> = by_name
         .into_iter()
         .map(|(n, v)| dur_stats(n.to_string(), v, total))
@@ -304,9 +304,9 @@ fn host_apis(
     let other = (
         rest.len() as u64,
         rest.iter().map(|r| r.count).sum(),
-        rest.iter().map(|r| r.sum_ns).sum(),
+        crate::units::sum_ns(rest.iter().map(|r| r.sum_ns)),
     );
-    (rows, other, total)
+    (rows, other, super::stats::saturated(total))
 }
 
 /// The PyTorch op above each (task, launch call) pair: on Ascend the host end of a flow that

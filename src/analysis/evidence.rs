@@ -138,7 +138,7 @@ pub fn facts(t: &Tables, devices: &[Device]) -> Vec<FileEvidence> {
         out[f].host_window_ns = host_span[f].map_or(0, |s| s.1 - s.0);
         out[f].device_window_ns = dev_span[f].map_or(0, |s| s.1 - s.0);
         out[f].launch_window_ns = launch_span[f].map_or(0, |s| s.1 - s.0);
-        out[f].vendor_steps = vendor_steps(t, f);
+        (out[f].vendor_steps, out[f].vendor_steps_folded) = vendor_steps(t, f);
         out[f].vendor_collectives = vendor_collectives(t, f);
     }
     out
@@ -161,8 +161,11 @@ fn norm(s: &str) -> String {
 }
 
 /// The vendor's step rows of file `f`: analysis.db `StepTraceTime` and the text export's
-/// `step_trace_time*.csv` (not msprof-analyze's cluster file, whose rows are per rank).
-fn vendor_steps(t: &Tables, f: usize) -> Vec<VendorStep> {
+/// `step_trace_time*.csv` (not msprof-analyze's cluster file, whose rows are per rank), one per
+/// (source, step number): a row repeating a step number already read is folded into the count
+/// returned beside them (the first row of a step is compared; a file with 300,000 copies of
+/// one step is one comparison, not 300,000).
+fn vendor_steps(t: &Tables, f: usize) -> (Vec<VendorStep>, u64) {
     let r = &t.reference;
     // (table, row) → (step, [computing, communication, not overlapped, free], bubble) in µs.
     type Row = (Option<i64>, [f64; 4], f64);
@@ -201,8 +204,16 @@ fn vendor_steps(t: &Tables, f: usize) -> Vec<VendorStep> {
         }
     }
     let ns = |us: f64| (us * 1000.0).round() as i64;
-    rows.into_iter()
+    let mut seen = std::collections::HashSet::new();
+    let mut folded = 0u64;
+    let steps = rows
+        .into_iter()
         .filter(|(_, (_, v, _))| v.iter().all(|x| x.is_finite()))
+        .filter(|((table, _), (step, _, _))| {
+            let first = seen.insert((*table, *step));
+            folded += u64::from(!first);
+            first
+        })
         .map(|((table, _), (step, v, bubble))| VendorStep {
             source: match t.str(table) {
                 "StepTraceTime" => "analysis.db StepTraceTime".to_string(),
@@ -215,7 +226,8 @@ fn vendor_steps(t: &Tables, f: usize) -> Vec<VendorStep> {
             free_ns: ns(v[3]),
             bubble_ns: ns(bubble),
         })
-        .collect()
+        .collect();
+    (steps, folded)
 }
 
 /// The vendor's collective totals per step of file `f`: communication.json's `Total Op Info`

@@ -15,10 +15,11 @@ use super::dispatch::flow_ops_above;
 use super::families::family_of;
 use super::host_calls::{Call, capture_windows, classify};
 use super::intervals::{Iv, total, union};
-use super::stats::dur_stats;
+use super::stats::{dur_stats, wide_sum};
 pub use crate::contract::graph_mode::*;
 use crate::model::hash::FxHashMap;
 use crate::model::{Category, FileId, ProcessRole, StrId, Tables};
+use crate::units::sum_ns;
 use std::collections::BTreeMap;
 
 /// The host calls of one file that graph mode reads, in time order.
@@ -90,7 +91,7 @@ pub fn compute(t: &Tables, devices: &[Device], top_n: usize) -> GraphMode {
             ..GraphFile::default()
         };
         g.capture_windows = caps.windows.len() as u64;
-        g.capture_ns = caps.windows.iter().map(|w| w.1 - w.0).sum();
+        g.capture_ns = sum_ns(caps.windows.iter().map(|w| w.1 - w.0));
         g.captured_launches = caps.launches.iter().map(|l| l.len() as u64).sum();
         g.captured_ops = top_counts(caps.ops.iter().flatten().map(|s| s.as_str()), top_n);
         fill_replays(t, &mut g, &replays, &windows[f], top_n, kineto);
@@ -456,11 +457,9 @@ fn fill_replays(
         let end = ivs.iter().map(|x| x.1).max().unwrap_or(start);
         let busy = total(&union(ivs));
         g.replay_device_events += r.events.len() as u64;
-        g.replay_device_ns += r
-            .events
-            .iter()
-            .map(|&i| t.events.dur_ns.at(i as usize))
-            .sum::<i64>();
+        g.replay_device_ns = g.replay_device_ns.saturating_add(sum_ns(
+            r.events.iter().map(|&i| t.events.dur_ns.at(i as usize)),
+        ));
         let launch_ns = (r.launch != NO_LAUNCH).then(|| t.events.ts_ns[r.launch as usize]);
         rows.push(Replay {
             launch_ns: launch_ns.unwrap_or(-1),
@@ -479,7 +478,7 @@ fn fill_replays(
         rows[k - 1].gap_to_next_ns = (rows[k].start_ns - rows[k - 1].end_ns).max(0);
     }
     let spans: Vec<i64> = rows.iter().map(|r| r.end_ns - r.start_ns).collect();
-    let denom: i64 = spans.iter().sum();
+    let denom = wide_sum(spans.iter().copied());
     let mut stats = Vec::new();
     if !rows.is_empty() {
         stats.push(dur_stats("span".into(), spans, denom));
@@ -567,21 +566,19 @@ fn fill_steps(
         };
         let a = acc.entry(step).or_default();
         a.replays += 1;
-        a.graph += r
-            .events
-            .iter()
-            .map(|&i| t.events.dur_ns.at(i as usize))
-            .sum::<i64>();
+        a.graph = a.graph.saturating_add(sum_ns(
+            r.events.iter().map(|&i| t.events.dur_ns.at(i as usize)),
+        ));
         let start = t.events.ts_ns[r.events[0] as usize];
         if let Some(e) = a.last_end {
             let gap = (start - e).max(0);
-            a.gaps += gap;
+            a.gaps = a.gaps.saturating_add(gap);
             a.max_gap = a.max_gap.max(gap);
         }
         let end = r.events.iter().map(|&i| t.events.end_ns(i as usize)).max();
         a.last_end = end.max(a.last_end);
     }
-    let mut eager_total = 0;
+    let mut eager_total = 0i64;
     for d in devs {
         let l = launches(t, d);
         for (k, &i) in d.events.iter().enumerate() {
@@ -589,7 +586,7 @@ fn fill_steps(
                 continue;
             }
             let dur = t.events.dur_ns.at(i as usize);
-            eager_total += dur;
+            eager_total = i64::saturating_add(eager_total, dur);
             let at = match l.launch[k] {
                 NO_LAUNCH => t.events.ts_ns[i as usize],
                 c => t.events.ts_ns[c as usize],
@@ -597,12 +594,12 @@ fn fill_steps(
             if let Some(step) = w.step_at(at)
                 && let Some(a) = acc.get_mut(&step)
             {
-                a.eager += dur;
+                a.eager = a.eager.saturating_add(dur);
             }
         }
     }
     g.eager_device_ns = eager_total;
-    let all = g.replay_device_ns + eager_total;
+    let all = g.replay_device_ns.saturating_add(eager_total);
     g.replay_pct_of_device_ns = pct(g.replay_device_ns, all);
     g.steps = acc
         .into_iter()
@@ -684,7 +681,7 @@ fn ops_in_graphs(
     if matched > 0 {
         source = if kineto { "capture" } else { "connection_id" };
     }
-    let denom: i64 = by_op.values().flatten().sum();
+    let denom = wide_sum(by_op.values().flatten().copied());
     let mut rows: Vec<_> = by_op
         .into_iter()
         .map(|(n, d)| {
@@ -714,7 +711,7 @@ fn ops_in_graphs(
         other: (
             rest.len() as u64,
             rest.iter().map(|r| r.count).sum(),
-            rest.iter().map(|r| r.sum_ns).sum(),
+            sum_ns(rest.iter().map(|r| r.sum_ns)),
         ),
         families: fam,
     }

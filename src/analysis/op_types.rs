@@ -6,7 +6,7 @@
 //! sum over all such tasks of the device.
 
 use super::devices::Device;
-use super::stats::{Durations, dur_stats};
+use super::stats::{Durations, dur_stats, saturated, wide_sum};
 pub use crate::contract::op_types::*;
 use crate::model::events::NO_ROW;
 use crate::model::{StrId, Tables};
@@ -33,7 +33,7 @@ pub fn compute(t: &Tables, devices: &[Device]) -> Vec<OpTypes> {
         if groups.is_empty() {
             continue;
         }
-        let sum: i64 = groups.values().flat_map(Durations::iter).sum();
+        let sum = wide_sum(groups.values().flat_map(Durations::iter));
         let tasks = groups.values().map(|v| v.len() as u64).sum();
         let mut rows: Vec<OpTypeRow> = groups
             .into_iter()
@@ -53,7 +53,7 @@ pub fn compute(t: &Tables, devices: &[Device]) -> Vec<OpTypes> {
         out.push(OpTypes {
             device: d.evidence.clone(),
             tasks,
-            sum_ns: sum,
+            sum_ns: saturated(sum),
             rows,
         });
     }

@@ -36,7 +36,7 @@ fn windows(t: &Tables, idx: &[usize], scope: &'static str) -> PhaseWindows {
     PhaseWindows {
         scope,
         count: idx.len() as u64,
-        total_ns: idx.iter().map(|&i| t.events.dur_ns.at(i)).sum(),
+        total_ns: crate::units::sum_ns(idx.iter().map(|&i| t.events.dur_ns.at(i))),
         first_start_ns: idx.iter().map(|&i| t.events.ts_ns[i]).min(),
         last_end_ns: idx.iter().map(|&i| t.events.end_ns(i)).max(),
     }

@@ -30,16 +30,31 @@ pub fn median(mut v: Vec<i64>) -> f64 {
     quantile(&v, 0.5)
 }
 
+/// The sum of `durs` in 128 bits (no wrap however many and long they are).
+pub fn wide_sum(durs: impl IntoIterator<Item = i64>) -> i128 {
+    durs.into_iter().map(i128::from).sum()
+}
+
+/// `x` as i64, saturated at the limits (a 128-bit sum written into an i64 field).
+pub fn saturated(x: i128) -> i64 {
+    x.clamp(i64::MIN as i128, i64::MAX as i128) as i64
+}
+
 /// The durations of one group, 4 bytes each when they fit an i32 (a device's kernels of one
 /// name can number millions, and every group is held until its statistics are taken).
 pub type Durations = crate::model::narrow::NarrowI64;
 
-/// Statistics of `durs` (not empty); `total` is the denominator of `pct_of_total`.
-pub fn dur_stats(name: String, mut durs: Vec<i64>, total: i64) -> DurStats {
+/// Statistics of `durs` (not empty); `total` is the denominator of `pct_of_total` (128 bits:
+/// a sum of many long events passes the i64 range; see [`wide_sum`]).
+pub fn dur_stats(name: String, mut durs: Vec<i64>, total: impl Into<i128>) -> DurStats {
+    let total: i128 = total.into();
     durs.sort_unstable();
     let n = durs.len() as f64;
-    let sum: i64 = durs.iter().sum();
-    let mean = sum as f64 / n;
+    // In 128 bits: the mean and share stay right however long and many the events are; the
+    // sum field saturates at the i64 limit.
+    let wide = wide_sum(durs.iter().copied());
+    let sum = saturated(wide);
+    let mean = wide as f64 / n;
     let var = durs.iter().map(|&d| (d as f64 - mean).powi(2)).sum::<f64>() / n;
     DurStats {
         name,
@@ -55,7 +70,7 @@ pub fn dur_stats(name: String, mut durs: Vec<i64>, total: i64) -> DurStats {
         pct_of_total: if total == 0 {
             0.0
         } else {
-            sum as f64 * 100.0 / total as f64
+            wide as f64 * 100.0 / total as f64
         },
     }
 }

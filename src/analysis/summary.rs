@@ -22,9 +22,9 @@ pub fn compute(t: &Tables) -> Summary {
         let th = e.thread[i].idx();
         let (dur, c) = (e.dur_ns.at(i), e.category[i] as usize);
         per_thread[th].0 += 1;
-        per_thread[th].1 += dur;
+        per_thread[th].1 = per_thread[th].1.saturating_add(dur);
         per_cat[c].0 += 1;
-        per_cat[c].1 += dur;
+        per_cat[c].1 = per_cat[c].1.saturating_add(dur);
         let w = &mut thread_window[th];
         w.0 = w.0.min(e.ts_ns[i]);
         w.1 = w.1.max(e.ts_ns[i] + dur);

@@ -28,7 +28,7 @@ pub fn compute(t: &Tables, devices: &[Device], top_n: usize) -> Vec<TopEvents> {
                         .push(t.events.dur_ns.at(i));
                 }
             }
-            let total: i64 = groups.values().flat_map(Durations::iter).sum();
+            let total = super::stats::wide_sum(groups.values().flat_map(Durations::iter));
             let events = groups.values().map(|v| v.len() as u64).sum();
             let mut stats: Vec<DurStats> = groups
                 .into_iter()
@@ -42,7 +42,7 @@ pub fn compute(t: &Tables, devices: &[Device], top_n: usize) -> Vec<TopEvents> {
                 device: d.evidence.clone(),
                 subset,
                 subset_events: events,
-                subset_sum_ns: total,
+                subset_sum_ns: super::stats::saturated(total),
                 by_sum,
                 by_max: stats,
             });

@@ -206,6 +206,7 @@ pub fn compute(
         devices_total: total,
         sources,
         vendor_steps_unmatched: unmatched,
+        vendor_steps_folded: evidence.iter().map(|e| e.vendor_steps_folded).sum(),
         devices_disagreeing: disagreeing,
         max_diff_pct_of_window: max,
         checks,
@@ -447,9 +448,21 @@ fn verdict(
     )
 }
 
-/// A `vendor_disagreement` warning per check over the tolerance, with both values.
+/// A `vendor_disagreement` warning per check over the tolerance, with both values; a
+/// `vendor_step_duplicate` warning counting the vendor step rows folded.
 pub fn diagnostics(v: &VendorAgreement) -> Diagnostics {
     let mut d = Diagnostics::default();
+    d.add_n(
+        "vendor_step_duplicate",
+        Severity::Warning,
+        v.vendor_steps_folded,
+        || {
+            format!(
+                "{} vendor step rows (step_trace_time.csv, analysis.db StepTraceTime) repeat a step number already read: each step is compared once, with its first row (per file: analyses.evidence[].vendor_steps_folded)",
+                v.vendor_steps_folded
+            )
+        },
+    );
     for c in v.checks.iter().filter(|c| !c.agrees) {
         d.add("vendor_disagreement", Severity::Warning, || {
             format!(

@@ -6,10 +6,12 @@
 
 use crate::pipeline::RunOpts;
 use crate::render::Format;
-use crate::report::diff::{self, Threshold};
+use crate::report::diff::{self, Metric, Threshold};
+use crate::report::diff_input::ReportView;
 use anyhow::Context;
 use clap::Args;
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -39,12 +41,46 @@ pub struct DiffArgs {
     pub cache: super::cache::CacheArgs,
 }
 
-/// A saved report as it is, or a profile analysed with the default options and `opts`' cache (a
-/// progress bar unless `quiet`).
-pub(crate) fn load(path: &Path, opts: &RunOpts, quiet: bool) -> anyhow::Result<Value> {
+/// A saved report as diff reads it, or a profile analysed with the default options and `opts`'
+/// cache (a progress bar unless `quiet`).
+pub(crate) fn load(path: &Path, opts: &RunOpts, quiet: bool) -> anyhow::Result<ReportView> {
     Ok(super::progress::with_bar(quiet, |progress| {
-        crate::pipeline::load::report_value(path, opts, progress)
+        crate::pipeline::load::report_view(path, opts, progress)
     })?)
+}
+
+/// One run of a diff: its label, its report's view and its metrics.
+struct Side {
+    label: String,
+    view: ReportView,
+    metrics: BTreeMap<String, Metric>,
+}
+
+/// The metrics of one run's report (with their per-step samples only when `steps`: an earlier
+/// run of a history needs none); a report without any is an error.
+fn side(label: String, mut view: ReportView, steps: bool) -> anyhow::Result<Side> {
+    let mut metrics = diff::metrics_of(&mut view);
+    if !steps {
+        metrics.values_mut().for_each(|m| m.steps = None);
+    }
+    anyhow::ensure!(
+        !metrics.is_empty(),
+        "{label}: no metric to compare: not a profscope report, nor a profile with device or step events"
+    );
+    let version = view.schema_version.as_str();
+    if version != crate::report::SCHEMA_VERSION {
+        eprintln!(
+            "profscope diff: {} has report schema {}, this tool writes {}: metrics it lacks show as `in one run only`",
+            crate::render::escape_controls(&label),
+            if version.is_empty() { "?" } else { version },
+            crate::report::SCHEMA_VERSION
+        );
+    }
+    Ok(Side {
+        label,
+        view,
+        metrics,
+    })
 }
 
 /// `{"name": "+3%"}` (JSON) or `name = "+3%"` lines (TOML) as `name>+3%` thresholds.
@@ -137,38 +173,27 @@ pub fn run(a: DiffArgs) -> anyhow::Result<ExitCode> {
     )?;
     // A folder of saved reports is a history of earlier runs: the base is their mean and the
     // noise their spread.
-    let base: Vec<(String, Value)> = match crate::pipeline::load::history(&a.base)? {
-        Some(h) => h,
-        None => vec![(a.base.display().to_string(), load(&a.base, &opts, a.quiet)?)],
+    let base: Vec<Side> = match crate::pipeline::load::history(&a.base, |l, v| side(l, v, false))? {
+        Some(h) => h.into_iter().collect::<anyhow::Result<_>>()?,
+        None => vec![side(
+            a.base.display().to_string(),
+            load(&a.base, &opts, a.quiet)?,
+            true,
+        )?],
     };
-    let new = (a.new.display().to_string(), load(&a.new, &opts, a.quiet)?);
-    let mut metrics = Vec::new();
-    for (label, v) in base.iter().chain(std::iter::once(&new)) {
-        let m = diff::metrics(v).with_context(|| label.clone())?;
-        anyhow::ensure!(
-            !m.is_empty(),
-            "{label}: no metric to compare: not a profscope report, nor a profile with device or step events"
-        );
-        let version = v["schema_version"].as_str().unwrap_or("?");
-        if version != crate::report::SCHEMA_VERSION {
-            eprintln!(
-                "profscope diff: {label} has report schema {version}, this tool writes {}: metrics it lacks show as `in one run only`",
-                crate::report::SCHEMA_VERSION
-            );
-        }
-        metrics.push(m);
-    }
-    let new_metrics = metrics.pop().expect("two sides");
-    let sides: Vec<(&str, &Value)> = base
+    let new = side(a.new.display().to_string(), load(&a.new, &opts, a.quiet)?, true)?;
+    let base_metrics: Vec<BTreeMap<String, Metric>> =
+        base.iter().map(|s| s.metrics.clone()).collect();
+    let sides: Vec<(&str, &ReportView)> = base
         .iter()
         .chain(std::iter::once(&new))
-        .map(|(l, v)| (l.as_str(), v))
+        .map(|s| (s.label.as_str(), &s.view))
         .collect();
     let d = diff::diff(
         a.base.display().to_string(),
-        &metrics,
+        &base_metrics,
         a.new.display().to_string(),
-        &new_metrics,
+        &new.metrics,
         &thresholds,
     )?
     .with_verdicts(&sides)
@@ -176,7 +201,10 @@ pub fn run(a: DiffArgs) -> anyhow::Result<ExitCode> {
     crate::cli::write_stdout(&crate::render::diff::render(&d, a.format))?;
     Ok(match d.gate {
         diff::Gate::CannotTell => {
-            eprintln!("profscope diff: {}", d.summary);
+            eprintln!(
+                "profscope diff: {}",
+                crate::render::escape_controls(&d.summary)
+            );
             ExitCode::from(2)
         }
         _ if d.failed => ExitCode::from(1),

@@ -236,14 +236,14 @@ fn call_tool(name: &str, args: &Value) -> anyhow::Result<Value> {
                 ..RunOpts::new(AnalyzeOpts::default(), None)
             };
             let load = |p: &str| {
-                pipeline::load::report_value(std::path::Path::new(p), &opts, &Progress::default())
+                pipeline::load::report_view(std::path::Path::new(p), &opts, &Progress::default())
             };
-            let (base, new) = (load(b)?, load(n)?);
+            let (mut base, mut new) = (load(b)?, load(n)?);
             let d = crate::report::diff::diff(
                 b.into(),
-                std::slice::from_ref(&crate::report::diff::metrics(&base)?),
+                std::slice::from_ref(&crate::report::diff::metrics_of(&mut base)),
                 n.into(),
-                &crate::report::diff::metrics(&new)?,
+                &crate::report::diff::metrics_of(&mut new),
                 &th,
             )?
             .with_verdicts(&[(b, &base), (n, &new)])

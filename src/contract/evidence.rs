@@ -47,6 +47,10 @@ pub struct FileEvidence {
     /// The vendor's own per-step numbers in the input (analysis.db StepTraceTime,
     /// step_trace_time.csv), for the self-audit.
     pub vendor_steps: Vec<VendorStep>,
+    /// Vendor step rows that repeat a step number already in `vendor_steps` (same source):
+    /// folded, not compared again.
+    #[serde(default)]
+    pub vendor_steps_folded: u64,
     /// The vendor's collective totals per step (communication.json `Total Op Info` of the
     /// `collective` ops; analysis.db CommAnalyzerTime's collective rows summed per step), for
     /// the self-audit of the collective-op depth.

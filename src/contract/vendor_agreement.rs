@@ -64,6 +64,10 @@ pub struct VendorAgreement {
     /// Vendor step rows with no matching step of ours (a step number we did not find).
     #[serde(default)]
     pub vendor_steps_unmatched: u64,
+    /// Vendor step rows that repeat a step number already compared (each file's
+    /// `analyses.evidence[].vendor_steps_folded`, summed): not compared again.
+    #[serde(default)]
+    pub vendor_steps_folded: u64,
     /// Devices with at least one check over the tolerance.
     pub devices_disagreeing: u64,
     /// The largest |diff| over all checks, percent of the window.

@@ -343,10 +343,7 @@ impl TablesBuilder {
     }
 }
 
-/// The latest plausible timestamp (ns since the epoch: the year 2096).
-pub const MAX_TS_NS: i64 = 4_000_000_000_000_000_000;
-/// The longest plausible event: one week.
-pub const MAX_SPAN_NS: i64 = 7 * 24 * 3600 * 1_000_000_000;
+pub use crate::units::{MAX_SPAN_NS, MAX_TS_NS};
 
 /// Why a row's span (start, end in ns) is not a time, if it is not: a missing (-1) or negative
 /// start, a start past 2096, an end before the start, a span over a week. Row readers skip such

@@ -15,6 +15,7 @@ pub mod mapping;
 pub mod msprof_csv;
 pub mod once;
 mod postpass;
+pub mod profiler_metadata;
 pub mod progress;
 pub mod rank;
 pub mod source;
@@ -231,15 +232,29 @@ fn ingest_input_with(
 
 /// The `profiler_metadata.json` keys of the torch_npu rank folder `path` is in (the job's layout,
 /// the environment) as meta rows of the file just read, for every format (a db's META_DATA rows
-/// of the same keys come first).
+/// of the same keys come first); when that file is there but cannot be read, a
+/// `metadata_unreadable` diagnostic saying why and the `METADATA_UNREADABLE` row the advisor reads.
 fn profiler_metadata(path: &str, b: &mut TablesBuilder) {
     let Some(file) = b.tables().files.len().checked_sub(1) else {
         return;
     };
     let file = crate::model::FileId(file as u32);
-    for (key, value) in rank::profiler_metadata(path) {
-        if !b.has_meta(file, key) {
-            b.add_meta(file, key, &value);
+    match rank::profiler_metadata(path) {
+        Ok(rows) => {
+            for (key, value) in rows {
+                if !b.has_meta(file, key) {
+                    b.add_meta(file, key, &value);
+                }
+            }
+        }
+        Err(why) => {
+            let key = crate::model::meta::METADATA_UNREADABLE;
+            if !b.has_meta(file, key) {
+                b.add_meta(file, key, &why);
+                b.diag().add("metadata_unreadable", crate::diag::Severity::DataLoss, || {
+                    format!("{why}: its environment variables, communicator groups and parallel layout are not read (the advisor lists environment_variables as not checked)")
+                });
+            }
         }
     }
 }

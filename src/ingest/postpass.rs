@@ -108,10 +108,26 @@ fn match_begin_end(t: &mut Tables, pending: Vec<PendingBe>) {
             continue;
         };
         let beg = &pending[bi];
+        let dur = be.ts_ns - beg.ts_ns;
+        if !(0..=crate::units::MAX_SPAN_NS).contains(&dur) {
+            let path = t.files.path[t.process_file(t.thread_process(be.thread)).idx()].clone();
+            let why = if dur < 0 {
+                "ends before it begins"
+            } else {
+                "lasts longer than a week"
+            };
+            t.diagnostics.add("skipped_event", Severity::DataLoss, || {
+                format!(
+                    "{path}: byte {}: B/E pair {why} (B at {} ns, E at {} ns); skipped",
+                    beg.offset, beg.ts_ns, be.ts_ns
+                )
+            });
+            continue;
+        }
         let e = &mut t.events;
         e.thread.push(beg.thread);
         e.ts_ns.push(beg.ts_ns);
-        e.dur_ns.push(be.ts_ns - beg.ts_ns);
+        e.dur_ns.push(dur);
         e.name.push(beg.name);
         e.cat.push(beg.cat);
         e.task_type.push(StrId::EMPTY);

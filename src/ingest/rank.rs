@@ -98,29 +98,20 @@ pub fn prof_host(prof: &Path) -> Option<String> {
 /// `ASCEND_PROFILER_OUTPUT/` that become meta rows (the db carries them in META_DATA), each as
 /// JSON text: `parallel_group_info` (communicator groups), `distributed_args` (the job's parallel
 /// sizes, rank and world size), `pp_info` (microbatches, pipeline schedule), `ENV_VARIABLES` (the
-/// environment torch_npu recorded, read by the advisor).
-pub fn profiler_metadata(path: &str) -> Vec<(&'static str, String)> {
-    let read = || -> Option<serde_json::Value> {
+/// environment torch_npu recorded, read by the advisor); why not, when the file is there but
+/// cannot be read (`ingest::profiler_metadata::read`).
+pub fn profiler_metadata(path: &str) -> Result<Vec<(&'static str, String)>, String> {
+    let find = || -> Option<std::path::PathBuf> {
         let out = Path::new(path).parent()?;
         if out.file_name()? != "ASCEND_PROFILER_OUTPUT" {
             return None;
         }
-        let meta = out.parent()?.join("profiler_metadata.json");
-        let text = super::source::read_regular(&meta, 16 << 20).ok()?;
-        serde_json::from_slice(&text).ok()
+        Some(out.parent()?.join("profiler_metadata.json"))
     };
-    let Some(v) = read() else {
-        return Vec::new();
-    };
-    [
-        "parallel_group_info",
-        "distributed_args",
-        "pp_info",
-        "ENV_VARIABLES",
-    ]
-    .into_iter()
-    .filter_map(|k| Some((k, v.get(k)?.to_string())))
-    .collect()
+    match find() {
+        Some(meta) => super::profiler_metadata::read(&meta),
+        None => Ok(Vec::new()),
+    }
 }
 
 /// The rank of the torch_npu rank folder holding `path` (`<folder>/ASCEND_PROFILER_OUTPUT/<file>`),

@@ -5,6 +5,11 @@
 use super::ids::FileId;
 use super::strings::StrId;
 
+/// The key of the row a reader writes, with the reason as its value, when a text export's
+/// profiler_metadata.json is there but cannot be read (ingest's `metadata_unreadable`
+/// diagnostic): the advisor's environment rule then says it could not check the file.
+pub const METADATA_UNREADABLE: &str = "profiler_metadata.unreadable";
+
 #[derive(Debug, Clone, Default)]
 pub struct MetaTable {
     pub file: Vec<FileId>,

@@ -78,3 +78,73 @@ impl OpMetricsTable {
         self.file.is_empty()
     }
 }
+
+/// Whether `x` can be a pipe ratio: a share of the task's time, 0 to 1 (NaN: not written).
+pub fn possible_ratio(x: f32) -> bool {
+    x.is_nan() || (0.0..=1.0).contains(&x)
+}
+
+/// Tasks with a pipe ratio no ratio can be (negative, above 1, infinite: a damaged or made-up
+/// file), per pipe with the first such value. Such a task keeps none of its ratios (all NaN),
+/// so no rule prices it; the reader names the pipes and counts in a `pmu_ratio_invalid`
+/// diagnostic ([`Self::summary`]).
+#[derive(Debug, Clone, Default)]
+pub struct ImpossibleRatios {
+    pub tasks: u64,
+    pub per_pipe: [u64; 9],
+    pub first: [f32; 9],
+}
+
+impl ImpossibleRatios {
+    /// Checks one task's ratios; drops them all (NaN) when one is impossible.
+    pub fn check(&mut self, r: &mut [f32; 9]) {
+        if r.iter().all(|&x| possible_ratio(x)) {
+            return;
+        }
+        self.tasks += 1;
+        for (p, &x) in r.iter().enumerate() {
+            if !possible_ratio(x) {
+                if self.per_pipe[p] == 0 {
+                    self.first[p] = x;
+                }
+                self.per_pipe[p] += 1;
+            }
+        }
+        *r = [f32::NAN; 9];
+    }
+
+    /// `aiv_vec_ratio on 12 tasks (first: -1), aic_mac_ratio on 1 task (first: inf)`.
+    pub fn summary(&self) -> String {
+        PIPES
+            .iter()
+            .zip(self.per_pipe.iter().zip(&self.first))
+            .filter(|(_, (n, _))| **n > 0)
+            .map(|(p, (n, x))| {
+                let s = if *n == 1 { "" } else { "s" };
+                format!("{p} on {n} task{s} (first: {x})")
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn impossible_ratios_drop_the_task_and_are_named() {
+        let mut c = ImpossibleRatios::default();
+        let mut ok = [0.5, 1.0, 0.0, f32::NAN, 0.2, 0.3, 0.4, 0.5, 0.6];
+        c.check(&mut ok);
+        assert_eq!((ok[0], c.tasks), (0.5, 0));
+        for bad in [-1.0, f32::INFINITY, f32::NEG_INFINITY, 1.0001] {
+            let mut r = [0.5; 9];
+            r[5] = bad;
+            c.check(&mut r);
+            assert!(r.iter().all(|x| x.is_nan()));
+        }
+        assert_eq!(c.tasks, 4);
+        assert_eq!(c.summary(), "aiv_vec_ratio on 4 tasks (first: -1)");
+    }
+}

@@ -127,12 +127,23 @@ fn ingest_with_fallback(
     first
 }
 
-/// The codes of the data-loss and error diagnostics of `t`, when it has any.
+/// Data-loss codes about values beside the timeline (run metadata, PMU ratios, graph ids): the
+/// timeline was read whole, and another export of the capture would lose its detail without
+/// reading those values any better, so they never make a file fall back.
+const BESIDE_THE_TIMELINE: [&str; 3] = [
+    "metadata_unreadable",
+    "pmu_ratio_invalid",
+    "graph_id_invalid",
+];
+
+/// The codes of the data-loss and error diagnostics of `t` that make another export of the
+/// capture worth reading, when it has any.
 fn data_lost(t: &Tables) -> Option<String> {
     let codes: Vec<&str> = t
         .diagnostics
         .iter()
         .filter(|d| matches!(d.severity, Severity::DataLoss | Severity::Error))
+        .filter(|d| !BESIDE_THE_TIMELINE.contains(&d.code))
         .map(|d| d.code)
         .collect();
     (!codes.is_empty()).then(|| codes.join(", "))

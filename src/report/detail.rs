@@ -98,7 +98,46 @@ pub fn cap(a: &mut Analyses, cap: usize) -> Vec<CappedList> {
             r.kv.truncate(n);
         }
     }
+    let checks = &mut a.vendor_agreement.checks;
+    let total = checks.len();
+    cap_checks(checks, cap * CHECKS_PER_STEP);
+    if checks.len() < total {
+        cut.push(CappedList {
+            list: "analyses.vendor_agreement.checks".into(),
+            listed: checks.len(),
+            total,
+        });
+    }
     cut
+}
+
+/// The self-audit's checks per compared step (computing, communication, not overlapped, free).
+const CHECKS_PER_STEP: usize = 4;
+
+/// Keeps at most `per_device` of each device's self-audit checks (they grow with the steps
+/// compared): its disagreeing checks first, then its first agreeing ones, in their order. The
+/// audit's counts and verdict were computed from every check.
+fn cap_checks(checks: &mut Vec<crate::contract::Check>, per_device: usize) {
+    use std::collections::HashMap;
+    if checks.len() <= per_device {
+        return;
+    }
+    let mut bad: HashMap<crate::contract::DeviceRef, usize> = HashMap::new();
+    for c in checks.iter().filter(|c| !c.agrees) {
+        *bad.entry(c.device.clone()).or_default() += 1;
+    }
+    let mut kept: HashMap<crate::contract::DeviceRef, (usize, usize)> = HashMap::new();
+    checks.retain(|c| {
+        let room_good = per_device.saturating_sub(bad.get(&c.device).copied().unwrap_or(0));
+        let k = kept.entry(c.device.clone()).or_default();
+        let (n, room) = if c.agrees {
+            (&mut k.1, room_good)
+        } else {
+            (&mut k.0, per_device)
+        };
+        *n += 1;
+        *n <= room
+    });
 }
 
 /// Devices listed per per-device list by default when a run has more (every total, share,

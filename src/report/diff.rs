@@ -6,9 +6,11 @@
 //! Every metric is a ratio or a mean, never a sum over the capture, so two captures of different
 //! length compare fairly. Its unit is `ns` or `pct`, and its denominator is stated.
 
-use super::diff_input::{self as input, Num, ReportView};
+use super::diff_input::{self as input, ReportView};
+use super::json_view::Num;
 use super::noise::{self, Interval, Stat, Step};
-use serde::{Deserialize, Serialize};
+use crate::contract::evidence::Status as VerdictStatus;
+use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -48,12 +50,19 @@ fn share<T>(items: &[T], num: impl Fn(&T) -> Num, den: impl Fn(&T) -> Num) -> Op
 /// The run-level metrics of a report (a `profscope analyze --format json` value, saved or
 /// fresh), read through the typed view of [`super::diff_input`].
 pub fn metrics(report: &Value) -> Result<BTreeMap<String, Metric>, DiffError> {
-    let view = ReportView::deserialize(report).map_err(|e| DiffError::NotAReport(e.to_string()))?;
-    let a = &view.analyses;
+    let mut view =
+        ReportView::from_value(report).map_err(|e| DiffError::NotAReport(e.to_string()))?;
+    Ok(metrics_of(&mut view))
+}
+
+/// The run-level metrics of a report's view; its step samples move into the metrics (the
+/// view keeps none, so a large report's samples are held once).
+pub fn metrics_of(view: &mut ReportView) -> BTreeMap<String, Metric> {
+    let a = &mut view.analyses;
     let mut m = Metrics::default();
     step_metrics(&a.cross_rank, &mut m);
     device_metrics(a, &mut m);
-    let steps = Arc::new(steps_of(&a.cross_rank));
+    let steps = Arc::new(steps_of(&mut a.cross_rank));
     for (name, stat) in [
         ("step_time", Stat::MeanStep),
         ("computing_share", Stat::Share(1)),
@@ -68,23 +77,15 @@ pub fn metrics(report: &Value) -> Result<BTreeMap<String, Metric>, DiffError> {
     collective_metrics(&a.communication_ops, &mut m);
     communication_metrics(a, &mut m);
     kernel_metrics(a, &mut m);
-    Ok(m.0)
+    m.0
 }
 
-/// Every rank's step samples (cross_rank), pooled.
-fn steps_of(c: &input::CrossRank) -> Vec<Step> {
-    let mut out = Vec::new();
-    for r in c.cohorts.iter().flat_map(|c| &c.ranks) {
-        let s = &r.samples;
-        let at = |v: &[Num], i: usize| v.get(i).map_or(0.0, |x| x.0);
-        for i in 0..s.step_ns.len() {
-            out.push([
-                s.step_ns[i].0,
-                at(&s.computing_ns, i),
-                at(&s.communication_not_overlapped_ns, i),
-                at(&s.free_ns, i),
-            ]);
-        }
+/// Every rank's step samples (cross_rank), pooled; each rank's are freed as they are moved.
+fn steps_of(c: &mut input::CrossRank) -> Vec<Step> {
+    let ranks = || c.cohorts.iter().flat_map(|c| &c.ranks);
+    let mut out = Vec::with_capacity(ranks().map(|r| r.samples.steps.len()).sum());
+    for r in c.cohorts.iter_mut().flat_map(|c| &mut c.ranks) {
+        out.extend(std::mem::take(&mut r.samples.steps));
     }
     out
 }
@@ -525,7 +526,7 @@ pub enum Gate {
 #[derive(Debug, Clone, Serialize)]
 pub struct SideVerdict {
     pub run: String,
-    pub status: String,
+    pub status: VerdictStatus,
     pub statement: String,
 }
 
@@ -570,21 +571,19 @@ pub struct FindingRef {
 impl Diff {
     /// Compares the advisor findings of the last base side (the latest earlier run) and the
     /// last side (the new run), by (rule, subject). Reports without an advisor (older schemas) compare as no findings.
-    pub fn with_findings(mut self, sides: &[(&str, &serde_json::Value)]) -> Diff {
-        let refs = |v: &serde_json::Value| -> Vec<FindingRef> {
-            v["analyses"]["advisor"]["findings"]
-                .as_array()
-                .map(|a| {
-                    a.iter()
-                        .map(|f| FindingRef {
-                            rule: f["rule"].as_str().unwrap_or_default().to_string(),
-                            subject: f["subject"].as_str().unwrap_or_default().to_string(),
-                            statement: f["statement"].as_str().unwrap_or_default().to_string(),
-                            time_at_stake_ns: f["time_at_stake_ns"].as_i64().unwrap_or(0),
-                        })
-                        .collect()
+    pub fn with_findings(mut self, sides: &[(&str, &ReportView)]) -> Diff {
+        let refs = |v: &ReportView| -> Vec<FindingRef> {
+            v.analyses
+                .advisor
+                .findings
+                .iter()
+                .map(|f| FindingRef {
+                    rule: f.rule.clone(),
+                    subject: f.subject.clone(),
+                    statement: f.statement.clone(),
+                    time_at_stake_ns: f.time_at_stake_ns.0 as i64,
                 })
-                .unwrap_or_default()
+                .collect()
         };
         let (Some(base), Some(new)) = (sides.len().checked_sub(2).map(|i| &sides[i]), sides.last())
         else {
@@ -605,19 +604,18 @@ impl Diff {
         self
     }
 
-    /// Applies the sides' verdicts (run label, report JSON): a withheld side never passes
-    /// (`cannot_tell`), a qualified one is named in the summary.
-    pub fn with_verdicts(mut self, sides: &[(&str, &serde_json::Value)]) -> Diff {
+    /// Applies the sides' verdicts (run label, report): a withheld side never passes
+    /// (`cannot_tell`), a qualified one is named in the summary. A report without a verdict
+    /// (schema before 0.9.0) counts as confident.
+    pub fn with_verdicts(mut self, sides: &[(&str, &ReportView)]) -> Diff {
         for (run, v) in sides {
-            let status = v["verdict"]["status"].as_str().unwrap_or("confident");
-            if status != "confident" {
+            let Some(verdict) = &v.verdict else { continue };
+            let status = verdict.status.unwrap_or(VerdictStatus::Confident);
+            if status != VerdictStatus::Confident {
                 self.verdicts.push(SideVerdict {
                     run: run.to_string(),
-                    status: status.to_string(),
-                    statement: v["verdict"]["statement"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_string(),
+                    status,
+                    statement: verdict.statement.clone(),
                 });
             }
         }
@@ -625,13 +623,13 @@ impl Diff {
         let withheld: Vec<String> = self
             .verdicts
             .iter()
-            .filter(|s| s.status == "withheld")
+            .filter(|s| s.status == VerdictStatus::Withheld)
             .map(said)
             .collect();
         let qualified: Vec<String> = self
             .verdicts
             .iter()
-            .filter(|s| s.status == "qualified")
+            .filter(|s| s.status == VerdictStatus::Qualified)
             .map(said)
             .collect();
         if !withheld.is_empty() {

@@ -8,6 +8,7 @@ pub mod diff;
 pub mod diff_input;
 pub mod headline;
 pub mod headline_efficiency;
+pub mod json_view;
 pub mod memory;
 pub mod noise;
 pub mod query;

@@ -125,3 +125,40 @@ fn readme_is_short_and_its_links_resolve() {
     }
     assert!(links >= 10, "{links}");
 }
+
+/// Every diagnostic code the source passes to `Diagnostics::add` / `add_n` as a literal has a
+/// row in docs/diagnostics.md (the codes are the contract agents read).
+#[test]
+fn every_diagnostic_code_is_documented() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/diagnostics.md")).unwrap();
+    let mut sources = Vec::new();
+    crate::layering::rust_files(&root.join("src"), &mut sources);
+    let mut codes = std::collections::BTreeSet::new();
+    for f in sources {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for call in [".add(", ".add_n("] {
+            for (at, _) in text.match_indices(call) {
+                let rest = text[at + call.len()..].trim_start();
+                let Some(lit) = rest.strip_prefix('"') else {
+                    continue;
+                };
+                let code = &lit[..lit.find('"').unwrap()];
+                // Diagnostic codes are snake_case words; other `add` calls (tests' "x") are not
+                // codes of the product.
+                if code.len() > 1 && code.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') {
+                    codes.insert(code.to_string());
+                }
+            }
+        }
+    }
+    assert!(codes.len() > 30, "found only {codes:?}");
+    let missing: Vec<&String> = codes
+        .iter()
+        .filter(|c| !doc.contains(&format!("`{c}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "codes without a row in docs/diagnostics.md: {missing:?}"
+    );
+}

@@ -4,6 +4,11 @@
 //! damaged at test time in a temporary folder (the samples themselves are never written); the
 //! expected counts come from SQLite (rusqlite) on the same copies, not from profscope.
 
+// Issue 61: the newest features (saved reports for diff; durations, PMU ratios, Model Ids,
+// metadata, vendor and meta rows, b-tree depth), one file per side.
+mod inputs;
+mod reports;
+
 use crate::common;
 
 use profscope::ingest::TablesBuilder;

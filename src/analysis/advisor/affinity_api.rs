@@ -42,7 +42,7 @@ fn run(t: &Tables, _: &[Device]) -> Vec<Keyed> {
             match per_file.iter_mut().find(|x| x.0 == file) {
                 Some(x) => {
                     x.1 += 1;
-                    x.2 += t.events.dur_ns.at(i);
+                    x.2 = x.2.saturating_add(t.events.dur_ns.at(i));
                 }
                 None => per_file.push((file, 1, t.events.dur_ns.at(i))),
             }

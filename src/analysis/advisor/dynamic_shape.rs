@@ -42,7 +42,7 @@ fn run(t: &Tables, devices: &[Device]) -> Vec<Keyed> {
             let e = by_type.entry(t.str(m.op_type[i])).or_default();
             *e = (e.0 + 1, e.1 + m.dur_ns[i]);
         }
-        let total: i64 = stated.iter().map(|&i| m.dur_ns[i]).sum();
+        let total = crate::units::sum_ns(stated.iter().map(|&i| m.dur_ns[i]));
         let mut f = finding(
             "dynamic_shape",
             "msprof-analyze advisor: op_compile/dynamic_shape_checker.py, operator_checker.py is_dynamic_shape (no `static` op state)",

@@ -4,9 +4,10 @@
 //! rules/en/environment_variable_info.yaml, msprof-analyze 26.2.0). The capture cannot say what
 //! a setting costs, so the time at stake is 0.
 
-use super::{FileRule, Keyed, finding, where_file};
+use super::{FileRule, Keyed, finding, not_checked, where_file};
 use crate::analysis::devices::Device;
 use crate::model::Tables;
+use crate::model::meta::METADATA_UNREADABLE;
 
 pub const RULE: FileRule = FileRule {
     name: "environment_variables",
@@ -63,28 +64,78 @@ const CHECKS: &[Check] = &[
     ),
 ];
 
+/// ENV_VARIABLES as the variables it holds, or why it does not hold any (a UTF-8 byte-order
+/// mark before it is skipped, as Python's `utf-8-sig` does).
+fn variables(text: &str) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(serde_json::Value::Object(env)) => Ok(env),
+        Ok(other) => Err(format!(
+            "ENV_VARIABLES is {}, not an object of variables",
+            json_kind(&other)
+        )),
+        Err(e) => Err(format!("ENV_VARIABLES is not JSON ({e})")),
+    }
+}
+
+fn json_kind(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "a list",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
 fn run(t: &Tables, _: &[Device]) -> Vec<Keyed> {
-    let Some(key) = t.strings.lookup("ENV_VARIABLES") else {
-        return Vec::new();
-    };
     let mut out = Vec::new();
+    if let Some(key) = t.strings.lookup(METADATA_UNREADABLE) {
+        for i in (0..t.meta.len()).filter(|&i| t.meta.key[i] == key) {
+            out.push(not_checked(
+                "environment_variables",
+                "profiler_metadata.json cannot be read (the metadata_unreadable diagnostic says why)",
+                where_file(t, t.meta.file[i]),
+            ));
+        }
+    }
+    let Some(key) = t.strings.lookup("ENV_VARIABLES") else {
+        return out;
+    };
     for i in 0..t.meta.len() {
         if t.meta.key[i] != key {
             continue;
         }
-        let Ok(serde_json::Value::Object(env)) =
-            serde_json::from_str::<serde_json::Value>(t.str(t.meta.value[i]))
-        else {
-            continue;
-        };
         let file = t.meta.file[i];
+        let env =
+            match variables(t.str(t.meta.value[i])) {
+                Ok(env) => env,
+                Err(why) => {
+                    out.push(not_checked(
+                    "environment_variables",
+                    "ENV_VARIABLES is not a JSON object of variables (its reason follows the file)",
+                    format!("{}: {}", where_file(t, file), crate::diag::cap_text(&why, 300)),
+                ));
+                    continue;
+                }
+            };
         for &(var, bad, advice) in CHECKS {
             // Only variables torch_npu recorded: an absent key says nothing (HCCL_ALGO is not
             // in every version's list).
             let Some(value) = env.get(var) else { continue };
-            let value = value
-                .as_str()
-                .map_or_else(|| value.to_string(), str::to_string);
+            let value = match value {
+                serde_json::Value::String(s) => s.clone(),
+                serde_json::Value::Number(_) | serde_json::Value::Bool(_) => value.to_string(),
+                other => {
+                    out.push(not_checked(
+                        "environment_variables",
+                        "a variable of ENV_VARIABLES is not a value (its name follows the file)",
+                        format!("{}: {var} is {}", where_file(t, file), json_kind(other)),
+                    ));
+                    continue;
+                }
+            };
             if !bad(&value) {
                 continue;
             }
@@ -93,12 +144,13 @@ fn run(t: &Tables, _: &[Device]) -> Vec<Keyed> {
             f.statement = if value.is_empty() {
                 format!("{var} is not set")
             } else {
-                format!("{var}={value}")
+                format!("{var}={}", crate::diag::cap_text(&value, 200))
             };
             f.estimate = "not estimated: the capture holds no run with the suggested value to compare against".into();
             f.evidence.push(format!(
-                "{}: ENV_VARIABLES {var}={value:?}",
-                where_file(t, file)
+                "{}: ENV_VARIABLES {var}={:?}",
+                where_file(t, file),
+                crate::diag::cap_text(&value, 200)
             ));
             f.recommendation = advice.to_string();
             out.push(Keyed {
@@ -108,4 +160,26 @@ fn run(t: &Tables, _: &[Device]) -> Vec<Keyed> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn variables_skip_a_bom_and_say_why_they_cannot_be_read() {
+        let env = variables("\u{feff}{\"HCCL_ALGO\": \"x\"}").unwrap();
+        assert_eq!(env["HCCL_ALGO"], "x");
+        assert_eq!(
+            variables("[1, 2]").unwrap_err(),
+            "ENV_VARIABLES is a list, not an object of variables"
+        );
+        assert!(
+            variables("{\"A\": ")
+                .unwrap_err()
+                .starts_with("ENV_VARIABLES is not JSON (EOF")
+        );
+        let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+        assert!(variables(&deep).unwrap_err().contains("recursion limit"));
+    }
 }

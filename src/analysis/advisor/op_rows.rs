@@ -25,12 +25,13 @@ pub fn rows(t: &Tables, file: FileId) -> Vec<usize> {
 /// The file's collective ops' time, ns (the HCCL rows msprof-analyze's op list holds beside the
 /// compute tasks).
 pub fn comm_ns(t: &Tables, devices: &[Device], file: FileId) -> i64 {
-    devices
-        .iter()
-        .filter(|d| d.file == file)
-        .flat_map(|d| d.comm_ops.iter())
-        .map(|&i| t.events.dur_ns.at(i as usize))
-        .sum()
+    crate::units::sum_ns(
+        devices
+            .iter()
+            .filter(|d| d.file == file)
+            .flat_map(|d| d.comm_ops.iter())
+            .map(|&i| t.events.dur_ns.at(i as usize)),
+    )
 }
 
 /// A shape or dtype cell without the quotes kernel_details.csv wraps it in, cut after 60

@@ -60,8 +60,8 @@ fn run(t: &Tables, devices: &[Device]) -> Vec<Keyed> {
         if flagged.is_empty() {
             continue;
         }
-        let total: i64 = flagged.iter().map(|&(i, _)| m.dur_ns[i]).sum();
-        let measured_ns: i64 = measured.iter().map(|&(i, _)| m.dur_ns[i]).sum();
+        let total = crate::units::sum_ns(flagged.iter().map(|&(i, _)| m.dur_ns[i]));
+        let measured_ns = crate::units::sum_ns(measured.iter().map(|&(i, _)| m.dur_ns[i]));
         let stake: f64 = flagged
             .iter()
             .map(|&(i, b)| m.dur_ns[i] as f64 * (1.0 - f64::from(b / BOUND_RATIO)))
@@ -69,7 +69,7 @@ fn run(t: &Tables, devices: &[Device]) -> Vec<Keyed> {
         let mut by_type: BTreeMap<&str, (u64, i64, f32)> = BTreeMap::new();
         for &(i, b) in &flagged {
             let e = by_type.entry(t.str(m.op_type[i])).or_insert((0, 0, 0.0));
-            *e = (e.0 + 1, e.1 + m.dur_ns[i], e.2.max(b));
+            *e = (e.0 + 1, e.1.saturating_add(m.dur_ns[i]), e.2.max(b));
         }
         let mut types: Vec<(&str, (u64, i64, f32))> = by_type.into_iter().collect();
         types.sort_by(|a, b| b.1.1.cmp(&a.1.1).then(a.0.cmp(b.0)));

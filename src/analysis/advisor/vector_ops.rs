@@ -38,7 +38,8 @@ struct Group {
     dtype: String,
     tasks: u64,
     ns: i64,
-    /// Sums of aiv_vec, aiv_mte2, aiv_mte3 (NaN counts as 0, as msprof-analyze reads `N/A`).
+    /// Sums of aiv_vec, aiv_mte2, aiv_mte3 (NaN counts as 0, as msprof-analyze reads `N/A`,
+    /// in a task that has at least one of the three).
     sums: [f64; 3],
 }
 
@@ -87,8 +88,17 @@ fn run(t: &Tables, devices: &[Device]) -> Vec<Keyed> {
             ));
             continue;
         }
-        let groups = groups(t, devices, file, mine);
-        if let Some(f) = judge(where_file(t, file), &groups) {
+        let (groups, unmeasured) = groups(t, devices, file, mine);
+        if let Some(mut f) = judge(where_file(t, file), &groups) {
+            if unmeasured > 0 {
+                f.evidence.insert(
+                    0,
+                    format!(
+                        "{}: {unmeasured} vector task(s) without vector pipe ratios: not priced",
+                        where_file(t, file)
+                    ),
+                );
+            }
             out.push(Keyed {
                 key: "vector_operators".into(),
                 finding: f,
@@ -108,17 +118,18 @@ fn groups(
     devices: &[Device],
     file: FileId,
     mine: Vec<usize>,
-) -> BTreeMap<GroupKey, Group> {
+) -> (BTreeMap<GroupKey, Group>, u64) {
     let m = &t.op_metrics;
     let cols = columns();
-    let compute: i64 = devices
-        .iter()
-        .filter(|d| d.file == file)
-        .flat_map(|d| d.events.iter())
-        .filter(|&&i| t.events.category[i as usize] == Category::ComputeKernel)
-        .map(|&i| t.events.dur_ns.at(i as usize))
-        .sum();
-    let total = compute + comm_ns(t, devices, file);
+    let compute = crate::units::sum_ns(
+        devices
+            .iter()
+            .filter(|d| d.file == file)
+            .flat_map(|d| d.events.iter())
+            .filter(|&&i| t.events.category[i as usize] == Category::ComputeKernel)
+            .map(|&i| t.events.dur_ns.at(i as usize)),
+    );
+    let total = compute.saturating_add(comm_ns(t, devices, file));
     let vector: Vec<usize> = mine
         .into_iter()
         .filter(|&i| {
@@ -129,10 +140,18 @@ fn groups(
         .collect();
     let mut type_ns: BTreeMap<StrId, i64> = BTreeMap::new();
     for &i in &vector {
-        *type_ns.entry(m.op_type[i]).or_default() += m.dur_ns[i];
+        let e = type_ns.entry(m.op_type[i]).or_default();
+        *e = e.saturating_add(m.dur_ns[i]);
     }
     let mut groups: BTreeMap<GroupKey, Group> = BTreeMap::new();
+    // A task with none of the three ratios (not written, or dropped as impossible by the
+    // reader) has nothing to price: left out, and counted.
+    let mut unmeasured = 0u64;
     for &i in &vector {
+        if cols.iter().all(|&c| m.ratios[i][c].is_nan()) {
+            unmeasured += 1;
+            continue;
+        }
         let ns = type_ns[&m.op_type[i]];
         if (total <= 0 || (ns as f64) < TYPE_SHARE * total as f64) && ns < TYPE_MIN_NS {
             continue;
@@ -148,14 +167,14 @@ fn groups(
                 sums: [0.0; 3],
             });
         g.tasks += 1;
-        g.ns += m.dur_ns[i];
+        g.ns = g.ns.saturating_add(m.dur_ns[i]);
         g.dtype = shown(t.str(m.input_dtypes[i]));
         for (k, &c) in cols.iter().enumerate() {
             let v = m.ratios[i][c];
             g.sums[k] += if v.is_nan() { 0.0 } else { f64::from(v) };
         }
     }
-    groups
+    (groups, unmeasured)
 }
 
 /// The finding of one file's groups (`w`: where the file is): the groups with the most room

@@ -62,6 +62,8 @@ pub enum Col {
 
 /// A [`Col::Millionths`] cell that holds no number.
 pub const NO_NUMBER: i64 = i64::MIN;
+/// A [`Col::Millionths`] cell whose number no i64 of millionths holds (infinite, or past ±9e12).
+pub const BAD_NUMBER: i64 = i64::MIN + 1;
 
 /// The file's bytes: a read-only map, or (fuzzing, tests) bytes in memory.
 enum Pages {
@@ -194,9 +196,19 @@ impl BTreeFile {
         let mut seen = vec![0u64; self.page_count() / 64 + 1];
         let mut out = Vec::new();
         let mut children: Vec<(u32, i64, i64)> = Vec::new();
-        // (page, known to be a leaf, rowids above, rowids at most)
-        let mut stack = vec![(root, false, i64::MIN, i64::MAX)];
-        while let Some((n, leaf, lo, hi)) = stack.pop() {
+        // A table b-tree is balanced: every leaf sits at the depth of the first one (a child
+        // pointer to a page of another level loses the rows below the page it replaced, and
+        // SQLite's integrity check says "Child page depth differs").
+        let mut leaf_depth: Option<u32> = None;
+        let mut at_leaf_depth = |n: u32, depth: u32| match *leaf_depth.get_or_insert(depth) {
+            d if d == depth => Ok(()),
+            d => damaged(format!(
+                "page {n}: a leaf at depth {depth} where the b-tree's other leaves are at depth {d}"
+            )),
+        };
+        // (page, known to be a leaf, rowids above, rowids at most, depth below the root)
+        let mut stack = vec![(root, false, i64::MIN, i64::MAX, 0u32)];
+        while let Some((n, leaf, lo, hi, depth)) = stack.pop() {
             let bit = (n as usize / 64, 1u64 << (n % 64));
             match seen.get_mut(bit.0) {
                 Some(w) if *w & bit.1 == 0 => *w |= bit.1,
@@ -204,12 +216,16 @@ impl BTreeFile {
                 None => return damaged(format!("page {n} out of range")),
             }
             if leaf {
+                at_leaf_depth(n, depth)?;
                 out.push(Leaf { page: n, lo, hi });
                 continue;
             }
             let (p, h) = self.header(n)?;
             match p[h] {
-                0x0D => out.push(Leaf { page: n, lo, hi }),
+                0x0D => {
+                    at_leaf_depth(n, depth)?;
+                    out.push(Leaf { page: n, lo, hi });
+                }
                 0x05 => {
                     let cells = u16::from_be_bytes([p[h + 3], p[h + 4]]) as usize;
                     if h + 12 + 2 * cells > p.len() {
@@ -245,7 +261,7 @@ impl BTreeFile {
                         children
                             .iter()
                             .rev()
-                            .map(|&(v, a, b)| (v, leaves_below, a, b)),
+                            .map(|&(v, a, b)| (v, leaves_below, a, b, depth + 1)),
                     );
                 }
                 t => return damaged(format!("page {n}: type {t:#x} in a table b-tree")),
@@ -572,7 +588,8 @@ fn serial_len(st: u64) -> Option<usize> {
 }
 
 #[inline(always)]
-/// A numeric field × 10^6, rounded; [`NO_NUMBER`] for NULL, text, blobs and non-finite reals.
+/// A numeric field × 10^6, rounded; [`NO_NUMBER`] for NULL, text and blobs, [`BAD_NUMBER`] for
+/// a number past ±9e12 or not finite.
 fn millionths(rec: &[u8], (st, at): (u64, usize)) -> i64 {
     let v = match st {
         1..=6 | 8 | 9 => value(rec, (st, at)) as f64,
@@ -583,10 +600,10 @@ fn millionths(rec: &[u8], (st, at): (u64, usize)) -> i64 {
         _ => return NO_NUMBER,
     };
     let m = (v * 1e6).round();
-    if m.is_finite() && m.abs() < 9.0e18 {
+    if v.abs() < 9.0e12 {
         m as i64
     } else {
-        NO_NUMBER
+        BAD_NUMBER
     }
 }
 

@@ -38,7 +38,7 @@ pub(super) fn ingest(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
         if !cx.schema.has(table) {
             continue;
         }
-        let r = pairs(cx, sql, prefix);
+        let r = pairs(cx, sql, prefix, table == "META_DATA");
         soft(cx, table, r);
     }
     let version = cx.b.intern("SCHEMA_VERSION");
@@ -64,18 +64,34 @@ fn soft(cx: &mut Ctx<'_>, table: &str, r: Result<(), IngestError>) {
     }
 }
 
-/// Key-value rows of one meta source.
-fn pairs(cx: &mut Ctx<'_>, sql: &str, prefix: &str) -> Result<(), IngestError> {
+/// Key-value rows of one meta source. With `unique` (META_DATA: one row per name, as torch_npu
+/// writes it), a row repeating a name already read is not kept; the repeats are counted in a
+/// `meta_duplicate` diagnostic per name (100,000 ENV_VARIABLES rows are one, not 100,000).
+fn pairs(cx: &mut Ctx<'_>, sql: &str, prefix: &str, unique: bool) -> Result<(), IngestError> {
     let path = cx.path;
     let mut st = cx.c.prepare(sql).map_err(|e| err(path, e))?;
     let mut q = st.query([]).map_err(|e| err(path, e))?;
+    let mut seen: std::collections::BTreeMap<crate::model::StrId, u64> = Default::default();
     while let Some(r) = q.next().map_err(|e| err(path, e))? {
         let key = cx.b.intern(&format!("{prefix}{}", rows::text(r, 0)));
+        if unique {
+            let n = seen.entry(key).or_default();
+            *n += 1;
+            if *n > 1 {
+                continue;
+            }
+        }
         let value = cx.b.intern(&rows::text(r, 1));
         let m = &mut cx.b.t.meta;
         m.file.push(cx.file);
         m.key.push(key);
         m.value.push(value);
+    }
+    for (key, n) in seen.into_iter().filter(|&(_, n)| n > 1) {
+        let name = crate::diag::cap_text(cx.b.tables().str(key), 200).into_owned();
+        cx.b.diag().add_n("meta_duplicate", Severity::Warning, n - 1, || {
+            format!("{path}: META_DATA holds {n} rows named `{name}`; the first is read, the other {} are not", n - 1)
+        });
     }
     Ok(())
 }

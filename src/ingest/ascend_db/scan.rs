@@ -21,7 +21,7 @@ pub type Spec = &'static [&'static str];
 
 /// The marker of a [`Spec`] read in millionths.
 pub const MILLIONTHS: &str = "\u{1}millionths";
-pub use super::btree::NO_NUMBER;
+pub use super::btree::{BAD_NUMBER, NO_NUMBER};
 
 /// Calls `f` with consecutive chunks of `table`'s rows (each `specs.len()` values wide).
 pub(super) fn for_each_rows(
@@ -149,10 +149,14 @@ fn through_sqlite(
         .map(|c| match c {
             Col::Rowid => "rowid".to_string(),
             Col::Field(i) => format!("\"{}\"", t.columns[*i].name.replace('"', "\"\"")),
-            Col::Millionths(i) => format!(
-                "COALESCE(CAST(ROUND(\"{}\" * 1e6) AS INTEGER), {NO_NUMBER})",
-                t.columns[*i].name.replace('"', "\"\"")
-            ),
+            Col::Millionths(i) => {
+                let c = format!("\"{}\"", t.columns[*i].name.replace('"', "\"\""));
+                // As the direct reader: NULL, text and blobs are no number, a number past
+                // ±9e12 (or infinite) is BAD_NUMBER.
+                format!(
+                    "CASE WHEN typeof({c}) NOT IN ('integer', 'real') THEN {NO_NUMBER} WHEN abs({c}) < 9e12 THEN CAST(ROUND({c} * 1e6) AS INTEGER) ELSE {BAD_NUMBER} END"
+                )
+            }
             Col::Null => "NULL".to_string(),
         })
         .collect();

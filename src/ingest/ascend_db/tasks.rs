@@ -11,7 +11,7 @@
 use super::Ctx;
 use super::open::err;
 use super::rows;
-use super::scan::{MILLIONTHS, NO_NUMBER, Spec, for_each_rows, for_each_rows_mapped};
+use super::scan::{BAD_NUMBER, MILLIONTHS, NO_NUMBER, Spec, for_each_rows, for_each_rows_mapped};
 use super::strings::{StringIds, load_enum};
 use crate::diag::Severity;
 use crate::ingest::builder::NewEvent;
@@ -21,7 +21,7 @@ use crate::model::events::NO_ROW;
 use crate::model::hash::FxHashMap;
 use crate::model::id_map::IdMap;
 use crate::model::kernels::KernelRow;
-use crate::model::op_metrics::{OpMetricsRow, PIPES};
+use crate::model::op_metrics::{ImpossibleRatios, OpMetricsRow, PIPES};
 
 /// The `cat` given to kernel-type TASK rows that have no kernel info (classified `other`).
 pub const TASK_WITHOUT_KERNEL_INFO: &str = "task_without_kernel_info";
@@ -217,11 +217,13 @@ impl Converter {
 impl Converter {
     /// The op_metrics row of a compute task that has an op state or PMU ratios.
     fn op_metrics(&self, cx: &mut Ctx<'_>, r: TaskRow, name: StrId, kernel: u32, op_state: StrId) {
+        // A task whose ratios were all dropped as impossible has none, as if it had no row.
         let ratios = self
             .infos
             .pmu
             .get(r.gtid)
-            .map(|i| self.infos.pmu_rows[i as usize]);
+            .map(|i| self.infos.pmu_rows[i as usize])
+            .filter(|r| r.iter().any(|x| !x.is_nan()));
         if ratios.is_none() && op_state.is_empty() {
             return;
         }
@@ -268,10 +270,24 @@ fn load_pmu(cx: &mut Ctx<'_>, inf: &mut Infos) -> Result<(), IngestError> {
                     rows_out.push([f32::NAN; 9]);
                     rows_out.len() as u32 - 1
                 });
-                rows_out[k as usize][p] = (r[2] as f64 / 1e6) as f32;
+                rows_out[k as usize][p] = if r[2] == BAD_NUMBER {
+                    f32::INFINITY
+                } else {
+                    (r[2] as f64 / 1e6) as f32
+                };
             }
         },
     )?;
+    let mut impossible = ImpossibleRatios::default();
+    rows_out.iter_mut().for_each(|r| impossible.check(r));
+    let path = cx.path;
+    cx.b.diag()
+        .add_n("pmu_ratio_invalid", Severity::DataLoss, impossible.tasks, || {
+            format!(
+                "{path}: TASK_PMU_INFO pipe ratios outside 0..1: {}; a ratio is a share of the task's time, so these tasks' ratios are not read (no advisor rule prices them)",
+                impossible.summary()
+            )
+        });
     inf.pmu = gid_index(&ids);
     inf.pmu_rows = rows_out;
     Ok(())

@@ -11,6 +11,7 @@ use super::structural::ScanMode;
 use super::value_memo::{Known, Lookup, Reader, ValueMemo};
 use crate::model::events::EventKind;
 use crate::model::flows::FlowPhase;
+use crate::units::{MAX_SPAN_NS, MAX_TS_NS};
 
 /// Which metadata record an `M` event carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,6 +102,9 @@ pub struct ChunkOut<'a> {
     pub skipped: Vec<(usize, &'static str)>,
     pub skipped_count: u64,
     pub ignored_meta: u64,
+    /// Events whose graph id is not one ([`INVALID_GRAPH`]), and the byte offset of the first.
+    pub graph_invalid: u64,
+    pub graph_invalid_at: usize,
 }
 
 /// The event columns of a merged chunk, emptied, for a later chunk to fill: a chunk's columns are
@@ -335,6 +339,7 @@ pub fn parse_chunk(
         }
     };
     out.end = Some(end);
+    (out.graph_invalid, out.graph_invalid_at) = memos.graph_invalid;
     out.arena = std::mem::take(&mut out.strings).into_arena();
     out
 }
@@ -373,6 +378,34 @@ fn int_value(lx: &mut Lexer<'_>) -> Result<i64, LexError> {
             None => Ok(parse_i64(lx.scalar_token()?).unwrap_or(-1)),
         },
     }
+}
+
+/// The value an event's graph id holds when it is not one a graph can have.
+pub const INVALID_GRAPH: i64 = i64::MIN;
+
+/// A graph / model id (`Model Id`, `model id`, `graph id`): an integer from 0 to 4294967295
+/// (Ascend's model ids and CUPTI's graph ids are 32-bit unsigned; 4294967295 is Ascend's "no
+/// graph"); `null` is none (-1); anything else (a negative or larger number, a fraction, a
+/// string, a list) is [`INVALID_GRAPH`], counted by the chunk as a `graph_id_invalid`.
+fn graph_value(lx: &mut Lexer<'_>) -> Result<i64, LexError> {
+    let v = match lx.peek()? {
+        b'"' | b'{' | b'[' => {
+            lx.skip_value()?;
+            return Ok(INVALID_GRAPH);
+        }
+        _ => match lx.plain_i64() {
+            Some(v) => Some(v),
+            None => {
+                let t = lx.scalar_token()?;
+                if t == b"null" {
+                    return Ok(-1);
+                }
+                parse_i64(t).filter(|_| t.iter().all(|c| c.is_ascii_digit() || *c == b'-'))
+            }
+        },
+    };
+    Ok(v.filter(|v| (0..=u32::MAX as i64).contains(v))
+        .unwrap_or(INVALID_GRAPH))
 }
 
 #[inline]
@@ -451,6 +484,9 @@ struct Memos {
     args: KeyMemo<Arg>,
     event_values: ValueMemo,
     arg_values: ValueMemo,
+    /// Graph ids that are not one ([`INVALID_GRAPH`]), and the byte offset of the first (counted
+    /// where the arg is read, so events without one pay nothing).
+    graph_invalid: (u64, usize),
 }
 
 /// A member's value at the cursor through the value memo (scalar mode only): the answer `reader`
@@ -488,6 +524,17 @@ fn remembered<T>(
 
 #[inline(always)]
 fn memo_int(lx: &mut Lexer<'_>, memo: &mut ValueMemo, ordinal: usize) -> Result<i64, LexError> {
+    memo_int_with(lx, memo, ordinal, int_value)
+}
+
+/// [`memo_int`] with another reader of the integer on a miss.
+#[inline(always)]
+fn memo_int_with(
+    lx: &mut Lexer<'_>,
+    memo: &mut ValueMemo,
+    ordinal: usize,
+    read: fn(&mut Lexer<'_>) -> Result<i64, LexError>,
+) -> Result<i64, LexError> {
     remembered(
         lx,
         memo,
@@ -497,7 +544,7 @@ fn memo_int(lx: &mut Lexer<'_>, memo: &mut ValueMemo, ordinal: usize) -> Result<
             Known::Int(v) => Some(v),
             _ => None,
         },
-        int_value,
+        read,
         |&v, _| Some(Known::Int(v)),
     )
 }
@@ -597,7 +644,13 @@ fn parse_event(lx: &mut Lexer<'_>, raw: &mut Raw, memos: &mut Memos) -> Result<(
                 let s = string_value(lx)?;
                 raw.bp_e = lx.bytes(s) == b"e";
             }
-            Member::Args => parse_args(lx, raw, &mut memos.args, &mut memos.arg_values)?,
+            Member::Args => parse_args(
+                lx,
+                raw,
+                &mut memos.args,
+                &mut memos.arg_values,
+                &mut memos.graph_invalid,
+            )?,
             Member::Other => lx.skip_value()?,
         }
         if !lx.comma_or_close(b'}')? {
@@ -636,6 +689,7 @@ fn parse_args(
     raw: &mut Raw,
     memo: &mut KeyMemo<Arg>,
     values: &mut ValueMemo,
+    graph_invalid: &mut (u64, usize),
 ) -> Result<(), LexError> {
     if lx.peek()? != b'{' {
         return lx.skip_value();
@@ -658,7 +712,13 @@ fn parse_args(
             Arg::StreamIdLc => raw.hccl_stream = memo_int(lx, values, n)?,
             Arg::ConnectionId => raw.conn = memo_int(lx, values, n)?,
             Arg::Correlation => raw.corr = memo_int(lx, values, n)?,
-            Arg::GraphId => raw.graph = memo_int(lx, values, n)?,
+            Arg::GraphId => {
+                let at = lx.pos;
+                raw.graph = memo_int_with(lx, values, n, graph_value)?;
+                if raw.graph == INVALID_GRAPH {
+                    invalid_graph(graph_invalid, at);
+                }
+            }
             Arg::Device => raw.device = memo_int(lx, values, n)?,
             Arg::Name => raw.meta_name = string_value(lx)?,
             Arg::Labels => raw.meta_labels = string_value(lx)?,
@@ -741,8 +801,30 @@ fn emit<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw, offset: usize) {
     }
 }
 
+/// Counts a graph id that is not one, at byte `at`.
+#[cold]
+fn invalid_graph(count: &mut (u64, usize), at: usize) {
+    if count.0 == 0 {
+        count.1 = at;
+    }
+    count.0 += 1;
+}
+
 /// Why an event (or part of it) was skipped.
 type Skip = Result<(), &'static str>;
+
+/// Why an event's ts or dur is not one a capture holds (readers skip such events as the db
+/// reader skips such rows: their sums would overflow and their windows span centuries).
+#[cold]
+fn implausible(dur: i64) -> &'static str {
+    if dur < 0 {
+        "negative dur"
+    } else if dur > MAX_SPAN_NS {
+        "dur longer than a week"
+    } else {
+        "ts more than 126 years from the epoch (past 2096 or before 1843)"
+    }
+}
 
 /// A complete (`X`) or instant (`i`, `I`, `R`) event, with its HCCL details and device hint.
 #[inline]
@@ -762,6 +844,13 @@ fn emit_span<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw, pid: IdKey, tid
     } else {
         (0, EventKind::Instant)
     };
+    // Both bounds in one test (every event passes here): a ts within ±MAX_TS_NS of the epoch,
+    // a dur of 0 to a week (a negative one is a huge u64).
+    if (ts.wrapping_add(MAX_TS_NS) as u64 > 2 * MAX_TS_NS as u64)
+        | (dur as u64 > MAX_SPAN_NS as u64)
+    {
+        return Err(implausible(dur));
+    }
     let thread = out.threads.get(pid, tid);
     out.ev_thread.push(thread);
     out.ev_ts.push(ts);
@@ -837,6 +926,9 @@ fn emit_begin_end<'a>(
     let Some(ts) = raw.ts else {
         return Err("B/E without a valid ts");
     };
+    if !(-MAX_TS_NS..=MAX_TS_NS).contains(&ts) {
+        return Err("ts more than 126 years from the epoch (past 2096 or before 1843)");
+    }
     let thread = out.threads.get(pid, tid);
     let name = out.strings.intern(b, raw.name);
     let cat = out.strings.intern(b, raw.cat);

@@ -306,6 +306,13 @@ fn report_skipped(b: &mut TablesBuilder, out: &ChunkOut<'_>, path: &str) {
             format!("{path}: more skipped events")
         });
     b.t.diagnostics
+        .add_n("graph_id_invalid", Severity::DataLoss, out.graph_invalid, || {
+            format!(
+                "{path}: byte {}: args `Model Id` / `model id` / `graph id` holds a value no graph id can be (an integer 0 to 4294967295); such events are read as replayed from no graph, so graph-mode replay counts and shares can be short",
+                out.graph_invalid_at
+            )
+        });
+    b.t.diagnostics
         .add_n("ignored_metadata", Severity::Info, out.ignored_meta, || {
             format!("{path}: M events other than process/thread name, labels and sort index")
         });

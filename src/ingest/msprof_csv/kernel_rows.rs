@@ -66,6 +66,7 @@ pub fn ingest_bytes(path: &str, bytes: &[u8], b: &mut TablesBuilder) -> Result<(
         first_bad: String::new(),
         lossy: 0,
         steps: Default::default(),
+        impossible: Default::default(),
     };
     let mut rec = csv::ByteRecord::new();
     loop {
@@ -127,6 +128,8 @@ struct Rows<'p> {
     lossy: u64,
     /// `Step Id` → first start and last end of its rows.
     steps: std::collections::BTreeMap<i64, (i64, i64)>,
+    /// Tasks whose pipe ratios cannot be ratios.
+    impossible: crate::model::op_metrics::ImpossibleRatios,
 }
 
 impl Rows<'_> {
@@ -179,7 +182,7 @@ impl Rows<'_> {
                 shapes: [&k.input_shapes, &k.input_dtypes, &k.output_shapes]
                     .map(|c| c[kernel as usize]),
             };
-            super::op_metrics_rows::push(b, m, rec, cells);
+            super::op_metrics_rows::push(b, m, rec, cells, &mut self.impossible);
         }
         b.push_event(NewEvent {
             thread,
@@ -258,6 +261,7 @@ impl Rows<'_> {
     /// The rows skipped for a missing start or duration and the cells decoded lossily.
     fn report(self, b: &mut TablesBuilder) {
         let path = self.path;
+        super::op_metrics_rows::report_ratios(b, path, &self.impossible);
         // The steps the rows name, as STEP_TIME would give them: a CSV-only export has no host
         // ProfilerStep events to take them from.
         let source = b.intern("kernel_details.csv Step Id");

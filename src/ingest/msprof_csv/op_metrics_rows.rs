@@ -12,7 +12,7 @@ use crate::ingest::builder::TablesBuilder;
 use crate::ingest::chrome_json::number::us_to_ns;
 use crate::ingest::error::IngestError;
 use crate::model::kernels::KernelRow;
-use crate::model::op_metrics::OpMetricsRow;
+use crate::model::op_metrics::{ImpossibleRatios, OpMetricsRow};
 use crate::model::{FileId, StrId};
 
 /// One task's values besides its metrics, as interned by the caller.
@@ -26,9 +26,17 @@ pub(super) struct TaskCells {
     pub shapes: [StrId; 3],
 }
 
-/// Pushes the op_metrics row of one compute task row when it has an op state or a ratio.
-pub(super) fn push(b: &mut TablesBuilder, m: &MetricCols, rec: &csv::ByteRecord, t: TaskCells) {
-    let ratios = m.ratios(rec);
+/// Pushes the op_metrics row of one compute task row when it has an op state or a ratio; a
+/// task with an impossible ratio keeps none (counted in `bad`, [`report_ratios`]).
+pub(super) fn push(
+    b: &mut TablesBuilder,
+    m: &MetricCols,
+    rec: &csv::ByteRecord,
+    t: TaskCells,
+    bad: &mut ImpossibleRatios,
+) {
+    let mut ratios = m.ratios(rec);
+    bad.check(&mut ratios);
     let state = m.state(rec);
     if state.is_none() && ratios.iter().all(|r| r.is_nan()) {
         return;
@@ -46,6 +54,17 @@ pub(super) fn push(b: &mut TablesBuilder, m: &MetricCols, rec: &csv::ByteRecord,
         output_shapes: t.shapes[2],
         ratios,
     });
+}
+
+/// The `pmu_ratio_invalid` diagnostic of a file's tasks with impossible pipe ratios.
+pub(super) fn report_ratios(b: &mut TablesBuilder, path: &str, bad: &ImpossibleRatios) {
+    b.diag()
+        .add_n("pmu_ratio_invalid", Severity::DataLoss, bad.tasks, || {
+            format!(
+                "{path}: pipe ratios outside 0..1: {}; a ratio is a share of the task's time, so these tasks' ratios are not read (no advisor rule prices them)",
+                bad.summary()
+            )
+        });
 }
 
 /// Reads a kernel_details.csv beside a text export: its metric columns into `file`'s op_metrics
@@ -80,7 +99,8 @@ pub fn ingest_companion(
         return Ok(0);
     }
     let mut rec = csv::ByteRecord::new();
-    let (mut rows, mut bad, mut short) = (0u64, 0u64, 0u64);
+    let (mut rows, mut bad, mut short, mut implausible) = (0u64, 0u64, 0u64, 0u64);
+    let mut impossible = ImpossibleRatios::default();
     loop {
         match rd.read_byte_record(&mut rec) {
             Ok(true) => {}
@@ -111,6 +131,10 @@ pub fn ingest_companion(
             bad += 1;
             continue;
         };
+        if !(0..=crate::units::MAX_SPAN_NS).contains(&dur_ns) {
+            implausible += 1;
+            continue;
+        }
         let name = text(b, Some(cols.name));
         let op_type = text(b, cols.op_type);
         let shapes = cols.shapes.map(|k| text(b, k));
@@ -135,12 +159,17 @@ pub fn ingest_companion(
                 dur_ns,
                 shapes: [shapes[0], shapes[1], shapes[3]],
             };
-            push(b, m, &rec, cells);
+            push(b, m, &rec, cells, &mut impossible);
         }
     }
+    report_ratios(b, path, &impossible);
     b.diag()
         .add_n("csv_row_skipped", Severity::DataLoss, bad, || {
             format!("{path}: rows without a duration; their op metrics are not read")
+        });
+    b.diag()
+        .add_n("skipped_event", Severity::DataLoss, implausible, || {
+            format!("{path}: rows whose duration is negative or longer than a week; their op metrics are not read")
         });
     b.diag().add_n("truncated", Severity::DataLoss, short, || {
         format!("{path}: rows with fewer cells than the header (a cut file); their op metrics are not read")
