@@ -19,7 +19,7 @@ use crate::model::hash::FxHashMap;
 use crate::model::{Category, ProcessRole, Tables, ThreadId};
 use std::collections::{BinaryHeap, HashMap};
 
-pub use super::devices::launches::{Launches, NO_LAUNCH, launches};
+pub use super::devices::launches::{Launch, Launches, NO_LAUNCH, launches};
 
 pub fn compute(
     t: &Tables,
@@ -237,19 +237,18 @@ fn depth_stats(v: &[i64]) -> DepthStats {
 
 /// For one gap `[a, b)` of `d`: the first device task starting at or after `b` and its launch
 /// call, when the call is known.
-pub fn next_launch(t: &Tables, d: &Device, l: &Launches, b: i64) -> Option<(u32, u32)> {
+pub fn next_launch(t: &Tables, d: &Device, l: &Launches, b: i64) -> Option<Launch> {
     let k = d
         .events
         .partition_point(|&i| t.events.ts_ns[i as usize] < b);
-    let &task = d.events.get(k)?;
-    (l.launch[k] != NO_LAUNCH).then_some((task, l.launch[k]))
+    l.of(d, t, k)
 }
 
 fn host_bound(t: &Tables, d: &Device, l: &Launches, min_gap_ns: i64) -> HostBound {
     let gaps = super::devices::busy::device_gaps(t, d, min_gap_ns);
     let (mut n, mut ns) = (0, 0);
     for &(a, b) in &gaps {
-        if next_launch(t, d, l, b).is_some_and(|(_, c)| t.events.ts_ns[c as usize] > a) {
+        if next_launch(t, d, l, b).is_some_and(|x| x.late(a)) {
             n += 1;
             ns += b - a;
         }

@@ -71,14 +71,13 @@ pub fn facts(t: &Tables, devices: &[Device]) -> Vec<FileEvidence> {
     let mut launches: Vec<usize> = Vec::new();
     let mut captures: Vec<(usize, Call)> = Vec::new();
     for i in 0..t.events.len() {
-        let c = t.events.category[i];
-        if c.is_device() || c == Category::VendorOverlap || t.event_is_device_side(i) {
+        if !super::host_calls::is_host_event(t, i) {
             continue;
         }
         let f = t.event_file(i).idx();
         out[f].host_events += 1;
         widen(&mut host_span[f], t.events.ts_ns[i], t.events.end_ns(i));
-        if c != Category::HostOp {
+        if t.events.category[i] != Category::HostOp {
             continue;
         }
         let name = t.events.name[i];
