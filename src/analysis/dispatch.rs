@@ -365,7 +365,10 @@ fn above(t: &Tables, pairs: &[(u32, u32)], enclose: bool) -> Vec<Option<u32>> {
     let mut by_start: FxHashMap<(ThreadId, i64), Vec<usize>> = FxHashMap::default();
     let mut by_thread: FxHashMap<ThreadId, Vec<usize>> = FxHashMap::default();
     for (k, &(_, call)) in pairs.iter().enumerate() {
-        match start_of[k] {
+        // A flow that starts on the runtime call itself (Kineto's `ac2g`) names no op above it.
+        let own = (t.events.thread[call as usize], t.events.ts_ns[call as usize]);
+        let runtime = t.events.correlation_id.at(call as usize) >= 0;
+        match start_of[k].filter(|&at| at != own || !runtime) {
             Some(at) => by_start.entry(at).or_default().push(k),
             None if enclose => by_thread
                 .entry(t.events.thread[call as usize])

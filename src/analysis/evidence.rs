@@ -29,6 +29,10 @@ pub const DEVICE_SLIVER_MIN_HOST_WINDOW_NS: i64 = 1_000_000;
 /// Host windows longer than this mix clocks (msprof_0.db's MSTX rows sit on another epoch):
 /// the sliver is not judged (ns; one hour).
 pub const DEVICE_SLIVER_MAX_HOST_WINDOW_NS: i64 = 3_600_000_000_000;
+/// A verdict that rests on idle (idle-bound, host-bound) with more than this percent of its
+/// idle unexplained (bubble cause `unknown`, or `host_blocked` on work outside the trace) is
+/// qualified (`idle_unexplained`): the verdict says the device waited, not why.
+pub const IDLE_UNEXPLAINED_QUALIFIED_PCT: f64 = 25.0;
 /// When our computing time is below this percent of the vendor's step table's, the export holds
 /// a fraction of the device work: withheld.
 pub const EXPORT_COMPLETE_MIN_PCT: f64 = 50.0;

@@ -202,3 +202,52 @@ pub fn captured(t: &Tables, windows: &FxHashMap<ScopeKey, Vec<Window>>, i: usize
         })
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The names of the issue 58 list, as the shared real traces spell them (Kineto
+    /// `cuda_runtime` / `cuda_driver`, torch_npu `AscendCL@` CANN rows), and look-alikes that do
+    /// not block.
+    #[test]
+    fn blocking_calls_are_named_by_their_api() {
+        for name in [
+            "cudaStreamSynchronize",
+            "cudaDeviceSynchronize",
+            "cudaEventSynchronize",
+            "cudaStreamWaitEvent",
+            "cudaMemcpy",
+            "cudaMemcpy2D",
+            "cudaFree",
+            "cuCtxSynchronize",
+            "cuMemcpyDtoH_v2",
+            "cuMemFree_v2",
+            "hipMemcpyWithStream",
+            "hipDeviceSynchronize",
+            "hipStreamSynchronize",
+            "AscendCL@aclrtSynchronizeStreamWithTimeout",
+            "AscendCL@aclrtSynchronizeDevice",
+            "aclrtSynchronizeEvent",
+            "AscendCL@aclrtMemcpy",
+        ] {
+            assert!(blocks_host(name), "{name}");
+        }
+        for name in [
+            "cudaMemcpyAsync",
+            "hipMemcpyAsync",
+            "AscendCL@aclrtMemcpyAsync",
+            "cudaFreeAsync",
+            "cudaStreamQuery",
+            "cudaEventQuery",
+            "cudaLaunchKernel",
+            "cudaFreeHost",
+            "aten::copy_",
+            "aten::item",
+            "cudnnConvolutionForward",
+            "Memcpy HtoD (Host -> Device)",
+        ] {
+            assert!(!blocks_host(name), "{name}");
+        }
+    }
+}

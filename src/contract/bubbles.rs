@@ -6,6 +6,14 @@ use super::*;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// One gap holding at least this percent of its device's window gets a headline line saying
+/// what spanned it.
+pub const DOMINANT_GAP_PCT: f64 = 50.0;
+
+/// Capture edges of at least this percent of the capture (edges + device windows) get a
+/// headline line.
+pub const CAPTURE_EDGE_HEADLINE_PCT: f64 = 25.0;
+
 crate::model::closed_set::closed_set! {
     /// Why a device was idle: the first rule that holds, in this order (docs/analyses/bubbles.md).
     pub enum Cause {
@@ -16,6 +24,7 @@ crate::model::closed_set::closed_set! {
         WaitingForCollective = "waiting_for_collective",
         Synchronization = "synchronization",
         DataMovement = "data_movement",
+        UnlistedWork = "unlisted_work",
         BetweenSteps = "between_steps",
         DeviceScheduling = "device_scheduling",
         Unknown = "unknown",
@@ -59,8 +68,9 @@ pub struct Gap {
 /// The synchronous host call that held the host during a gap.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct HostBlock {
-    /// The device task the call waited for: of the kernel whose end opened the gap and the
-    /// device's copies, waits and communication tasks in the gap, the one that ended last
+    /// The device task the call waited for: of the kernel whose end opened the gap, the
+    /// device's copies, waits and communication tasks in the gap and the tasks that start after
+    /// it before the call returns, the one that ended last
     /// before the call returned, when the call returned within 100 µs of it
     /// (`analysis::bubbles::SYNC_RETURN_NS`). None: the call outlived every task of the device:
     /// it waited on work outside the trace (another device, another process, work the
@@ -135,8 +145,9 @@ pub struct DeviceBubbles {
     /// `host_blocked` idle whose call waited on work outside the trace (no task of the device
     /// completed before it returned).
     pub host_blocked_outside_ns: i64,
-    /// Idle the trace does not explain: `unknown_ns + host_blocked_outside_ns`, and its share of
-    /// idle (what the verdict's `idle_unexplained` reads).
+    /// Idle the trace does not explain: `unknown_ns + host_blocked_outside_ns` + the
+    /// `unlisted_work` idle (tasks ran that the file does not list), and its share of idle (what
+    /// the verdict's `idle_unexplained` reads).
     pub unexplained_ns: i64,
     pub unexplained_pct_of_idle: f64,
     pub largest: Vec<Gap>,

@@ -23,6 +23,7 @@ pub mod reference;
 pub mod schema;
 pub mod serving;
 pub mod steps;
+pub mod task_waits;
 pub mod strings;
 pub mod tables;
 pub mod tracks;

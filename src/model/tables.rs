@@ -14,6 +14,7 @@ use super::meta::MetaTable;
 use super::op_metrics::OpMetricsTable;
 use super::reference::ReferenceTable;
 use super::steps::StepTable;
+use super::task_waits::TaskWaitTable;
 use super::strings::{Interner, StrId};
 use super::tracks::{ProcessTable, ThreadTable};
 use super::vendor_overlap::VendorOverlapTable;
@@ -32,6 +33,7 @@ pub struct Tables {
     pub comm_tasks: CommTaskTable,
     pub op_metrics: OpMetricsTable,
     pub steps: StepTable,
+    pub task_waits: TaskWaitTable,
     pub memory: MemoryTable,
     pub op_memory: OpMemoryTable,
     pub meta: MetaTable,

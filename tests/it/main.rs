@@ -32,6 +32,7 @@ mod export_perfetto;
 mod graph_mode;
 mod hostile;
 mod hta_agreement;
+mod idle_causes;
 mod html_report;
 mod integrity;
 mod kineto_semantics;

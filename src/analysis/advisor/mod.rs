@@ -10,6 +10,7 @@ mod byte_alignment;
 mod dynamic_shape;
 mod env_vars;
 mod graph_gaps;
+mod host_blocked;
 mod host_dispatch;
 mod op_rows;
 mod operator_bound;
@@ -59,6 +60,7 @@ pub const FILE_RULES: &[FileRule] = &[
 
 pub const RUN_RULES: &[RunRule] = &[
     host_dispatch::RULE,
+    host_blocked::RULE,
     wait_pressure::RULE,
     slow_rank::RULE,
     graph_gaps::RULE,

@@ -38,7 +38,8 @@ pub(super) fn blocking_call(t: &Tables, syncs: &Sorted, (a, b): Iv) -> Option<u3
 }
 
 /// The device task call `c` waited for, from `candidates` (the kernel whose end opened the
-/// gap, and the device's copies, waits and communication tasks inside the gap): the one that
+/// gap, the device's copies, waits and communication tasks inside the gap, and the tasks that
+/// start from the gap's end on before the call returns): the one that
 /// ended last by the time the call returned, when the call returned within
 /// [`SYNC_RETURN_NS`] of its end. None: the call outlived every task of the device (it waited
 /// for work outside the trace). A device record of the call itself (Kineto's `Stream Wait

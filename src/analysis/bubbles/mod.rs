@@ -19,9 +19,11 @@
 //!    communication task of a collective in flight (REDUCE_ASYNC, hcom tasks) inside it;
 //! 6. `synchronization`: an EVENT_WAIT / STREAM_WAIT inside the gap (a stream waits for another);
 //! 7. `data_movement`: a copy / DMA task overlaps the gap;
-//! 8. `between_steps`: the gap lies outside every step of the file (ProfilerStep, Step Trace,
+//! 8. `unlisted_work`: a CSV-only export's `Wait Time(us)` says the task ending the gap started
+//!    less than the gap after its predecessor: a task the file does not list ran in the gap;
+//! 9. `between_steps`: the gap lies outside every step of the file (ProfilerStep, Step Trace,
 //!    a CSV's `Step Id`);
-//! 9. `device_scheduling`: the task ending the gap had been launched before the gap began (it
+//! 10. `device_scheduling`: the task ending the gap had been launched before the gap began (it
 //!    was queued; with a framework-op link, the op had ended) and nothing above lies in the gap:
 //!    the device took that long to start a queued task (evidence: that task; its launch call is
 //!    in `launch`);
@@ -29,7 +31,7 @@
 //!    are the device's `Iteration N`): a gap inside an iteration with none of the evidence above
 //!    (evidence: the task ending the gap; the model's tasks were submitted when the iteration
 //!    began);
-//! 10. `unknown`: no evidence (e.g. tasks without a launch link).
+//! 11. `unknown`: no evidence (e.g. tasks without a launch link).
 
 mod edges;
 mod host_block;
@@ -98,7 +100,7 @@ fn one(t: &Tables, d: &Device, o: &BubbleOpts) -> Option<DeviceBubbles> {
     classify(t, d, &gaps, &mut rules, |g| tally.add(g));
     let capture_edges = edges::edges(t, d, window, &rules.host, o.min_gap_ns);
     let idle = tally.idle_ns;
-    let unexplained = tally.unknown_ns + tally.blocked_outside_ns;
+    let unexplained = tally.unknown_ns + tally.blocked_outside_ns + tally.unlisted_ns;
     let largest = largest_of(t, std::mem::take(&mut tally.largest), o.top_n);
     let steps = idle::step_idle(t, d, &gaps);
     let idle_within_steps_ns = steps.iter().map(|s| s.idle_ns).sum();
@@ -159,7 +161,7 @@ fn classify(
             .find(|&&i| is_kernel(i) && iv(t, i).1 <= a)
             .copied();
         let after = events[k..].iter().find(|&&i| is_kernel(i)).copied();
-        let mut found = rules.cause((a, b), launch, before);
+        let mut found = rules.cause((a, b), launch, before, events.get(k).copied());
         if found.cause == Cause::Unknown && rules.graph_sunk && rules.inside_a_step((a, b)) {
             found.cause = Cause::DeviceScheduling;
             found.evidence = after;
@@ -175,5 +177,60 @@ fn classify(
             launch,
             waited: found.waited,
         });
+    }
+}
+
+impl Gap {
+    /// What explains the gap, in words: the headline's and the verdict's evidence.
+    pub fn explain(&self) -> String {
+        let name = |n: &Option<Neighbour>| n.as_ref().map(|n| n.name.clone());
+        let ms = |ns: i64| format!("{:.3} ms", ns as f64 / 1e6);
+        match self.cause {
+            Cause::HostBlocked => {
+                let call = name(&self.evidence).unwrap_or_else(|| "a synchronous call".into());
+                let b = self.host_block.as_ref();
+                let under = b
+                    .filter(|b| !b.frames.is_empty())
+                    .map(|b| {
+                        let f: Vec<&str> = b.frames.iter().take(2).map(String::as_str).collect();
+                        format!(" (under {})", f.join(" < "))
+                    })
+                    .unwrap_or_default();
+                let waited = match b.and_then(|b| b.waited_for.as_ref()) {
+                    Some(w) if w.stream >= 0 => format!("{} on stream {}", w.name, w.stream),
+                    Some(w) => w.name.clone(),
+                    None => "work outside the trace".into(),
+                };
+                format!("the host was in {call}{under}, waiting on {waited}")
+            }
+            Cause::HostDispatch => match (&self.launch, self.launch_lag_ns) {
+                (Some(l), Some(lag)) => format!(
+                    "the host launched the next task {} after it began ({}{})",
+                    ms(lag),
+                    l.name,
+                    self.launch_op
+                        .as_ref()
+                        .map(|o| format!(" under {o}"))
+                        .unwrap_or_default()
+                ),
+                _ => "host dispatch inside a graph replay".into(),
+            },
+            Cause::Unknown => {
+                "nothing in the trace explains it (no launch link, synchronous call, wait, copy or step)"
+                    .into()
+            }
+            Cause::UnlistedWork => format!(
+                "the exporter's Wait Time says a task the file does not list ran in it (before {})",
+                name(&self.evidence).unwrap_or_default()
+            ),
+            Cause::CaptureEdge => format!(
+                "the host ran ({}) while the device had no work",
+                name(&self.evidence).unwrap_or_default()
+            ),
+            c => match name(&self.evidence) {
+                Some(e) => format!("{c} ({e})"),
+                None => c.to_string(),
+            },
+        }
     }
 }

@@ -10,7 +10,8 @@ use crate::analysis::devices::{CommSource, Device, wait_kind};
 use crate::analysis::dispatch::{self, Launch, Launches, NO_LAUNCH};
 use crate::analysis::intervals::Iv;
 use crate::model::category::WaitKind;
-use crate::model::{Category, Tables};
+use crate::model::hash::FxHashMap;
+use crate::model::{Category, Tables, ThreadId};
 use std::collections::BTreeMap;
 
 /// What a gap can overlap on the device: waits by kind, copies, communication tasks that are not
@@ -92,6 +93,8 @@ pub(super) struct Rules<'a> {
     /// device's own iterations; the model's tasks were submitted together when the iteration
     /// began.
     pub graph_sunk: bool,
+    /// A CSV-only export's `Wait Time(us)` of the device's tasks, by (thread, start).
+    waits: FxHashMap<(ThreadId, i64), i64>,
     /// Whether a NOTIFY_WAIT is the update_step_context sync: only in decode serving (graph-replay
     /// decode steps on the device or host `update_step_context` scopes in the file). Elsewhere
     /// (training, eager serving) it is HCCL's wait for a peer's notify: a collective. Decided on
@@ -118,6 +121,7 @@ impl<'a> Rules<'a> {
         Rules {
             t,
             d,
+            waits: task_waits(t, d),
             evidence,
             per_replay,
             launches,
@@ -127,9 +131,15 @@ impl<'a> Rules<'a> {
         }
     }
 
-    /// The first rule that holds for gap (`a`, `b`), ended by the task of `launch` (with its
-    /// launch call), after the kernel `before`.
-    pub fn cause(&mut self, (a, b): Iv, launch: Option<Launch>, before: Option<u32>) -> Found {
+    /// The first rule that holds for gap (`a`, `b`), ended by the task `next` (its launch in
+    /// `launch` when linked), after the kernel `before`.
+    pub fn cause(
+        &mut self,
+        (a, b): Iv,
+        launch: Option<Launch>,
+        before: Option<u32>,
+        next: Option<u32>,
+    ) -> Found {
         let (t, d) = (self.t, self.d);
         let ev = &self.evidence;
         // The first wait of each kind inside the gap.
@@ -159,7 +169,13 @@ impl<'a> Rules<'a> {
             found(Cause::MtpWait, Some(w))
         } else if let Some(c) = blocking_call(t, &self.host.syncs, (a, b)) {
             let end = t.events.end_ns(c as usize);
-            let candidates = before.into_iter().chain(
+            // The tasks from the gap's end on that end before the call returns (it returns at
+            // most SYNC_RETURN_NS after the gap: a short scan).
+            let resumed = self.d.events[self.d.events.partition_point(|&i| t.events.ts_ns[i as usize] < b)..]
+                .iter()
+                .copied()
+                .take_while(|&i| t.events.ts_ns[i as usize] < end);
+            let candidates = before.into_iter().chain(resumed).chain(
                 [&ev.copies, &ev.waits, &ev.comm_tasks]
                     .into_iter()
                     .flat_map(|s| s.overlapping(t, (a, end)).map(|x| x.1)),
@@ -181,6 +197,8 @@ impl<'a> Rules<'a> {
             found(Cause::Synchronization, Some(w))
         } else if let Some(c) = ev.copies.overlapping(t, (a, b)).next() {
             found(Cause::DataMovement, Some(c.1))
+        } else if let Some(n) = next.filter(|&n| self.unlisted_before(n, a)) {
+            found(Cause::UnlistedWork, Some(n))
         } else if let Some(s) = outside_steps(&self.host.steps, (a, b)) {
             found(Cause::BetweenSteps, s)
         } else if let Some(l) = launch.filter(|l| l.issued_before(t, a)) {
@@ -190,10 +208,35 @@ impl<'a> Rules<'a> {
         }
     }
 
+    /// True when task `n`'s `Wait Time(us)` says its predecessor ended more than
+    /// [`UNLISTED_MIN_NS`] after `a`: inside the gap, where the file lists no task.
+    fn unlisted_before(&self, n: u32, a: i64) -> bool {
+        let i = n as usize;
+        self.waits
+            .get(&(self.t.events.thread[i], self.t.events.ts_ns[i]))
+            .is_some_and(|&w| w > 0 && self.t.events.ts_ns[i] - w > a + UNLISTED_MIN_NS)
+    }
+
     /// True when `(a, b)` lies inside one of the file's steps.
     pub fn inside_a_step(&self, (a, b): Iv) -> bool {
         self.host.steps.iter().any(|s| s.0.0 <= a && b <= s.0.1)
     }
+}
+
+/// A predecessor must end this long after the gap began to count as a task the file does not
+/// list (CSV start times are rounded to 10 ns at worst; 1 µs keeps rounding out).
+const UNLISTED_MIN_NS: i64 = 1_000;
+
+/// The `Wait Time(us)` of `d`'s tasks (a CSV-only export; empty otherwise).
+fn task_waits(t: &Tables, d: &Device) -> FxHashMap<(ThreadId, i64), i64> {
+    let w = &t.task_waits;
+    if w.is_empty() {
+        return FxHashMap::default();
+    }
+    (0..w.len())
+        .filter(|&k| t.thread_process(w.thread[k]) == d.process)
+        .map(|k| ((w.thread[k], w.ts_ns[k]), w.wait_ns[k]))
+        .collect()
 }
 
 /// The graph replay (index into `replays`, sorted by start) that holds gap `g` whole.

@@ -25,9 +25,11 @@ pub(super) struct RawGap {
 }
 
 impl RawGap {
-    /// Idle the trace does not explain: `unknown`, or a host blocked on work outside it.
+    /// Idle the trace does not explain: `unknown`, a host blocked on work outside it, tasks the
+    /// file does not list.
     fn unexplained(&self) -> bool {
-        self.cause == Cause::Unknown || (self.cause == Cause::HostBlocked && self.waited.is_none())
+        matches!(self.cause, Cause::Unknown | Cause::UnlistedWork)
+            || (self.cause == Cause::HostBlocked && self.waited.is_none())
     }
 }
 
@@ -37,9 +39,11 @@ pub(super) struct Tally {
     top_n: usize,
     pub gaps: u64,
     pub idle_ns: i64,
-    /// `unknown` idle, and `host_blocked` idle whose call waited on work outside the trace.
+    /// `unknown` idle, `host_blocked` idle whose call waited on work outside the trace, and
+    /// `unlisted_work` idle.
     pub unknown_ns: i64,
     pub blocked_outside_ns: i64,
+    pub unlisted_ns: i64,
     /// (count, ns) per bucket of [`BUCKETS`], the last open-ended.
     buckets: [(u64, i64); BUCKETS.len() + 1],
     causes: BTreeMap<&'static str, (u64, i64)>,
@@ -60,6 +64,7 @@ impl Tally {
             idle_ns: 0,
             unknown_ns: 0,
             blocked_outside_ns: 0,
+            unlisted_ns: 0,
             buckets: [(0, 0); BUCKETS.len() + 1],
             causes: BTreeMap::new(),
             largest: Vec::new(),
@@ -70,10 +75,11 @@ impl Tally {
         self.gaps += 1;
         self.idle_ns += g.dur_ns;
         if g.unexplained() {
-            match g.cause {
-                Cause::Unknown => self.unknown_ns += g.dur_ns,
-                _ => self.blocked_outside_ns += g.dur_ns,
-            }
+            *match g.cause {
+                Cause::Unknown => &mut self.unknown_ns,
+                Cause::UnlistedWork => &mut self.unlisted_ns,
+                _ => &mut self.blocked_outside_ns,
+            } += g.dur_ns;
         }
         let b = &mut self.buckets[BUCKETS.partition_point(|&hi| hi <= g.dur_ns)];
         *b = (b.0 + 1, b.1 + g.dur_ns);
