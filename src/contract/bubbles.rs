@@ -77,7 +77,7 @@ pub struct HostBlock {
     /// profiler did not record).
     pub waited_for: Option<Neighbour>,
     /// The frames above the call on its thread, innermost first (aten ops, Python functions,
-    /// annotations; at most 6): `aten::_local_scalar_dense`, `aten::item`, the Python line.
+    /// annotations, steps; at most 6): `aten::_local_scalar_dense`, `aten::item`, the Python line.
     pub frames: Vec<String>,
     /// How long the call held the host inside the gap, ns.
     pub overlap_ns: i64,

@@ -182,7 +182,7 @@ fn idle_story(a: &Analyses) -> Vec<String> {
         .max_by(|x, y| x.2.total_cmp(&y.2));
     if let Some((b, g, p)) = dominant {
         out.push(format!(
-            "one {} gap holds {p:.1}% of the device window of {}: {}",
+            "one {} gap is {p:.1}% of the device window of {}: {}",
             ms(g.dur_ns),
             b.device.short(),
             g.explain()
@@ -205,7 +205,7 @@ fn idle_story(a: &Analyses) -> Vec<String> {
     let p = edges as f64 * 100.0 / (edges + window).max(1) as f64;
     if edges > 0 && p >= CAPTURE_EDGE_HEADLINE_PCT {
         out.push(format!(
-            "capture edges: the device had no work for {} before its first task and {} after its last while the host ran ({p:.1}% of the capture): not idle, left out of the verdict",
+            "capture edges: no device work for {} before the first task and {} after the last while the host ran ({p:.1}% of the capture; not idle)",
             ms(before),
             ms(after)
         ));

@@ -130,9 +130,9 @@ pub fn build(a: &Analyses) -> Verdict {
     captures(files, &mut reasons);
     launch_coverage(files, &mut reasons);
     slivers(files, &mut reasons);
-    idle_unexplained(a, &mut reasons);
     vendor(a, &mut reasons);
     rank_anomalies(a, &mut reasons);
+    idle_unexplained(a, &mut reasons);
     let worst = |scope: Option<Scope>| {
         reasons
             .iter()
@@ -371,25 +371,15 @@ fn idle_unexplained(a: &Analyses, reasons: &mut Vec<Reason>) {
         return;
     }
     let ms = |ns: i64| format!("{:.3} ms", ns as f64 / 1e6);
-    let mut parts = Vec::new();
-    if unknown > 0 {
-        parts.push(format!(
-            "unknown {}: no launch link, synchronous call, wait, copy or step",
-            ms(unknown)
-        ));
-    }
-    if outside > 0 {
-        parts.push(format!(
-            "{} with the host blocked in a synchronous call on work outside the trace",
-            ms(outside)
-        ));
-    }
-    if unlisted > 0 {
-        parts.push(format!(
-            "{} in which tasks the file does not list ran (its Wait Time says so): idle is overstated",
-            ms(unlisted)
-        ));
-    }
+    let parts: Vec<String> = [
+        (unknown, "unknown"),
+        (outside, "blocked on work outside the trace"),
+        (unlisted, "unlisted tasks"),
+    ]
+    .into_iter()
+    .filter(|x| x.0 > 0)
+    .map(|(ns, what)| format!("{what} {}", ms(ns)))
+    .collect();
     let mut devices: Vec<&DeviceBubbles> =
         a.bubbles.iter().filter(|b| b.unexplained_ns > 0).collect();
     devices.sort_by_key(|b| std::cmp::Reverse(b.unexplained_ns));
@@ -398,10 +388,10 @@ fn idle_unexplained(a: &Analyses, reasons: &mut Vec<Reason>) {
         Scope::Run,
         Status::Qualified,
         format!(
-            "{share:.1}% of idle ({} of {}) has no cause in the trace ({}): the verdict says the device waited, not why",
+            "{share:.1}% of idle ({} of {}) has no cause in the trace: {}",
             ms(unexplained),
             ms(idle),
-            parts.join("; ")
+            parts.join(", ")
         ),
         devices
             .iter()

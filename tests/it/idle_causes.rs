@@ -148,7 +148,7 @@ fn r58_sync_copy_over_a_gap_is_host_blocked_on_work_outside_the_trace() {
     assert_eq!(w["frames"][0], "aten::copy_");
     let window = i(&o["busy_window"][1]) - i(&o["busy_window"][0]);
     let line = format!(
-        "one {:.3} ms gap holds {:.1}% of the device window of",
+        "one {:.3} ms gap is {:.1}% of the device window of",
         dur as f64 / 1e6,
         dur as f64 * 100.0 / window as f64
     );
@@ -160,7 +160,7 @@ fn r58_sync_copy_over_a_gap_is_host_blocked_on_work_outside_the_trace() {
         .unwrap_or_else(|| panic!("no `{line}` in {headline:#?}"));
     assert!(
         dominant.ends_with(
-            "the host was in hipMemcpyWithStream (under aten::copy_ < aten::_to_copy), waiting on work outside the trace"
+            "host in hipMemcpyWithStream under aten::copy_, waiting on work outside the trace"
         ),
         "{dominant}"
     );
@@ -299,7 +299,7 @@ fn r58_capture_opened_early_is_an_edge_not_idle() {
     let want: Vec<i64> = o["edges"].as_array().unwrap().iter().map(i).collect();
     assert_eq!(edges(&r), want);
     let line = format!(
-        "capture edges: the device had no work for {:.3} ms before its first task and {:.3} ms after its last",
+        "capture edges: no device work for {:.3} ms before the first task and {:.3} ms after the last",
         want[0] as f64 / 1e6,
         want[1] as f64 / 1e6
     );
@@ -325,8 +325,12 @@ fn r58_level0_launch_times_come_from_host_to_device_flows() {
         let r = report(&root);
         let b = &r["analyses"]["bubbles"][0];
         let c = &b["by_cause"]["host_dispatch"];
-        assert_eq!(i(&c["count"]), i(&o["late_launch"][0]), "{rank}");
-        assert_eq!(i(&c["total_ns"]), i(&o["late_launch"][1]), "{rank}");
+        let n = i(&o["late_launch"][0]);
+        assert_eq!(i(&c["count"]), n, "{rank}");
+        // The vendor's Free rows end on its µs with 3 decimals, our gaps on each task's exact
+        // end: at most 1 ns apart at each end of a gap.
+        let total = i(&o["late_launch"][1]);
+        assert!((i(&c["total_ns"]) - total).abs() <= 2 * n, "{rank}: {c} vs {total}");
         assert_eq!(i(&b["unknown_ns"]), 0, "{rank}");
     }
 }

@@ -59,8 +59,8 @@ pub(super) fn waited_for(
         .filter(|&i| ret - iv(t, i).1 <= SYNC_RETURN_NS)
 }
 
-/// The frames above each of `calls`, innermost first (at most six): host ops, Python functions
-/// and annotations of the call's file on a thread of the same thread id (an Ascend CANN call's
+/// The frames above each of `calls`, innermost first (at most six): host ops, Python functions,
+/// annotations and steps of the call's file on a thread of the same thread id (an Ascend CANN call's
 /// thread has its Python thread's id) that enclose the call; runtime calls are skipped. One
 /// pass over the events for all the calls.
 pub(super) fn frames(t: &Tables, calls: &[u32]) -> Vec<Vec<String>> {
@@ -74,7 +74,7 @@ pub(super) fn frames(t: &Tables, calls: &[u32]) -> Vec<Vec<String>> {
     for i in 0..t.events.len() {
         if !matches!(
             t.events.category[i],
-            Category::HostOp | Category::PythonFunction | Category::Annotation
+            Category::HostOp | Category::PythonFunction | Category::Annotation | Category::Step
         ) {
             continue;
         }

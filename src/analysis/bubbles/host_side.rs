@@ -7,8 +7,7 @@ use super::sorted::Sorted;
 use crate::analysis::devices::{Device, iv};
 use crate::analysis::host_calls::{blocks_host, is_host_event};
 use crate::analysis::intervals::Iv;
-use crate::model::hash::FxHashMap;
-use crate::model::{Category, StrId, Tables};
+use crate::model::{Category, Tables};
 
 pub(super) struct HostSide {
     /// The file's steps (ProfilerStep, Step Trace iterations; else the steps table's rows, as a
@@ -33,7 +32,8 @@ impl HostSide {
 pub(super) fn read(t: &Tables, d: &Device) -> HostSide {
     let mut steps: Vec<(Iv, Option<u32>)> = Vec::new();
     let mut syncs: Vec<u32> = Vec::new();
-    let mut blocks: FxHashMap<StrId, bool> = FxHashMap::default();
+    // Per distinct name: 0 not looked at, 1 does not block, 2 blocks (one byte per string).
+    let mut blocks: Vec<u8> = vec![0; t.strings.len() + 1];
     let context = t.strings.lookup("update_step_context");
     let mut step_context = false;
     let mut window: Option<(u32, u32)> = None;
@@ -52,12 +52,14 @@ pub(super) fn read(t: &Tables, d: &Device) -> HostSide {
         if !is_host_event(t, i) {
             continue;
         }
-        if c == Category::HostOp
-            && *blocks
-                .entry(name)
-                .or_insert_with(|| blocks_host(t.str(name)))
-        {
-            syncs.push(x);
+        if c == Category::HostOp {
+            let b = &mut blocks[name.0 as usize];
+            if *b == 0 {
+                *b = 1 + blocks_host(t.str(name)) as u8;
+            }
+            if *b == 2 {
+                syncs.push(x);
+            }
         }
         window = Some(match window {
             None => (x, x),

@@ -180,47 +180,53 @@ fn classify(
     }
 }
 
+/// A name cut to 40 characters (kernel names run to thousands): for one-line statements.
+fn short(name: &str) -> String {
+    match name.char_indices().nth(40) {
+        Some((at, _)) => format!("{}…", &name[..at]),
+        None => name.to_string(),
+    }
+}
+
 impl Gap {
-    /// What explains the gap, in words: the headline's and the verdict's evidence.
+    /// What explains the gap, in words (names cut to 40 characters): the headline's and the
+    /// verdict's evidence.
     pub fn explain(&self) -> String {
-        let name = |n: &Option<Neighbour>| n.as_ref().map(|n| n.name.clone());
+        let name = |n: &Option<Neighbour>| n.as_ref().map(|n| short(&n.name));
         let ms = |ns: i64| format!("{:.3} ms", ns as f64 / 1e6);
         match self.cause {
             Cause::HostBlocked => {
                 let call = name(&self.evidence).unwrap_or_else(|| "a synchronous call".into());
                 let b = self.host_block.as_ref();
                 let under = b
-                    .filter(|b| !b.frames.is_empty())
-                    .map(|b| {
-                        let f: Vec<&str> = b.frames.iter().take(2).map(String::as_str).collect();
-                        format!(" (under {})", f.join(" < "))
-                    })
+                    .and_then(|b| b.frames.first())
+                    .map(|f| format!(" under {}", short(f)))
                     .unwrap_or_default();
                 let waited = match b.and_then(|b| b.waited_for.as_ref()) {
-                    Some(w) if w.stream >= 0 => format!("{} on stream {}", w.name, w.stream),
-                    Some(w) => w.name.clone(),
+                    Some(w) if w.stream >= 0 => format!("{} (stream {})", short(&w.name), w.stream),
+                    Some(w) => short(&w.name),
                     None => "work outside the trace".into(),
                 };
-                format!("the host was in {call}{under}, waiting on {waited}")
+                format!("host in {call}{under}, waiting on {waited}")
             }
             Cause::HostDispatch => match (&self.launch, self.launch_lag_ns) {
                 (Some(l), Some(lag)) => format!(
-                    "the host launched the next task {} after it began ({}{})",
+                    "the host launched the next task {} in ({}{})",
                     ms(lag),
-                    l.name,
+                    short(&l.name),
                     self.launch_op
                         .as_ref()
-                        .map(|o| format!(" under {o}"))
+                        .map(|o| format!(" under {}", short(o)))
                         .unwrap_or_default()
                 ),
                 _ => "host dispatch inside a graph replay".into(),
             },
             Cause::Unknown => {
-                "nothing in the trace explains it (no launch link, synchronous call, wait, copy or step)"
+                "nothing in the trace explains it (no launch link, sync call, wait, copy or step)"
                     .into()
             }
             Cause::UnlistedWork => format!(
-                "the exporter's Wait Time says a task the file does not list ran in it (before {})",
+                "unlisted tasks ran in it (Wait Time of {})",
                 name(&self.evidence).unwrap_or_default()
             ),
             Cause::CaptureEdge => format!(

@@ -182,6 +182,8 @@ fn flow_times(t: &Tables, d: &Device) -> Vec<i64> {
         .map(|i| ((t.events.thread[i], t.events.ts_ns[i]), t.events.connection_id.at(i)))
         .collect();
     // Flow id → connection id of the task it ends on; then connection id → the flow's start.
+    // Flow ids are per file: only the device's file's flows.
+    let mine = |j: usize| t.process_file(t.thread_process(f.thread[j])) == d.file;
     let mut conn_of: FxHashMap<u64, i64> = FxHashMap::default();
     for j in (0..f.len()).filter(|&j| f.cat[j] == cat && f.phase[j] == FlowPhase::Finish) {
         if let Some(&c) = tasks.get(&(f.thread[j], f.ts_ns[j])) {
@@ -189,7 +191,7 @@ fn flow_times(t: &Tables, d: &Device) -> Vec<i64> {
         }
     }
     let mut at: FxHashMap<i64, i64> = FxHashMap::default();
-    for j in (0..f.len()).filter(|&j| f.cat[j] == cat && f.phase[j] == FlowPhase::Start) {
+    for j in (0..f.len()).filter(|&j| f.cat[j] == cat && f.phase[j] == FlowPhase::Start && mine(j)) {
         if let Some(&c) = conn_of.get(&f.id[j]) {
             let e = at.entry(c).or_insert(f.ts_ns[j]);
             *e = (*e).min(f.ts_ns[j]);
@@ -235,6 +237,7 @@ fn flow_calls(t: &Tables, d: &Device) -> FxHashMap<i64, u32> {
     let mut starts: FxHashMap<(ThreadId, i64), Vec<i64>> = FxHashMap::default();
     for j in 0..f.len() {
         if f.phase[j] == FlowPhase::Start
+            && t.process_file(t.thread_process(f.thread[j])) == d.file
             && let Some(&c) = conn_of.get(&f.id[j])
         {
             starts.entry((f.thread[j], f.ts_ns[j])).or_default().push(c);
