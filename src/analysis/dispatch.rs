@@ -281,7 +281,9 @@ fn host_apis(
         let role = t.processes.role[p.idx()];
         let name = t.event_name(i);
         let name = match link {
-            Link::ConnectionId if role == ProcessRole::CannApi => {
+            // Flow links with CANN calls: a file whose CANN calls share no task's connection
+            // id (the 2024 trace_view.json of ascend-misc/mstt); its host APIs are still those.
+            Link::ConnectionId | Link::Flow if role == ProcessRole::CannApi => {
                 name.split_once('@').map_or(name, |x| x.1)
             }
             Link::Correlation
