@@ -368,7 +368,10 @@ fn above(t: &Tables, pairs: &[(u32, u32)], enclose: bool) -> Vec<Option<u32>> {
     let mut by_thread: FxHashMap<ThreadId, Vec<usize>> = FxHashMap::default();
     for (k, &(_, call)) in pairs.iter().enumerate() {
         // A flow that starts on the runtime call itself (Kineto's `ac2g`) names no op above it.
-        let own = (t.events.thread[call as usize], t.events.ts_ns[call as usize]);
+        let own = (
+            t.events.thread[call as usize],
+            t.events.ts_ns[call as usize],
+        );
         let runtime = t.events.correlation_id.at(call as usize) >= 0;
         match start_of[k].filter(|&at| at != own || !runtime) {
             Some(at) => by_start.entry(at).or_default().push(k),

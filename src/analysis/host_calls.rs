@@ -6,8 +6,8 @@
 //! (`is_host_event`: what a file's host window spans). Names and sources:
 //! docs/formats/graph-mode.md, docs/analyses/bubbles.md.
 
-use crate::model::{Category, Tables};
 use crate::model::hash::FxHashMap;
+use crate::model::{Category, Tables};
 
 /// What a host call is to the evidence.
 #[derive(Clone, Copy, PartialEq, Eq)]

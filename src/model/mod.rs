@@ -23,9 +23,9 @@ pub mod reference;
 pub mod schema;
 pub mod serving;
 pub mod steps;
-pub mod task_waits;
 pub mod strings;
 pub mod tables;
+pub mod task_waits;
 pub mod tracks;
 pub mod vendor_overlap;
 

@@ -110,7 +110,10 @@ fn assert_blocked_as_oracle(b: &Value, o: &Value) {
             None => assert!(hb["waited_for"].is_null(), "{hb}"),
         }
     }
-    let total: i64 = want.iter().map(|w| i(&w["end_ns"]) - i(&w["start_ns"])).sum();
+    let total: i64 = want
+        .iter()
+        .map(|w| i(&w["end_ns"]) - i(&w["start_ns"]))
+        .sum();
     let outside: i64 = want
         .iter()
         .filter(|w| w["waited_for"].is_null())
@@ -271,12 +274,7 @@ fn r58_capture_opened_early_is_an_edge_not_idle() {
     let (real, early) = (report(&sample(AMD)), report(&f));
     for (r, path) in [(&real, sample(AMD)), (&early, f.clone())] {
         let o = oracle(&path);
-        let want: Vec<i64> = o["edges"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(i)
-            .collect();
+        let want: Vec<i64> = o["edges"].as_array().unwrap().iter().map(i).collect();
         assert_eq!(edges(r), want, "{}", path.display());
         assert_eq!(i(&r["analyses"]["bubbles"][0]["idle_ns"]), i(&o["idle_ns"]));
     }
@@ -292,9 +290,8 @@ fn r58_capture_opened_early_is_an_edge_not_idle() {
     assert_eq!(real["verdict"]["kind"], early["verdict"]["kind"]);
     assert_eq!(real["verdict"]["status"], early["verdict"]["status"]);
     // A real capture opened early.
-    let f = sample(
-        "torch-traces/critical_path/cuda_event_sync_multi_stream/event_sync_trace.json.gz",
-    );
+    let f =
+        sample("torch-traces/critical_path/cuda_event_sync_multi_stream/event_sync_trace.json.gz");
     let (o, r) = (oracle(&f), report(&f));
     let want: Vec<i64> = o["edges"].as_array().unwrap().iter().map(i).collect();
     assert_eq!(edges(&r), want);
@@ -330,7 +327,10 @@ fn r58_level0_launch_times_come_from_host_to_device_flows() {
         // The vendor's Free rows end on its µs with 3 decimals, our gaps on each task's exact
         // end: at most 1 ns apart at each end of a gap.
         let total = i(&o["late_launch"][1]);
-        assert!((i(&c["total_ns"]) - total).abs() <= 2 * n, "{rank}: {c} vs {total}");
+        assert!(
+            (i(&c["total_ns"]) - total).abs() <= 2 * n,
+            "{rank}: {c} vs {total}"
+        );
         assert_eq!(i(&b["unknown_ns"]), 0, "{rank}");
     }
 }
@@ -381,5 +381,10 @@ fn r58_csv_only_exports_count_unknown_and_unlisted_work() {
     assert_eq!(i(&b["unknown_ns"]), i(&o["idle_ns"]));
     assert_eq!(r["verdict"]["status"], "qualified");
     let why = reason(&r, "idle_unexplained").unwrap();
-    assert!(why["detail"].as_str().unwrap().starts_with("100.0% of idle"));
+    assert!(
+        why["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("100.0% of idle")
+    );
 }

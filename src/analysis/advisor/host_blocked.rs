@@ -31,7 +31,11 @@ fn run(inputs: &RunInputs<'_>) -> Vec<Finding> {
     f.time_at_stake_ns = c.total_ns;
     // The calls of the largest blocked gaps, most idle first.
     let mut calls: Vec<(String, i64)> = Vec::new();
-    for g in b.largest.iter().filter(|g| g.cause.as_str() == "host_blocked") {
+    for g in b
+        .largest
+        .iter()
+        .filter(|g| g.cause.as_str() == "host_blocked")
+    {
         let name = g.evidence.as_ref().map_or("?", |e| e.name.as_str());
         match calls.iter_mut().find(|x| x.0 == name) {
             Some(x) => x.1 += g.dur_ns,

@@ -44,11 +44,7 @@ pub(super) fn blocking_call(t: &Tables, syncs: &Sorted, (a, b): Iv) -> Option<u3
 /// [`SYNC_RETURN_NS`] of its end. None: the call outlived every task of the device (it waited
 /// for work outside the trace). A device record of the call itself (Kineto's `Stream Wait
 /// Event` carries the call's correlation) is not a candidate.
-pub(super) fn waited_for(
-    t: &Tables,
-    c: u32,
-    candidates: impl Iterator<Item = u32>,
-) -> Option<u32> {
+pub(super) fn waited_for(t: &Tables, c: u32, candidates: impl Iterator<Item = u32>) -> Option<u32> {
     let ret = iv(t, c).1;
     let own = t.events.correlation_id.at(c as usize);
     candidates

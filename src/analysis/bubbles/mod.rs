@@ -24,13 +24,13 @@
 //! 9. `between_steps`: the gap lies outside every step of the file (ProfilerStep, Step Trace,
 //!    a CSV's `Step Id`);
 //! 10. `device_scheduling`: the task ending the gap had been launched before the gap began (it
-//!    was queued; with a framework-op link, the op had ended) and nothing above lies in the gap:
-//!    the device took that long to start a queued task (evidence: that task; its launch call is
-//!    in `launch`);
-//!    The same cause when the capture is a sunk graph (no task has a host launch and the steps
-//!    are the device's `Iteration N`): a gap inside an iteration with none of the evidence above
-//!    (evidence: the task ending the gap; the model's tasks were submitted when the iteration
-//!    began);
+//!     was queued; with a framework-op link, the op had ended) and nothing above lies in the gap:
+//!     the device took that long to start a queued task (evidence: that task; its launch call is
+//!     in `launch`);
+//!     The same cause when the capture is a sunk graph (no task has a host launch and the steps
+//!     are the device's `Iteration N`): a gap inside an iteration with none of the evidence above
+//!     (evidence: the task ending the gap; the model's tasks were submitted when the iteration
+//!     began);
 //! 11. `unknown`: no evidence (e.g. tasks without a launch link).
 
 mod edges;
@@ -47,8 +47,8 @@ use super::devices::{Device, iv};
 use super::intervals::Iv;
 use super::stats::pct;
 pub use crate::contract::bubbles::*;
-pub use host_block::SYNC_RETURN_NS;
 use crate::model::{Category, Tables};
+pub use host_block::SYNC_RETURN_NS;
 use tally::{RawGap, Tally, largest_of};
 
 #[derive(Debug, Clone)]

@@ -171,7 +171,10 @@ impl<'a> Rules<'a> {
             let end = t.events.end_ns(c as usize);
             // The tasks from the gap's end on that end before the call returns (it returns at
             // most SYNC_RETURN_NS after the gap: a short scan).
-            let resumed = self.d.events[self.d.events.partition_point(|&i| t.events.ts_ns[i as usize] < b)..]
+            let resumed = self.d.events[self
+                .d
+                .events
+                .partition_point(|&i| t.events.ts_ns[i as usize] < b)..]
                 .iter()
                 .copied()
                 .take_while(|&i| t.events.ts_ns[i as usize] < end);

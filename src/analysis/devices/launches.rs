@@ -179,7 +179,12 @@ fn flow_times(t: &Tables, d: &Device) -> Vec<i64> {
         .iter()
         .map(|&i| i as usize)
         .filter(|&i| t.events.connection_id.at(i) >= 0)
-        .map(|i| ((t.events.thread[i], t.events.ts_ns[i]), t.events.connection_id.at(i)))
+        .map(|i| {
+            (
+                (t.events.thread[i], t.events.ts_ns[i]),
+                t.events.connection_id.at(i),
+            )
+        })
         .collect();
     // Flow id → connection id of the task it ends on; then connection id → the flow's start.
     // Flow ids are per file: only the device's file's flows.
@@ -191,7 +196,8 @@ fn flow_times(t: &Tables, d: &Device) -> Vec<i64> {
         }
     }
     let mut at: FxHashMap<i64, i64> = FxHashMap::default();
-    for j in (0..f.len()).filter(|&j| f.cat[j] == cat && f.phase[j] == FlowPhase::Start && mine(j)) {
+    for j in (0..f.len()).filter(|&j| f.cat[j] == cat && f.phase[j] == FlowPhase::Start && mine(j))
+    {
         if let Some(&c) = conn_of.get(&f.id[j]) {
             let e = at.entry(c).or_insert(f.ts_ns[j]);
             *e = (*e).min(f.ts_ns[j]);
