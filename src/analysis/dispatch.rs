@@ -19,7 +19,7 @@ use crate::model::hash::FxHashMap;
 use crate::model::{Category, ProcessRole, Tables, ThreadId};
 use std::collections::{BinaryHeap, HashMap};
 
-pub use super::devices::launches::{Launches, NO_LAUNCH, launches};
+pub use super::devices::launches::{Launch, Launches, NO_LAUNCH, launches};
 
 pub fn compute(
     t: &Tables,
@@ -237,19 +237,18 @@ fn depth_stats(v: &[i64]) -> DepthStats {
 
 /// For one gap `[a, b)` of `d`: the first device task starting at or after `b` and its launch
 /// call, when the call is known.
-pub fn next_launch(t: &Tables, d: &Device, l: &Launches, b: i64) -> Option<(u32, u32)> {
+pub fn next_launch(t: &Tables, d: &Device, l: &Launches, b: i64) -> Option<Launch> {
     let k = d
         .events
         .partition_point(|&i| t.events.ts_ns[i as usize] < b);
-    let &task = d.events.get(k)?;
-    (l.launch[k] != NO_LAUNCH).then_some((task, l.launch[k]))
+    l.of(d, t, k)
 }
 
 fn host_bound(t: &Tables, d: &Device, l: &Launches, min_gap_ns: i64) -> HostBound {
     let gaps = super::devices::busy::device_gaps(t, d, min_gap_ns);
     let (mut n, mut ns) = (0, 0);
     for &(a, b) in &gaps {
-        if next_launch(t, d, l, b).is_some_and(|(_, c)| t.events.ts_ns[c as usize] > a) {
+        if next_launch(t, d, l, b).is_some_and(|x| x.late(a)) {
             n += 1;
             ns += b - a;
         }
@@ -282,7 +281,9 @@ fn host_apis(
         let role = t.processes.role[p.idx()];
         let name = t.event_name(i);
         let name = match link {
-            Link::ConnectionId if role == ProcessRole::CannApi => {
+            // Flow links with CANN calls: a file whose CANN calls share no task's connection
+            // id (the 2024 trace_view.json of ascend-misc/mstt); its host APIs are still those.
+            Link::ConnectionId | Link::Flow if role == ProcessRole::CannApi => {
                 name.split_once('@').map_or(name, |x| x.1)
             }
             Link::Correlation
@@ -366,7 +367,13 @@ fn above(t: &Tables, pairs: &[(u32, u32)], enclose: bool) -> Vec<Option<u32>> {
     let mut by_start: FxHashMap<(ThreadId, i64), Vec<usize>> = FxHashMap::default();
     let mut by_thread: FxHashMap<ThreadId, Vec<usize>> = FxHashMap::default();
     for (k, &(_, call)) in pairs.iter().enumerate() {
-        match start_of[k] {
+        // A flow that starts on the runtime call itself (Kineto's `ac2g`) names no op above it.
+        let own = (
+            t.events.thread[call as usize],
+            t.events.ts_ns[call as usize],
+        );
+        let runtime = t.events.correlation_id.at(call as usize) >= 0;
+        match start_of[k].filter(|&at| at != own || !runtime) {
             Some(at) => by_start.entry(at).or_default().push(k),
             None if enclose => by_thread
                 .entry(t.events.thread[call as usize])

@@ -29,6 +29,10 @@ pub const DEVICE_SLIVER_MIN_HOST_WINDOW_NS: i64 = 1_000_000;
 /// Host windows longer than this mix clocks (msprof_0.db's MSTX rows sit on another epoch):
 /// the sliver is not judged (ns; one hour).
 pub const DEVICE_SLIVER_MAX_HOST_WINDOW_NS: i64 = 3_600_000_000_000;
+/// A verdict that rests on idle (idle-bound, host-bound) with more than this percent of its
+/// idle unexplained (bubble cause `unknown`, or `host_blocked` on work outside the trace) is
+/// qualified (`idle_unexplained`): the verdict says the device waited, not why.
+pub const IDLE_UNEXPLAINED_QUALIFIED_PCT: f64 = 25.0;
 /// When our computing time is below this percent of the vendor's step table's, the export holds
 /// a fraction of the device work: withheld.
 pub const EXPORT_COMPLETE_MIN_PCT: f64 = 50.0;
@@ -71,14 +75,13 @@ pub fn facts(t: &Tables, devices: &[Device]) -> Vec<FileEvidence> {
     let mut launches: Vec<usize> = Vec::new();
     let mut captures: Vec<(usize, Call)> = Vec::new();
     for i in 0..t.events.len() {
-        let c = t.events.category[i];
-        if c.is_device() || c == Category::VendorOverlap || t.event_is_device_side(i) {
+        if !super::host_calls::is_host_event(t, i) {
             continue;
         }
         let f = t.event_file(i).idx();
         out[f].host_events += 1;
         widen(&mut host_span[f], t.events.ts_ns[i], t.events.end_ns(i));
-        if c != Category::HostOp {
+        if t.events.category[i] != Category::HostOp {
             continue;
         }
         let name = t.events.name[i];

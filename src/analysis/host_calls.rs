@@ -1,11 +1,13 @@
-//! Host calls as graph mode and the evidence see them: launches (kernels, copies, sets), graph
-//! replays (`cudaGraphLaunch`, `hipGraphLaunch`, `aclmdlRIExecuteAsync`) and stream-capture
-//! windows (`cudaStreamBeginCapture` .. `cudaStreamEndCapture` on one thread; Ascend
-//! `aclmdlRICaptureBegin` .. `aclmdlRICaptureEnd` in one process). Names and sources:
-//! docs/formats/graph-mode.md.
+//! Host calls as graph mode, the evidence and the bubbles see them: launches (kernels, copies,
+//! sets), graph replays (`cudaGraphLaunch`, `hipGraphLaunch`, `aclmdlRIExecuteAsync`),
+//! stream-capture windows (`cudaStreamBeginCapture` .. `cudaStreamEndCapture` on one thread;
+//! Ascend `aclmdlRICaptureBegin` .. `aclmdlRICaptureEnd` in one process), the calls that block
+//! the host until device work completes (`blocks_host`), and which events are the host's
+//! (`is_host_event`: what a file's host window spans). Names and sources:
+//! docs/formats/graph-mode.md, docs/analyses/bubbles.md.
 
-use crate::model::Tables;
 use crate::model::hash::FxHashMap;
+use crate::model::{Category, Tables};
 
 /// What a host call is to the evidence.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -150,6 +152,44 @@ pub fn capture_windows(
     out
 }
 
+/// True for a host-side event: neither a device task nor the vendor's overlap rows, nor on a
+/// device process. A file's host window is the first start to the last end of these.
+pub fn is_host_event(t: &Tables, i: usize) -> bool {
+    let c = t.events.category[i];
+    !(c.is_device() || c == Category::VendorOverlap || t.event_is_device_side(i))
+}
+
+/// True for a host API call that returns only when device work has completed (the CUDA / HIP
+/// runtime and driver, Ascend CANN `aclrt*`, level prefix `AscendCL@` dropped): stream, device,
+/// context and event synchronisation (`cudaStreamSynchronize`, `hipDeviceSynchronize`,
+/// `cuCtxSynchronize`, `aclrtSynchronizeStreamWithTimeout`, …), synchronous copies (`cudaMemcpy`,
+/// `cudaMemcpy2D`, `hipMemcpyWithStream`, `cuMemcpyDtoH_v2`, `aclrtMemcpy`: a `Memcpy` without
+/// `Async`), frees that synchronise the device (`cudaFree`, `hipFree`, `cuMemFree`), and
+/// `cudaStreamWaitEvent` / `hipStreamWaitEvent` / `aclrtStreamWaitEvent` (asynchronous by
+/// contract, listed so a call that does hold the host is not missed). Queries
+/// (`cudaStreamQuery`, `cudaEventQuery`) poll and return at once: not listed.
+pub fn blocks_host(name: &str) -> bool {
+    let a = api(name);
+    if !is_runtime_api(a) || a.contains("Async") {
+        return false;
+    }
+    a.contains("Synchronize")
+        || a.contains("Memcpy")
+        || a.contains("StreamWaitEvent")
+        || a.ends_with("Free")
+        || a.contains("Free_")
+}
+
+/// True for a CUDA / HIP runtime or driver call or an Ascend `aclrt*` call (level prefix
+/// dropped): `cudaLaunchKernel`, `cuCtxSynchronize`, `hipMemcpyWithStream`,
+/// `AscendCL@aclrtMemcpy`; not `aten::copy_` nor `cudnn*`.
+pub fn is_runtime_api(name: &str) -> bool {
+    let a = api(name);
+    ["cuda", "cu", "hip", "aclrt"].iter().any(|p| {
+        a.len() > p.len() && a.starts_with(p) && a.as_bytes()[p.len()].is_ascii_uppercase()
+    })
+}
+
 /// True when launch `i` lies inside a capture window of its thread or process.
 pub fn captured(t: &Tables, windows: &FxHashMap<ScopeKey, Vec<Window>>, i: usize) -> bool {
     let (s, e) = (t.events.ts_ns[i], t.events.end_ns(i));
@@ -161,4 +201,53 @@ pub fn captured(t: &Tables, windows: &FxHashMap<ScopeKey, Vec<Window>>, i: usize
             k > 0 && e <= ws[k - 1].end
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The names of the issue 58 list, as the shared real traces spell them (Kineto
+    /// `cuda_runtime` / `cuda_driver`, torch_npu `AscendCL@` CANN rows), and look-alikes that do
+    /// not block.
+    #[test]
+    fn blocking_calls_are_named_by_their_api() {
+        for name in [
+            "cudaStreamSynchronize",
+            "cudaDeviceSynchronize",
+            "cudaEventSynchronize",
+            "cudaStreamWaitEvent",
+            "cudaMemcpy",
+            "cudaMemcpy2D",
+            "cudaFree",
+            "cuCtxSynchronize",
+            "cuMemcpyDtoH_v2",
+            "cuMemFree_v2",
+            "hipMemcpyWithStream",
+            "hipDeviceSynchronize",
+            "hipStreamSynchronize",
+            "AscendCL@aclrtSynchronizeStreamWithTimeout",
+            "AscendCL@aclrtSynchronizeDevice",
+            "aclrtSynchronizeEvent",
+            "AscendCL@aclrtMemcpy",
+        ] {
+            assert!(blocks_host(name), "{name}");
+        }
+        for name in [
+            "cudaMemcpyAsync",
+            "hipMemcpyAsync",
+            "AscendCL@aclrtMemcpyAsync",
+            "cudaFreeAsync",
+            "cudaStreamQuery",
+            "cudaEventQuery",
+            "cudaLaunchKernel",
+            "cudaFreeHost",
+            "aten::copy_",
+            "aten::item",
+            "cudnnConvolutionForward",
+            "Memcpy HtoD (Host -> Device)",
+        ] {
+            assert!(!blocks_host(name), "{name}");
+        }
+    }
 }

@@ -6,18 +6,31 @@ use super::*;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// One gap holding at least this percent of its device's window gets a headline line saying
+/// what spanned it.
+pub const DOMINANT_GAP_PCT: f64 = 50.0;
+
+/// Capture edges of at least this percent of the capture (edges + device windows) get a
+/// headline line.
+pub const CAPTURE_EDGE_HEADLINE_PCT: f64 = 25.0;
+
 crate::model::closed_set::closed_set! {
     /// Why a device was idle: the first rule that holds, in this order (docs/analyses/bubbles.md).
     pub enum Cause {
         UpdateStepContextSync = "update_step_context_sync",
         MtpWait = "mtp_wait",
+        HostBlocked = "host_blocked",
         HostDispatch = "host_dispatch",
         WaitingForCollective = "waiting_for_collective",
         Synchronization = "synchronization",
         DataMovement = "data_movement",
+        UnlistedWork = "unlisted_work",
         BetweenSteps = "between_steps",
         DeviceScheduling = "device_scheduling",
         Unknown = "unknown",
+        /// Not a rule: the host window's edges outside the device window, reported apart
+        /// (`DeviceBubbles::capture_edges`), never idle.
+        CaptureEdge = "capture_edge",
     }
 }
 
@@ -47,6 +60,27 @@ pub struct Gap {
     pub launch_lag_ns: Option<i64>,
     /// The PyTorch op above that launch call, when known.
     pub launch_op: Option<String>,
+    /// For `host_blocked`: what the blocking call (`evidence`) waited for and the frames above
+    /// it.
+    pub host_block: Option<HostBlock>,
+}
+
+/// The synchronous host call that held the host during a gap.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HostBlock {
+    /// The device task the call waited for: of the kernel whose end opened the gap, the
+    /// device's copies, waits and communication tasks in the gap and the tasks that start after
+    /// it before the call returns, the one that ended last
+    /// before the call returned, when the call returned within 100 µs of it
+    /// (`analysis::bubbles::SYNC_RETURN_NS`). None: the call outlived every task of the device:
+    /// it waited on work outside the trace (another device, another process, work the
+    /// profiler did not record).
+    pub waited_for: Option<Neighbour>,
+    /// The frames above the call on its thread, innermost first (aten ops, Python functions,
+    /// annotations, steps; at most 6): `aten::_local_scalar_dense`, `aten::item`, the Python line.
+    pub frames: Vec<String>,
+    /// How long the call held the host inside the gap, ns.
+    pub overlap_ns: i64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -108,7 +142,23 @@ pub struct DeviceBubbles {
     /// Idle with cause `unknown` (no evidence), and the share of idle with a named cause.
     pub unknown_ns: i64,
     pub named_pct_of_idle: f64,
+    /// `host_blocked` idle whose call waited on work outside the trace (no task of the device
+    /// completed before it returned).
+    pub host_blocked_outside_ns: i64,
+    /// Idle the trace does not explain: `unknown_ns + host_blocked_outside_ns` + the
+    /// `unlisted_work` idle (tasks ran that the file does not list), and its share of idle (what
+    /// the verdict's `idle_unexplained` reads).
+    pub unexplained_ns: i64,
+    pub unexplained_pct_of_idle: f64,
     pub largest: Vec<Gap>,
+    /// The capture edges (cause `capture_edge`): the host window of the device's file before
+    /// the device's first busy instant and after its last, at most one each (evidence: the host
+    /// event that opens / closes the host window; the first edge's `launch` is the call that
+    /// launched the first task). Not idle: outside `window_ns`, so outside the idle, the shares
+    /// and the bound verdict.
+    pub capture_edges: Vec<Gap>,
+    /// Σ capture_edges[].dur_ns.
+    pub capture_edge_ns: i64,
     pub streams: Vec<StreamIdle>,
     /// Per graph-mode decode step (empty without NOTIFY_WAIT / CAPTURE_RECORD steps).
     pub steps: Vec<StepIdle>,

@@ -14,8 +14,10 @@ pub enum Link {
     /// Kineto `correlation`: runtime call ↔ kernel.
     Correlation,
     /// A flow from a host op to the task (`torch_to_npu` / `async_npu`), used when the file has
-    /// no CANN API calls (torch_npu Level0): the launcher is the framework op, so latency is
-    /// measured from the op's start, an upper bound of the launch latency.
+    /// no CANN API calls (torch_npu Level0) or none that shares a task's connection id: the
+    /// launcher is the framework op, so latency is measured from the op's start, an upper bound
+    /// of the launch latency. `host_bound` takes the launch time from the `HostToDevice` flow of
+    /// the task's connection id when the file has one.
     Flow,
 }
 

@@ -116,6 +116,8 @@ closed_set! {
         VendorDisagreement = "vendor_disagreement",
         /// The export holds a fraction of the device work its own step table counts.
         ExportIncomplete = "export_incomplete",
+        /// A verdict that rests on idle whose idle the trace mostly does not explain.
+        IdleUnexplained = "idle_unexplained",
         /// A rank's file ended mid-event.
         TruncatedInput = "truncated_input",
         /// Ranks expected by the run are missing.

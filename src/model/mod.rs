@@ -26,6 +26,7 @@ pub mod serving;
 pub mod steps;
 pub mod strings;
 pub mod tables;
+pub mod task_waits;
 pub mod tracks;
 pub mod vendor_overlap;
 

@@ -328,6 +328,19 @@ pub const TABLES: &[TableSchema] = &[
         ],
     },
     TableSchema {
+        name: "task_waits",
+        doc: "The exporter's wait before each device task of a CSV-only export (kernel_details.csv / op_summary `Wait Time(us)`: start minus the end of the previous task in start order, any stream, over every task the exporter saw); what bubbles reads to tell tasks the file does not list.",
+        columns: cols![
+            (
+                "thread",
+                "ThreadId",
+                "The task's stream thread (with ts_ns: its event)."
+            ),
+            ("ts_ns", "i64 ns", "The task's start."),
+            ("wait_ns", "i64 ns", "Wait Time(us) × 1000, ≥ 0."),
+        ],
+    },
+    TableSchema {
         name: "memory",
         doc: "Sampled memory totals (db NPU_MEM, NPU_MODULE_MEM, MEMORY_RECORD; text export npu_module_mem.csv, memory_record.csv); bytes, -1 where the source has no such value.",
         columns: cols![

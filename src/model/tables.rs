@@ -16,6 +16,7 @@ use super::op_metrics::OpMetricsTable;
 use super::reference::ReferenceTable;
 use super::steps::StepTable;
 use super::strings::{Interner, StrId};
+use super::task_waits::TaskWaitTable;
 use super::tracks::{ProcessTable, ThreadTable};
 use super::vendor_overlap::VendorOverlapTable;
 use crate::diag::Diagnostics;
@@ -34,6 +35,7 @@ pub struct Tables {
     pub op_metrics: OpMetricsTable,
     pub op_args: OpArgsTable,
     pub steps: StepTable,
+    pub task_waits: TaskWaitTable,
     pub memory: MemoryTable,
     pub op_memory: OpMemoryTable,
     pub meta: MetaTable,

@@ -25,6 +25,9 @@ fn instead(code: ReasonCode) -> &'static str {
         ReasonCode::VendorDisagreement | ReasonCode::ExportIncomplete => {
             "re-export the rank (torch_npu_profiler analyse() / msprof --export=on) and let it finish; export_type=db keeps every table in one file"
         }
+        ReasonCode::IdleUnexplained => {
+            "capture what the idle waited on: the host side with its launch calls (torch_npu: profiler_level Level1 writes the CANN calls; Kineto: ProfilerActivity.CPU with the CUDA runtime) and every process and device that feeds this one (a kernel_details.csv alone has no host side); with_stack=True names the Python line of a blocking call"
+        }
         ReasonCode::TruncatedInput => {
             "the file ends mid-event (a dump or copy that died): copy or re-export that rank again, and check free disk space where the profiler writes"
         }

@@ -54,6 +54,7 @@ pub fn build(
     }
     if !withheld {
         out.extend(top_bubble_cause(a));
+        out.extend(idle_story(a));
         out.extend(graph_mode(a));
         out.extend(super::headline_efficiency::line(a));
         out.extend(top_advice(a));
@@ -293,6 +294,52 @@ fn top_bubble_cause(a: &Analyses) -> Option<String> {
         ms(*ns),
         *ns as f64 * 100.0 / idle.max(1) as f64
     ))
+}
+
+/// One gap holding most of a device's window, with what spanned it; the capture edges when they
+/// are a large part of the capture (the device had no work while the host ran).
+fn idle_story(a: &Analyses) -> Vec<String> {
+    use crate::contract::{CAPTURE_EDGE_HEADLINE_PCT, DOMINANT_GAP_PCT};
+    let mut out = Vec::new();
+    let share = |g: &crate::contract::Gap, w: i64| g.dur_ns as f64 * 100.0 / w.max(1) as f64;
+    let dominant = a
+        .bubbles
+        .iter()
+        .filter_map(|b| Some((b, b.largest.first()?)))
+        .map(|(b, g)| (b, g, share(g, b.window_ns)))
+        .filter(|x| x.2 >= DOMINANT_GAP_PCT)
+        .max_by(|x, y| x.2.total_cmp(&y.2));
+    if let Some((b, g, p)) = dominant {
+        out.push(format!(
+            "one {} gap is {p:.1}% of the device window of {}: {}",
+            ms(g.dur_ns),
+            b.device.short(),
+            g.explain()
+        ));
+    }
+    // (before the first task, after the last), summed over devices.
+    let (before, after) = a
+        .bubbles
+        .iter()
+        .flat_map(|b| b.capture_edges.iter().map(move |g| (b, g)))
+        .fold((0, 0), |(x, y), (b, g)| {
+            if g.end_ns <= b.window_start_ns {
+                (x + g.dur_ns, y)
+            } else {
+                (x, y + g.dur_ns)
+            }
+        });
+    let edges: i64 = a.bubbles.iter().map(|b| b.capture_edge_ns).sum();
+    let window: i64 = a.bubbles.iter().map(|b| b.window_ns).sum();
+    let p = edges as f64 * 100.0 / (edges + window).max(1) as f64;
+    if edges > 0 && p >= CAPTURE_EDGE_HEADLINE_PCT {
+        out.push(format!(
+            "capture edges: no device work for {} before the first task and {} after the last while the host ran ({p:.1}% of the capture; not idle)",
+            ms(before),
+            ms(after)
+        ));
+    }
+    out
 }
 
 /// Graph replays' share of device time and the host gap between them (the file with the

@@ -3,6 +3,7 @@
 //! signals of `analysis::evidence`, the vendor self-audit and the rank anomalies. Pure: reads the
 //! analyses only. The thresholds are `analysis::evidence`'s; docs/evidence.md explains each.
 
+use crate::analysis::bubbles::DeviceBubbles;
 use crate::analysis::device_time::DeviceTime;
 use crate::analysis::evidence::{
     self as ev, Coverage, FileEvidence, Reason, ReasonCode, Scope, Status, Verdict,
@@ -131,6 +132,7 @@ pub fn build(a: &Analyses) -> Verdict {
     slivers(files, &mut reasons);
     vendor(a, &mut reasons);
     rank_anomalies(a, &mut reasons);
+    idle_unexplained(a, &mut reasons);
     let worst = |scope: Option<Scope>| {
         reasons
             .iter()
@@ -348,6 +350,65 @@ fn slivers(files: &[FileEvidence], reasons: &mut Vec<Reason>) {
             f.host_window_ns as f64 / 1e6
         ),
         thin,
+    ));
+}
+
+/// A verdict that rests on idle (idle- or host-bound) whose idle is more than
+/// `IDLE_UNEXPLAINED_QUALIFIED_PCT` unexplained (bubble cause `unknown`, or a host blocked in a
+/// synchronous call on work outside the trace): qualified, naming the share, the parts and the
+/// devices, each with its largest gap.
+fn idle_unexplained(a: &Analyses, reasons: &mut Vec<Reason>) {
+    if !bound(a).is_some_and(|b| matches!(b.kind, "idle-bound" | "host-bound")) {
+        return;
+    }
+    let sum = |f: fn(&DeviceBubbles) -> i64| a.bubbles.iter().map(f).sum::<i64>();
+    let idle = sum(|b| b.idle_ns);
+    let unexplained = sum(|b| b.unexplained_ns);
+    let (unknown, outside) = (sum(|b| b.unknown_ns), sum(|b| b.host_blocked_outside_ns));
+    let unlisted = unexplained - unknown - outside;
+    let share = unexplained as f64 * 100.0 / idle.max(1) as f64;
+    if idle <= 0 || share <= ev::IDLE_UNEXPLAINED_QUALIFIED_PCT {
+        return;
+    }
+    let ms = |ns: i64| format!("{:.3} ms", ns as f64 / 1e6);
+    let parts: Vec<String> = [
+        (unknown, "unknown"),
+        (outside, "blocked on work outside the trace"),
+        (unlisted, "unlisted tasks"),
+    ]
+    .into_iter()
+    .filter(|x| x.0 > 0)
+    .map(|(ns, what)| format!("{what} {}", ms(ns)))
+    .collect();
+    let mut devices: Vec<&DeviceBubbles> =
+        a.bubbles.iter().filter(|b| b.unexplained_ns > 0).collect();
+    devices.sort_by_key(|b| std::cmp::Reverse(b.unexplained_ns));
+    reasons.push(reason(
+        ReasonCode::IdleUnexplained,
+        Scope::Run,
+        Status::Qualified,
+        format!(
+            "{share:.1}% of idle ({} of {}) has no cause in the trace: {}",
+            ms(unexplained),
+            ms(idle),
+            parts.join(", ")
+        ),
+        devices
+            .iter()
+            .map(|b| {
+                format!(
+                    "{} ({}): {} of {} idle unexplained{}",
+                    b.device.title(),
+                    b.device.file,
+                    ms(b.unexplained_ns),
+                    ms(b.idle_ns),
+                    b.largest
+                        .first()
+                        .map(|g| format!("; largest gap {}: {}", ms(g.dur_ns), g.explain()))
+                        .unwrap_or_default()
+                )
+            })
+            .collect(),
     ));
 }
 

@@ -35,6 +35,7 @@ mod graph_mode;
 mod hostile;
 mod hta_agreement;
 mod html_report;
+mod idle_causes;
 mod integrity;
 mod kineto_semantics;
 mod layering;

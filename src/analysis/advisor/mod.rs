@@ -11,6 +11,7 @@ mod dynamic_shape;
 mod env_vars;
 mod expert_load;
 mod graph_gaps;
+mod host_blocked;
 mod host_dispatch;
 mod op_rows;
 mod operator_bound;
@@ -66,6 +67,7 @@ pub const FILE_RULES: &[FileRule] = &[
 
 pub const RUN_RULES: &[RunRule] = &[
     host_dispatch::RULE,
+    host_blocked::RULE,
     wait_pressure::RULE,
     slow_rank::RULE,
     pipeline_stage::RULE,

@@ -21,6 +21,8 @@ pub(super) struct Cols {
     pub(super) step: Option<usize>,
     /// `Model ID` (kernel_details.csv Level1/2, op_summary): the graph a task was replayed from.
     pub(super) model: Option<usize>,
+    /// `Wait Time(us)` / `Task Wait Time(us)`: the exporter's wait before the task.
+    pub(super) wait: Option<usize>,
     /// Input shapes, dtypes, formats, then output shapes, dtypes, formats.
     pub(super) shapes: [Option<usize>; 6],
     /// `OP State` and the pipe-ratio columns, when the file has them.
@@ -56,6 +58,7 @@ impl Cols {
             mix_block: any(&["Mix Block Num", "Mix Block Dim"]),
             step: any(&["Step Id", "Step ID"]),
             model: any(&["Model ID", "Model Id"]),
+            wait: any(&["Wait Time(us)", "Task Wait Time(us)"]),
             shapes: [
                 any(&["Input Shapes"]),
                 any(&["Input Data Types"]),

@@ -184,6 +184,9 @@ impl Rows<'_> {
             };
             super::op_metrics_rows::push(b, m, rec, cells, &mut self.impossible);
         }
+        if let Some(w) = cell(rec, cols.wait).and_then(us_to_ns).filter(|&w| w >= 0) {
+            b.t.task_waits.push(thread, ts, w);
+        }
         b.push_event(NewEvent {
             thread,
             ts_ns: ts,

@@ -41,11 +41,25 @@ pub(super) fn bubbles(r: &Report, out: &mut Vec<Section>) {
                 }
                 (None, _) => "-".into(),
             };
+            let evidence = match &g.host_block {
+                Some(h) => format!(
+                    "{}{}; waited for {}",
+                    nb(&g.evidence),
+                    h.frames
+                        .first()
+                        .map(|f| format!(" under {f}"))
+                        .unwrap_or_default(),
+                    h.waited_for
+                        .as_ref()
+                        .map_or("work outside the trace".into(), |w| nb(&Some(w.clone())))
+                ),
+                None => nb(&g.evidence),
+            };
             s.rows.push(vec![
                 format!("+{}", human_ns(g.start_ns - b.window_start_ns)),
                 human_ns(g.dur_ns),
                 g.cause.as_str().into(),
-                nb(&g.evidence),
+                evidence,
                 launched,
                 nb(&g.before),
                 nb(&g.after),
@@ -70,6 +84,30 @@ pub(super) fn bubbles(r: &Report, out: &mut Vec<Section>) {
                 .collect::<Vec<_>>()
                 .join("; ")
         ));
+        if b.unexplained_ns > 0 {
+            s.notes.push(format!(
+                "unexplained: {} of idle ({}): unknown {}, host blocked on work outside the trace {}, tasks the file does not list {}",
+                pct(b.unexplained_pct_of_idle),
+                human_ns(b.unexplained_ns),
+                human_ns(b.unknown_ns),
+                human_ns(b.host_blocked_outside_ns),
+                human_ns(b.unexplained_ns - b.unknown_ns - b.host_blocked_outside_ns)
+            ));
+        }
+        if !b.capture_edges.is_empty() {
+            let side = |before: bool| {
+                b.capture_edges
+                    .iter()
+                    .filter(|g| (g.end_ns <= b.window_start_ns) == before)
+                    .map(|g| g.dur_ns)
+                    .sum::<i64>()
+            };
+            s.notes.push(format!(
+                "capture edges (not idle, outside the window): the host ran {} before the device's first task and {} after its last",
+                human_ns(side(true)),
+                human_ns(side(false))
+            ));
+        }
         s.notes.push(
             "at: from the device's first busy instant; launched: when the host call that launched the next task began (docs/analyses/bubbles.md)"
                 .into(),

@@ -42,7 +42,7 @@ pub(super) fn dispatch(r: &Report, out: &mut Vec<Section>) {
             Link::ConnectionId => "CANN call by connection_id",
             Link::Correlation => "runtime call by correlation",
             Link::Flow => {
-                "framework op by torch_to_npu flow (no CANN calls in the file; latency from the op's start)"
+                "framework op by torch_to_npu flow (no CANN call of the file shares a task's connection id; latency from the op's start, host-bound gaps from the HostToDevice flow's launch time when there is one)"
             }
         };
         let l = &d.latency;
