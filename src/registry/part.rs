@@ -14,7 +14,7 @@ use crate::analysis::{
     device_time::DeviceTime,
     dispatch::DeviceDispatch,
     evidence::FileEvidence,
-    graph_mode::GraphMode,
+    graph_mode::{GraphMode, extract::GraphExtract},
     kernel_types::KernelTypes,
     mtp::Mtp,
     op_types::OpTypes,
@@ -37,6 +37,12 @@ pub struct AnalyzeOpts {
     pub only: Option<Vec<String>>,
     /// How many ranks the run should have (`--expected-ranks`); None: a file's world size.
     pub expected_ranks: Option<u32>,
+    /// Files read as eager maps of the graph replays (`--eager-map`): their steps are kept for
+    /// graph mode, and they are left out of every other analysis.
+    pub eager_map: Vec<String>,
+    /// Files beside a replay file that may be an eager run of it (the pipeline's second look):
+    /// their steps are kept, and they are companions only when they map replays.
+    pub eager_beside: Vec<String>,
 }
 
 impl Default for AnalyzeOpts {
@@ -47,6 +53,8 @@ impl Default for AnalyzeOpts {
             batch: None,
             only: None,
             expected_ranks: None,
+            eager_map: Vec::new(),
+            eager_beside: Vec::new(),
         }
     }
 }
@@ -99,4 +107,11 @@ pub struct Part {
     pub audits: Vec<BatchAudit>,
     /// The advisor's per-file findings, merged by its finish.
     pub advice: Vec<Keyed>,
+    /// What graph mode hands to the run's finish per file (captures, unmatched sequences,
+    /// eager steps): companions are matched across files from it.
+    #[serde(default)]
+    pub graph: Vec<GraphExtract>,
+    /// The input files of these tables.
+    #[serde(default)]
+    pub files: Vec<String>,
 }

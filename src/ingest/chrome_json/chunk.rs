@@ -77,6 +77,9 @@ pub struct ChunkOut<'a> {
     pub ev_graph: Vec<i64>,
     /// HCCL plane task details (`args` with `transport type`), one per such event.
     pub comm: Vec<CommRecord>,
+    /// (event, kernel name) of the launch calls that name their kernel (HIP `args.kernel`,
+    /// Ascend `Node@launch` `args.item_id`): few events, so a list rather than a column.
+    pub launched: Vec<(u32, u32)>,
     pub begin_end: Vec<BeginEnd>,
     pub metas: Vec<MetaRecord>,
     pub ctr_pid: Vec<IdKey>,
@@ -183,6 +186,8 @@ struct Raw {
     conn: i64,
     corr: i64,
     graph: i64,
+    kernel: RawStr,
+    item_id: RawStr,
     device: i64,
     meta_name: RawStr,
     meta_labels: RawStr,
@@ -225,6 +230,8 @@ impl Raw {
         self.conn = -1;
         self.corr = -1;
         self.graph = -1;
+        self.kernel = RawStr::default();
+        self.item_id = RawStr::default();
         self.device = -1;
         self.meta_name = RawStr::default();
         self.meta_labels = RawStr::default();
@@ -625,6 +632,8 @@ fn parse_args(
             Arg::ConnectionId => raw.conn = memo_int(lx, values, n)?,
             Arg::Correlation => raw.corr = memo_int(lx, values, n)?,
             Arg::GraphId => raw.graph = memo_int(lx, values, n)?,
+            Arg::Kernel => raw.kernel = string_value(lx)?,
+            Arg::ItemId => raw.item_id = string_value(lx)?,
             Arg::Device => raw.device = memo_int(lx, values, n)?,
             Arg::Name => raw.meta_name = string_value(lx)?,
             Arg::Labels => raw.meta_labels = string_value(lx)?,
@@ -743,6 +752,20 @@ fn emit_span<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw, pid: IdKey, tid
     if raw.transport.len > 0 || raw.process_group.len > 0 {
         let event = (out.ev_ts.len() - 1) as u32;
         emit_comm(out, b, raw, event);
+    }
+    let launched = if raw.kernel.len > 0 {
+        raw.kernel
+    } else if raw.item_id.len > 0
+        && b.get(raw.name.start..raw.name.start + raw.name.len as usize) == Some(b"Node@launch")
+    {
+        raw.item_id
+    } else {
+        RawStr::default()
+    };
+    if launched.len > 0 {
+        let event = (out.ev_ts.len() - 1) as u32;
+        let s = out.strings.intern(b, launched);
+        out.launched.push((event, s));
     }
     if raw.device >= 0
         && out

@@ -122,6 +122,13 @@ fn append_events(b: &mut TablesBuilder, out: &ChunkOut<'_>, ids: &Ids) {
     for &g in &out.ev_graph {
         e.graph_id.push(crate::model::events::graph_id_of(g));
     }
+    let mut named = out.launched.iter().peekable();
+    for k in 0..out.ev_ts.len() as u32 {
+        match named.next_if(|x| x.0 == k) {
+            Some(&(_, s)) => e.launched.push(ids.str(s)),
+            None => e.launched.push(StrId::EMPTY),
+        }
+    }
     e.pad_links();
 }
 
@@ -180,7 +187,7 @@ fn keep_events(out: &mut ChunkOut<'_>, keep: &[bool]) {
         let mut k = keep.iter();
         v.retain(|_| k.next().copied().unwrap_or(true));
     }
-    if !out.comm.is_empty() {
+    if !out.comm.is_empty() || !out.launched.is_empty() {
         // Chunk event → its row among the kept ones.
         let row: Vec<u32> = keep
             .iter()
@@ -190,14 +197,16 @@ fn keep_events(out: &mut ChunkOut<'_>, keep: &[bool]) {
                 Some(r)
             })
             .collect();
-        out.comm.retain_mut(|c| {
-            let i = c.event as usize;
+        let moved = |event: &mut u32| {
+            let i = *event as usize;
             let kept = keep.get(i) == Some(&true);
             if kept {
-                c.event = row[i];
+                *event = row[i];
             }
             kept
-        });
+        };
+        out.comm.retain_mut(|c| moved(&mut c.event));
+        out.launched.retain_mut(|c| moved(&mut c.0));
     }
     retain(&mut out.ev_thread, keep);
     retain(&mut out.ev_ts, keep);
