@@ -6,6 +6,7 @@
 pub mod ascend_db;
 pub mod builder;
 pub mod chrome_json;
+mod capture_session;
 pub mod detect;
 pub mod error;
 pub mod evidence;
@@ -98,6 +99,7 @@ pub fn discover(paths: &[std::path::PathBuf]) -> Result<Discovered, IngestError>
             });
         }
         let (kept, left) = detect::select(found, p);
+        let (kept, left) = capture_session::keep_capture_sessions(kept, left, p);
         inputs.extend(kept);
         skipped.extend(left);
     }

@@ -163,6 +163,7 @@ fn graph_root(tag: &str, export: Export) -> common::Generated {
             export,
             slow: None,
             graph_mode: true,
+            capture_apart: false,
         },
     )
 }

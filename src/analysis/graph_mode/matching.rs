@@ -90,9 +90,12 @@ fn paired(q: &Sequence, rec: &Recorded, pairs: &[(u32, u32)]) -> (Vec<Option<Lab
 }
 
 /// The capture of `q` among `cands`: graph identity first (when the sequence and some capture
-/// carry one), then an exact positional match (own-file windows that began before the
-/// sequence's first launch, latest first, then the others latest first), then the best
-/// alignment among the captures nearest in length, taken at [`MIN_CAPTURE_AGREEMENT_PCT`].
+/// carry one); then the captures that fit best: every capture whose launches agree with the
+/// sequence position by position, else the best alignments among the [`MAX_TRIES`] captures
+/// nearest in length (most pairs, then fewest launches left over), taken at
+/// [`MIN_CAPTURE_AGREEMENT_PCT`]. When several captures fit equally (one graph per batch size,
+/// or graphs told apart by kind only), a position keeps an op only when all of them record the
+/// same one there ([`consensus`]).
 pub fn to_capture(q: &Sequence, cands: &[Candidate<'_>]) -> SeqMatch {
     let n = q.tokens.len();
     let by_graph = q.graph >= 0 && cands.iter().any(|c| c.rec.graph == q.graph);
@@ -100,50 +103,169 @@ pub fn to_capture(q: &Sequence, cands: &[Candidate<'_>]) -> SeqMatch {
         .iter()
         .filter(|c| !by_graph || c.rec.graph == q.graph)
         .collect();
-    let before = |c: &Candidate| c.own && q.first_launch_ns >= 0 && c.rec.start_ns <= q.first_launch_ns;
+    let before =
+        |c: &Candidate| c.own && q.first_launch_ns >= 0 && c.rec.start_ns <= q.first_launch_ns;
     pool.sort_by_key(|c| (!before(c), !c.own, std::cmp::Reverse(c.rec.start_ns)));
-    let exact = pool.iter().find(|c| {
-        c.rec.tokens.len() == n && q.tokens.iter().zip(&c.rec.tokens).all(|(a, b)| a.agrees(*b))
-    });
-    if let Some(c) = exact {
-        let pairs: Vec<(u32, u32)> = (0..n as u32).map(|k| (k, k)).collect();
-        return found(q, c, &pairs, Source::Capture);
+    let exact: Vec<(&Candidate, Vec<(u32, u32)>)> = pool
+        .iter()
+        .filter(|c| {
+            c.rec.tokens.len() == n
+                && q.tokens.iter().zip(&c.rec.tokens).all(|(a, b)| a.agrees(*b))
+        })
+        .map(|&c| (c, (0..n as u32).map(|k| (k, k)).collect()))
+        .collect();
+    if !exact.is_empty() {
+        return consensus(q, &exact);
     }
-    let mut near: Vec<&&Candidate> = pool.iter().collect();
-    near.sort_by_key(|c| c.rec.tokens.len().abs_diff(n));
-    let mut best: Option<(&Candidate, Vec<(u32, u32)>)> = None;
+    // Nearest first: the longest agreeing prefix plus suffix (a capture of this graph with a
+    // launch or two more agrees at both ends), then the length difference.
+    let mut near: Vec<(usize, &&Candidate)> = pool.iter().map(|c| (ends(&q.tokens, &c.rec.tokens), c)).collect();
+    near.sort_by_key(|(e, c)| (std::cmp::Reverse(*e), c.rec.tokens.len().abs_diff(n)));
+    let near = near.into_iter().map(|x| x.1);
+    let mut fits: Vec<(&Candidate, Vec<(u32, u32)>)> = Vec::new();
     for c in near.into_iter().take(MAX_TRIES) {
         let m = c.rec.tokens.len();
         let d = budget(n, m);
         if m.abs_diff(n) > d {
             continue;
         }
-        let Some(pairs) = align(n, m, d, |i, j| q.tokens[i].agrees(c.rec.tokens[j])) else {
+        if let Some(pairs) = align(n, m, d, |i, j| q.tokens[i].agrees(c.rec.tokens[j])) {
+            fits.push((c, repair(&q.tokens, &c.rec.tokens, pairs)));
+        }
+    }
+    // Most pairs, then fewest recorded launches left over.
+    let score = |f: &(&Candidate, Vec<(u32, u32)>)| (f.1.len(), std::cmp::Reverse(f.0.rec.tokens.len()));
+    let Some(top) = fits.iter().map(score).max() else {
+        return unmatched(if pool.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "no capture aligns with its {n} device events (nearest: {} launches)",
+                pool.iter()
+                    .map(|c| c.rec.tokens.len())
+                    .min_by_key(|m| m.abs_diff(n))
+                    .unwrap_or(0)
+            )
+        });
+    };
+    fits.retain(|f| score(f) == top);
+    let share = agreement(top.0, n);
+    if share < MIN_CAPTURE_AGREEMENT_PCT {
+        return unmatched(format!(
+            "the nearest capture ({} launches, {}) pairs with {share:.1}% of the {n} device events, below {MIN_CAPTURE_AGREEMENT_PCT}%: not attributed",
+            fits[0].0.rec.tokens.len(),
+            fits[0].0.file,
+        ));
+    }
+    consensus(q, &fits)
+}
+
+/// How far from its expected place a device event left out by the alignment may find its
+/// recorded launch (by kernel name) when streams ran it out of the recorded order.
+const REORDER_WINDOW: usize = 8;
+
+/// The alignment's pairs plus pairs for the device events it left out whose recorded launch is
+/// near where it is expected (the last pair before it, shifted by the distance) and names the
+/// same kernel: a graph's branches on several streams start in another order than they were
+/// recorded (an event wait on the compute stream before the collective's second task). Kind
+/// alone never pairs out of order.
+fn repair(q: &[Token], rec: &[Token], mut pairs: Vec<(u32, u32)>) -> Vec<(u32, u32)> {
+    if pairs.len() == q.len() || pairs.len() == rec.len() {
+        return pairs;
+    }
+    let mut used = vec![false; rec.len()];
+    let mut at = vec![None; q.len()];
+    for &(i, j) in &pairs {
+        used[j as usize] = true;
+        at[i as usize] = Some(j as usize);
+    }
+    let mut last: Option<(usize, usize)> = None;
+    for i in 0..q.len() {
+        if let Some(j) = at[i] {
+            last = Some((i, j));
             continue;
-        };
-        if best.as_ref().is_none_or(|b| pairs.len() > b.1.len()) {
-            best = Some((c, pairs));
+        }
+        if q[i].name == super::extract::NO_NAME {
+            continue;
+        }
+        let expect = last.map_or(i, |(pi, pj)| pj + (i - pi));
+        let lo = expect.saturating_sub(REORDER_WINDOW);
+        let hi = (expect + REORDER_WINDOW).min(rec.len().saturating_sub(1));
+        let best = (lo..=hi.max(lo))
+            .filter(|&j| j < rec.len() && !used[j] && q[i].named_with(rec[j]) && q[i].agrees(rec[j]))
+            .min_by_key(|&j| j.abs_diff(expect));
+        if let Some(j) = best {
+            used[j] = true;
+            pairs.push((i as u32, j as u32));
         }
     }
-    match best {
-        Some((c, pairs)) if agreement(pairs.len(), n) >= MIN_CAPTURE_AGREEMENT_PCT => {
-            found(q, c, &pairs, Source::Capture)
-        }
-        Some((c, pairs)) => unmatched(format!(
-            "the nearest capture ({} launches, {}) pairs with {:.1}% of the {n} device events, below {MIN_CAPTURE_AGREEMENT_PCT}%: not attributed",
-            c.rec.tokens.len(),
-            c.file,
-            agreement(pairs.len(), n)
-        )),
-        None if pool.is_empty() => unmatched(String::new()),
-        None => unmatched(format!(
-            "no capture aligns with its {n} device events (nearest: {} launches)",
-            pool.iter()
-                .map(|c| c.rec.tokens.len())
-                .min_by_key(|m| m.abs_diff(n))
-                .unwrap_or(0)
-        )),
+    pairs.sort_unstable();
+    pairs
+}
+
+/// The agreeing prefix plus the agreeing suffix of `a` and `b`, at most the shorter length.
+fn ends(a: &[Token], b: &[Token]) -> usize {
+    let pre = a.iter().zip(b).take_while(|(x, y)| x.agrees(**y)).count();
+    let suf = a
+        .iter()
+        .rev()
+        .zip(b.iter().rev())
+        .take_while(|(x, y)| x.agrees(**y))
+        .count();
+    (pre + suf).min(a.len().min(b.len()))
+}
+
+/// The match from the captures that fit `q` equally well (the first is the preferred one): a
+/// position keeps the op all of them record for it, and the `nn.Module` / Python frame when
+/// they agree on those too; positions where they record different ops are left unattributed
+/// and counted in the note.
+fn consensus(q: &Sequence, fits: &[(&Candidate, Vec<(u32, u32)>)]) -> SeqMatch {
+    let (first, pairs) = &fits[0];
+    let mut m = found(q, first, pairs, Source::Capture);
+    if fits.len() == 1 {
+        return m;
     }
+    let mut disputed = 0u64;
+    for (c, pairs) in &fits[1..] {
+        let mut at = vec![None; q.tokens.len()];
+        for &(i, j) in pairs {
+            at[i as usize] = Some(c.rec.labels[j as usize]);
+        }
+        for (mine, theirs) in m.labels.iter_mut().zip(at) {
+            let Some(l) = mine.as_mut() else { continue };
+            match theirs {
+                Some(o) if o.op == l.op => {
+                    if o.module != l.module {
+                        l.module = super::extract::NO_NAME;
+                    }
+                    if o.frame != l.frame {
+                        l.frame = super::extract::NO_NAME;
+                    }
+                }
+                _ => {
+                    *mine = None;
+                    disputed += 1;
+                }
+            }
+        }
+    }
+    if disputed > 0 {
+        m.matched -= disputed;
+        m.named = pairs
+            .iter()
+            .filter(|&&(i, j)| {
+                m.labels[i as usize].is_some()
+                    && q.tokens[i as usize].named_with(first.rec.tokens[j as usize])
+            })
+            .count() as u64;
+        let note = format!(
+            "{} captures fit it equally well and record different ops at {disputed} of its {} positions: those are not attributed",
+            fits.len(),
+            q.tokens.len()
+        );
+        m.note = if m.note.is_empty() { note } else { format!("{}; {note}", m.note) };
+    }
+    m
 }
 
 fn unmatched(note: String) -> SeqMatch {
@@ -241,6 +363,7 @@ pub fn to_eager(q: &Sequence, steps: &[Candidate<'_>]) -> SeqMatch {
         ));
     }
     let shifted: Vec<(u32, u32)> = pairs.iter().map(|&(i, j)| (i, j + p as u32)).collect();
+    let shifted = repair(&q.tokens, &c.rec.tokens, shifted);
     let mut m = found(q, c, &shifted, Source::EagerMap);
     m.recorded_launches = n as u64;
     m
