@@ -5,8 +5,8 @@
 
 pub mod ascend_db;
 pub mod builder;
-pub mod chrome_json;
 mod capture_session;
+pub mod chrome_json;
 pub mod detect;
 pub mod error;
 pub mod evidence;

@@ -298,7 +298,8 @@ pub fn run(
         }
         None => analyse_files(&found.inputs, o, progress, None).0,
     };
-    let (parts, eager, analyze) = with_eager_maps(parts, &found.inputs, o, progress, &mut diagnostics)?;
+    let (parts, eager, analyze) =
+        with_eager_maps(parts, &found.inputs, o, progress, &mut diagnostics)?;
     let mut summaries = Vec::new();
     let mut ok = Vec::new();
     let mut slices = Vec::new();

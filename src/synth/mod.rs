@@ -202,7 +202,9 @@ fn capture_apart(g: &mut ascend::RankGen, trace_view: &Path, rank: u32) -> std::
     std::fs::create_dir_all(&out)?;
     std::fs::write(
         dir.join(format!("profiler_info_{rank}.json")),
-        format!("{{\"rank_id\": {rank}, \"generated_by\": \"profscope synth (capture session)\"}}\n"),
+        format!(
+            "{{\"rank_id\": {rank}, \"generated_by\": \"profscope synth (capture session)\"}}\n"
+        ),
     )?;
     let path = out.join("trace_view.json");
     let file = std::fs::File::create(&path)?;

@@ -29,6 +29,7 @@ mod docs;
 mod evidence;
 mod export_parquet;
 mod export_perfetto;
+mod graph_companions;
 mod graph_mode;
 mod hostile;
 mod hta_agreement;

@@ -142,7 +142,11 @@ pub fn launch_token(t: &Tables, l: u32, s: &mut Strings) -> Token {
     let k = t.events.launched.at(l as usize);
     Token {
         kind,
-        name: if k == StrId::EMPTY { NO_NAME } else { s.of(t, k) },
+        name: if k == StrId::EMPTY {
+            NO_NAME
+        } else {
+            s.of(t, k)
+        },
     }
 }
 

@@ -57,7 +57,10 @@ fn is_capture_trace(x: &GraphExtract) -> bool {
 
 /// The replay files `c` serves: same rank and a host process in common; same known rank when no
 /// process is shared.
-fn served<'a>(c: &GraphExtract, replay: &[&'a GraphExtract]) -> (Vec<&'a GraphExtract>, &'static str) {
+fn served<'a>(
+    c: &GraphExtract,
+    replay: &[&'a GraphExtract],
+) -> (Vec<&'a GraphExtract>, &'static str) {
     let peers: Vec<&GraphExtract> = replay
         .iter()
         .copied()
@@ -105,7 +108,11 @@ pub fn resolve(x: &[&GraphExtract], eager: &[String], beside: &[String]) -> Reso
             .map(|r| r.file.clone())
             .collect();
         if same.is_empty() {
-            replay.iter().filter(|r| r.file != e.file).map(|r| r.file.clone()).collect()
+            replay
+                .iter()
+                .filter(|r| r.file != e.file)
+                .map(|r| r.file.clone())
+                .collect()
         } else {
             same
         }
@@ -131,7 +138,10 @@ pub fn resolve(x: &[&GraphExtract], eager: &[String], beside: &[String]) -> Reso
         eagers.extend(candidates.iter().copied());
         let m = rematch(r, &caps, &eagers);
         for e in &candidates {
-            if m.matches.iter().any(|q| q.source == Source::EagerMap && q.from == e.file) {
+            if m.matches
+                .iter()
+                .any(|q| q.source == Source::EagerMap && q.from == e.file)
+            {
                 used_beside.push((e.file.clone(), r.file.clone()));
             }
         }
@@ -145,14 +155,20 @@ pub fn resolve(x: &[&GraphExtract], eager: &[String], beside: &[String]) -> Reso
                 file: e,
                 role: EAGER,
                 of: vec![r],
-                why: "an eager run of the same rank beside the replays, whose steps map them".into(),
+                why: "an eager run of the same rank beside the replays, whose steps map them"
+                    .into(),
             }),
         }
     }
     out
 }
 
-fn companions_of<'a>(x: &[&'a GraphExtract], res: &Resolution, file: &str, role: &str) -> Vec<&'a GraphExtract> {
+fn companions_of<'a>(
+    x: &[&'a GraphExtract],
+    res: &Resolution,
+    file: &str,
+    role: &str,
+) -> Vec<&'a GraphExtract> {
     res.companions
         .iter()
         .filter(|c| c.role == role && c.of.iter().any(|f| f == file))
@@ -163,14 +179,17 @@ fn companions_of<'a>(x: &[&'a GraphExtract], res: &Resolution, file: &str, role:
 /// `r`'s unmatched sequences matched to its capture companions, then to eager steps.
 fn rematch(r: &GraphExtract, caps: &[&GraphExtract], eagers: &[&GraphExtract]) -> Rematched {
     let mut s = Strings::from_list(r.strings.clone());
-    let moved_all = |from: &[&GraphExtract], s: &mut Strings, eager: bool| -> Vec<(String, Recorded)> {
-        from.iter()
-            .flat_map(|c| {
-                let list = if eager { &c.eager } else { &c.captures };
-                list.iter().map(|rec| (c.file.clone(), moved(rec, &c.strings, s))).collect::<Vec<_>>()
-            })
-            .collect()
-    };
+    let moved_all =
+        |from: &[&GraphExtract], s: &mut Strings, eager: bool| -> Vec<(String, Recorded)> {
+            from.iter()
+                .flat_map(|c| {
+                    let list = if eager { &c.eager } else { &c.captures };
+                    list.iter()
+                        .map(|rec| (c.file.clone(), moved(rec, &c.strings, s)))
+                        .collect::<Vec<_>>()
+                })
+                .collect()
+        };
     let cap_recs = moved_all(caps, &mut s, false);
     let eager_recs = moved_all(eagers, &mut s, true);
     let (cap_cands, eager_cands) = (candidates(&cap_recs), candidates(&eager_recs));
@@ -240,7 +259,8 @@ pub fn apply(gm: &mut GraphMode, x: &[&GraphExtract], res: &Resolution, top_n: u
         let before = g.ops_in_graphs.source.clone();
         g.ops_in_graphs = ops::ops_in_graphs(&r.sequences, &m.matches, &m.strings, top_n);
         if g.ops_in_graphs.source != "kernel_name" && before == "kernel_name" {
-            g.caveats.retain(|c| !c.starts_with("no capture of the replayed graphs"));
+            g.caveats
+                .retain(|c| !c.starts_with("no capture of the replayed graphs"));
         }
     }
     for c in &res.companions {

@@ -33,7 +33,11 @@ pub fn steps(t: &Tables, devs: &[&Device], w: &Windows, s: &mut Strings) -> Vec<
     }
     all.sort_unstable();
     let step_of = |&(ts, _, c): &(i64, u32, u32)| {
-        let at = if c == NO_LAUNCH { ts } else { t.events.ts_ns[c as usize] };
+        let at = if c == NO_LAUNCH {
+            ts
+        } else {
+            t.events.ts_ns[c as usize]
+        };
         w.step_at(at).unwrap_or(i64::MIN)
     };
     // Steps in order of their first event; each step's events in start order.
@@ -68,7 +72,11 @@ pub fn steps(t: &Tables, devs: &[&Device], w: &Windows, s: &mut Strings) -> Vec<
     kept.into_iter()
         .map(|evs| Recorded {
             start_ns: evs.first().map_or(0, |e| e.0),
-            end_ns: evs.iter().map(|e| t.events.end_ns(e.1 as usize)).max().unwrap_or(0),
+            end_ns: evs
+                .iter()
+                .map(|e| t.events.end_ns(e.1 as usize))
+                .max()
+                .unwrap_or(0),
             pid: -1,
             graph: -1,
             tokens: evs.iter().map(|e| device_token(t, e.1, s)).collect(),

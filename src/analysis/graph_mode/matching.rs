@@ -50,7 +50,12 @@ pub fn conn_index(caps: &[Recorded]) -> ConnIndex {
 
 /// Ascend: every position whose task keeps the connection id of a captured launch takes that
 /// launch's ops; None when no position does.
-pub fn by_connection(q: &Sequence, caps: &[Recorded], index: &ConnIndex, file: &str) -> Option<SeqMatch> {
+pub fn by_connection(
+    q: &Sequence,
+    caps: &[Recorded],
+    index: &ConnIndex,
+    file: &str,
+) -> Option<SeqMatch> {
     let mut labels = vec![None; q.tokens.len()];
     let mut hits: FxHashMap<u32, u64> = FxHashMap::default();
     for (k, c) in q.conns.iter().enumerate() {
@@ -110,16 +115,22 @@ pub fn to_capture(q: &Sequence, cands: &[Candidate<'_>]) -> SeqMatch {
         .iter()
         .filter(|c| {
             c.rec.tokens.len() == n
-                && q.tokens.iter().zip(&c.rec.tokens).all(|(a, b)| a.agrees(*b))
+                && q.tokens
+                    .iter()
+                    .zip(&c.rec.tokens)
+                    .all(|(a, b)| a.agrees(*b))
         })
         .map(|&c| (c, (0..n as u32).map(|k| (k, k)).collect()))
         .collect();
     if !exact.is_empty() {
-        return consensus(q, &exact);
+        return consensus(q, &exact, Source::Capture);
     }
     // Nearest first: the longest agreeing prefix plus suffix (a capture of this graph with a
     // launch or two more agrees at both ends), then the length difference.
-    let mut near: Vec<(usize, &&Candidate)> = pool.iter().map(|c| (ends(&q.tokens, &c.rec.tokens), c)).collect();
+    let mut near: Vec<(usize, &&Candidate)> = pool
+        .iter()
+        .map(|c| (ends(&q.tokens, &c.rec.tokens), c))
+        .collect();
     near.sort_by_key(|(e, c)| (std::cmp::Reverse(*e), c.rec.tokens.len().abs_diff(n)));
     let near = near.into_iter().map(|x| x.1);
     let mut fits: Vec<(&Candidate, Vec<(u32, u32)>)> = Vec::new();
@@ -134,7 +145,8 @@ pub fn to_capture(q: &Sequence, cands: &[Candidate<'_>]) -> SeqMatch {
         }
     }
     // Most pairs, then fewest recorded launches left over.
-    let score = |f: &(&Candidate, Vec<(u32, u32)>)| (f.1.len(), std::cmp::Reverse(f.0.rec.tokens.len()));
+    let score =
+        |f: &(&Candidate, Vec<(u32, u32)>)| (f.1.len(), std::cmp::Reverse(f.0.rec.tokens.len()));
     let Some(top) = fits.iter().map(score).max() else {
         return unmatched(if pool.is_empty() {
             String::new()
@@ -157,7 +169,7 @@ pub fn to_capture(q: &Sequence, cands: &[Candidate<'_>]) -> SeqMatch {
             fits[0].0.file,
         ));
     }
-    consensus(q, &fits)
+    consensus(q, &fits, Source::Capture)
 }
 
 /// How far from its expected place a device event left out by the alignment may find its
@@ -192,7 +204,9 @@ fn repair(q: &[Token], rec: &[Token], mut pairs: Vec<(u32, u32)>) -> Vec<(u32, u
         let lo = expect.saturating_sub(REORDER_WINDOW);
         let hi = (expect + REORDER_WINDOW).min(rec.len().saturating_sub(1));
         let best = (lo..=hi.max(lo))
-            .filter(|&j| j < rec.len() && !used[j] && q[i].named_with(rec[j]) && q[i].agrees(rec[j]))
+            .filter(|&j| {
+                j < rec.len() && !used[j] && q[i].named_with(rec[j]) && q[i].agrees(rec[j])
+            })
             .min_by_key(|&j| j.abs_diff(expect));
         if let Some(j) = best {
             used[j] = true;
@@ -219,9 +233,9 @@ fn ends(a: &[Token], b: &[Token]) -> usize {
 /// position keeps the op all of them record for it, and the `nn.Module` / Python frame when
 /// they agree on those too; positions where they record different ops are left unattributed
 /// and counted in the note.
-fn consensus(q: &Sequence, fits: &[(&Candidate, Vec<(u32, u32)>)]) -> SeqMatch {
+fn consensus(q: &Sequence, fits: &[(&Candidate, Vec<(u32, u32)>)], source: Source) -> SeqMatch {
     let (first, pairs) = &fits[0];
-    let mut m = found(q, first, pairs, Source::Capture);
+    let mut m = found(q, first, pairs, source);
     if fits.len() == 1 {
         return m;
     }
@@ -259,11 +273,20 @@ fn consensus(q: &Sequence, fits: &[(&Candidate, Vec<(u32, u32)>)]) -> SeqMatch {
             })
             .count() as u64;
         let note = format!(
-            "{} captures fit it equally well and record different ops at {disputed} of its {} positions: those are not attributed",
+            "{} {} fit it equally well and record different ops at {disputed} of its {} positions: those are not attributed",
             fits.len(),
+            if source == Source::EagerMap {
+                "places of the eager steps"
+            } else {
+                "captures"
+            },
             q.tokens.len()
         );
-        m.note = if m.note.is_empty() { note } else { format!("{}; {note}", m.note) };
+        m.note = if m.note.is_empty() {
+            note
+        } else {
+            format!("{}; {note}", m.note)
+        };
     }
     m
 }
@@ -280,14 +303,19 @@ fn found(q: &Sequence, c: &Candidate, pairs: &[(u32, u32)], source: Source) -> S
     let (n, m) = (q.tokens.len(), c.rec.tokens.len());
     let mut note = String::new();
     if matched < n as u64 {
-        note = format!("{} of {n} device events pair with no recorded launch", n as u64 - matched);
+        note = format!(
+            "{} of {n} device events pair with no recorded launch",
+            n as u64 - matched
+        );
     }
     if source == Source::Capture && m > matched as usize {
         let extra = m - matched as usize;
         if !note.is_empty() {
             note += "; ";
         }
-        note += &format!("{extra} recorded launch(es) ran no device event here (memsets, host nodes, empty kernels)");
+        note += &format!(
+            "{extra} recorded launch(es) ran no device event here (memsets, host nodes, empty kernels)"
+        );
         if named < matched {
             note += ": the capture's launches name no kernel (CUDA runtime calls), so where they sit is known by kind only, and events near them may carry a neighbouring launch's op";
         }
@@ -330,41 +358,39 @@ pub fn to_eager(q: &Sequence, steps: &[Candidate<'_>]) -> SeqMatch {
     if n == 0 {
         return unmatched(String::new());
     }
-    let mut best: Option<(&Candidate, usize, Vec<(u32, u32)>)> = None;
+    // Every anchor's alignment, in step coordinates.
+    let mut fits: Vec<(&Candidate, Vec<(u32, u32)>)> = Vec::new();
     let mut tries = 0;
-    for c in steps {
+    'steps: for c in steps {
         let e = &c.rec.tokens;
         for p in anchors(&q.tokens, e) {
             let d = budget(n, n);
             let w = &e[p..e.len().min(p + n + d)];
-            let named = |i: usize, j: usize| {
-                q.tokens[i].named_with(w[j]) && q.tokens[i].agrees(w[j])
-            };
+            let named =
+                |i: usize, j: usize| q.tokens[i].named_with(w[j]) && q.tokens[i].agrees(w[j]);
             tries += 1;
-            if let Some(pairs) = align(n, w.len(), d + w.len().saturating_sub(n), named)
-                && best.as_ref().is_none_or(|b| pairs.len() > b.2.len())
-            {
-                best = Some((c, p, pairs));
+            if let Some(pairs) = align(n, w.len(), d + w.len().saturating_sub(n), named) {
+                let shifted = pairs.iter().map(|&(i, j)| (i, j + p as u32)).collect();
+                fits.push((c, repair(&q.tokens, e, shifted)));
             }
             if tries >= MAX_TRIES * MAX_ANCHORS {
-                break;
+                break 'steps;
             }
         }
     }
-    let Some((c, p, pairs)) = best else {
+    let Some(top) = fits.iter().map(|f| f.1.len()).max() else {
         return unmatched(format!(
             "no eager step holds its {n} kernels in order: not mapped"
         ));
     };
-    let share = agreement(pairs.len(), n);
+    let share = agreement(top, n);
     if share < MIN_EAGER_AGREEMENT_PCT {
         return unmatched(format!(
             "the eager run's best step agrees on {share:.1}% of its {n} kernels, below {MIN_EAGER_AGREEMENT_PCT}%: the sequences disagree, not mapped"
         ));
     }
-    let shifted: Vec<(u32, u32)> = pairs.iter().map(|&(i, j)| (i, j + p as u32)).collect();
-    let shifted = repair(&q.tokens, &c.rec.tokens, shifted);
-    let mut m = found(q, c, &shifted, Source::EagerMap);
-    m.recorded_launches = n as u64;
-    m
+    // Every place of the eager steps where the sequence fits equally well: a short sequence
+    // may occur several times, launched by different ops.
+    fits.retain(|f| f.1.len() == top);
+    consensus(q, &fits, Source::EagerMap)
 }

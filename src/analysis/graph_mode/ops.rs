@@ -9,7 +9,11 @@ use crate::analysis::stats::{DurStats, dur_stats};
 use crate::model::hash::FxHashMap;
 
 /// Rows of `by` (name → durations), top `top_n` by time, the rest summed: (rows, other).
-fn ranked(by: FxHashMap<&str, Vec<i64>>, denom: i64, top_n: usize) -> (Vec<DurStats>, Vec<DurStats>) {
+fn ranked(
+    by: FxHashMap<&str, Vec<i64>>,
+    denom: i64,
+    top_n: usize,
+) -> (Vec<DurStats>, Vec<DurStats>) {
     let mut rows: Vec<DurStats> = by
         .into_iter()
         .map(|(n, d)| dur_stats(n.to_string(), d, denom))
@@ -32,13 +36,19 @@ fn op_of<'a>(s: &'a Strings, q: &Sequence, l: Option<Label>, k: usize) -> (bool,
 }
 
 /// Device time inside replays per op from the sequences and their matches (one per sequence).
-pub fn ops_in_graphs(seqs: &[Sequence], matches: &[SeqMatch], s: &Strings, top_n: usize) -> OpsInGraphs {
+pub fn ops_in_graphs(
+    seqs: &[Sequence],
+    matches: &[SeqMatch],
+    s: &Strings,
+    top_n: usize,
+) -> OpsInGraphs {
     let mut by_op: FxHashMap<&str, Vec<i64>> = FxHashMap::default();
     let mut modules: FxHashMap<&str, Vec<i64>> = FxHashMap::default();
     let mut frames: FxHashMap<&str, Vec<i64>> = FxHashMap::default();
     let mut by_name: FxHashMap<u32, Vec<i64>> = FxHashMap::default();
     let mut per_source: FxHashMap<Source, u64> = FxHashMap::default();
-    let (mut total_events, mut matched_events, mut matched_ns, mut total_ns) = (0u64, 0u64, 0i64, 0i64);
+    let (mut total_events, mut matched_events, mut matched_ns, mut total_ns) =
+        (0u64, 0u64, 0i64, 0i64);
     let mut replays_matched = 0u64;
     let mut graphs = Vec::with_capacity(seqs.len());
     for (q, m) in seqs.iter().zip(matches) {
@@ -62,12 +72,22 @@ pub fn ops_in_graphs(seqs: &[Sequence], matches: &[SeqMatch], s: &Strings, top_n
             by_name.entry(q.tokens[k].name).or_default().extend(&d);
             if is_op {
                 matched_ns += ns;
-                modules.entry(or(s, l.module, "(no module)")).or_default().extend(&d);
-                frames.entry(or(s, l.frame, "(no frame)")).or_default().extend(&d);
+                modules
+                    .entry(or(s, l.module, "(no module)"))
+                    .or_default()
+                    .extend(&d);
+                frames
+                    .entry(or(s, l.frame, "(no frame)"))
+                    .or_default()
+                    .extend(&d);
             }
             by_op.entry(op).or_default().extend(d);
             let (module, frame) = (s.get(l.module), s.get(l.frame));
-            let label = if is_op { op.to_string() } else { format!("[kernel] {op}") };
+            let label = if is_op {
+                op.to_string()
+            } else {
+                format!("[kernel] {op}")
+            };
             match spans.last_mut() {
                 Some(x) if x.op == label && x.module == module && x.frame == frame => {
                     x.events += 1;
@@ -129,7 +149,11 @@ fn sequence_row(q: &Sequence, m: &SeqMatch, ops: Vec<OpSpan>) -> GraphSequence {
         device_events: n,
         source: m.source.as_str().into(),
         matched_from: m.from.clone(),
-        recorded_at_ns: if m.source == Source::None { -1 } else { m.recorded_at_ns },
+        recorded_at_ns: if m.source == Source::None {
+            -1
+        } else {
+            m.recorded_at_ns
+        },
         recorded_launches: m.recorded_launches,
         matched_events: m.matched,
         name_checked_events: m.named,
