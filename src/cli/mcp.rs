@@ -56,6 +56,7 @@ fn tools() -> Value {
              "paths": profiles,
              "only": {"type": "array", "items": {"type": "string", "enum": crate::registry::names()}, "description": "Run only these analyses (default: all). Each name is a key of the report's `analyses` object."},
              "phase": {"type": "string", "enum": ["prefill", "decode"], "description": "Slice to one vLLM phase before analysing (CPU forward_eager / forward_cudagraph scopes; device work follows its launch). A slice that keeps no event says so in the headline."},
+             "eager_map": {"type": "array", "items": {"type": "string"}, "description": "Eager runs of the same workload (files or folders): graph replays' kernels are mapped to the ops that launched the same kernels in their steps; read as a map only, never summed with the run (docs/analyses/graph_mode.md)."},
              "max_bytes": max(ANALYZE_BRIEF_BYTES)},
            "required": ["paths"]},
          "outputSchema": output_schema()}),
@@ -297,6 +298,10 @@ fn call_tool(name: &str, args: &Value) -> anyhow::Result<Value> {
                     },
                     phase,
                 )
+            };
+            let opts = RunOpts {
+                eager_map: strings(&args["eager_map"]),
+                ..opts
             };
             let mut r = pipeline::report_for(&paths, &opts, &Progress::default())?;
             r.detail_capped = crate::report::detail::cap_devices(

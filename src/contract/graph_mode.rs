@@ -161,11 +161,13 @@ pub struct OpsInGraphs {
     /// Rows beyond the top N: (rows, count, ns).
     pub other: (u64, u64, i64),
     /// Matched device time by the `nn.Module` around the recorded launch (Kineto Python
-    /// stacks; `(no module)` when none), top N; `pct_of_total` is of replay_device_ns.
+    /// stacks; events without one are not listed), top N; `pct_of_total` is of
+    /// replay_device_ns.
     #[serde(default)]
     pub modules: Vec<DurStats>,
     /// Matched device time by the innermost Python frame outside torch around the recorded
-    /// launch (`(no frame)` when none), top N; `pct_of_total` is of replay_device_ns.
+    /// launch (events without one are not listed), top N; `pct_of_total` is of
+    /// replay_device_ns.
     #[serde(default)]
     pub frames: Vec<DurStats>,
     /// Replay device time by kernel family (attention, matmul, ...), whatever the source.

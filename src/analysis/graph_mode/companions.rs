@@ -55,29 +55,25 @@ fn is_capture_trace(x: &GraphExtract) -> bool {
     x.active && x.captured_launches > 0 && x.graph_launches < x.capture_windows
 }
 
-/// The replay files `c` serves: same rank and a host process in common; same known rank when no
-/// process is shared.
+/// The replay files `c` serves: the same rank (or a rank one of them does not state) and a host
+/// process in common; else the same stated rank.
 fn served<'a>(
     c: &GraphExtract,
     replay: &[&'a GraphExtract],
 ) -> (Vec<&'a GraphExtract>, &'static str) {
-    let peers: Vec<&GraphExtract> = replay
-        .iter()
-        .copied()
-        .filter(|r| r.file != c.file && r.rank == c.rank)
-        .collect();
-    let same_pid: Vec<&GraphExtract> = peers
-        .iter()
-        .copied()
+    let others = replay.iter().copied().filter(|r| r.file != c.file);
+    let same_pid: Vec<&GraphExtract> = others
+        .clone()
+        .filter(|r| r.rank == c.rank || r.rank < 0 || c.rank < 0)
         .filter(|r| overlap(&c.capture_pids, &r.replay_pids))
         .collect();
     if !same_pid.is_empty() {
-        (same_pid, "same rank and process")
-    } else if c.rank >= 0 {
-        (peers, "same rank, another process id")
-    } else {
-        (Vec::new(), "")
+        return (same_pid, "same rank and process");
     }
+    let same_rank: Vec<&GraphExtract> = others
+        .filter(|r| c.rank >= 0 && r.rank == c.rank)
+        .collect();
+    (same_rank, "same rank, another process id")
 }
 
 /// Recognises the companions among `x` (`eager`: files given with `--eager-map`; `beside`:
@@ -341,4 +337,73 @@ pub fn diagnostics(c: &[crate::contract::ranks::CompanionFile]) -> crate::diag::
         });
     }
     d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn capture(file: &str, rank: i32, pid: i64, windows: u64, launches: u64) -> GraphExtract {
+        GraphExtract {
+            file: file.into(),
+            rank,
+            active: true,
+            capture_pids: vec![pid],
+            capture_windows: windows,
+            captured_launches: 40 * windows,
+            graph_launches: launches,
+            ..GraphExtract::default()
+        }
+    }
+
+    fn replays(file: &str, rank: i32, pid: i64) -> GraphExtract {
+        GraphExtract {
+            file: file.into(),
+            rank,
+            active: true,
+            replay_pids: vec![pid],
+            graph_launches: 100,
+            replays: 100,
+            ..GraphExtract::default()
+        }
+    }
+
+    fn served_by(c: GraphExtract, r: GraphExtract) -> Vec<String> {
+        let res = resolve(&[&c, &r], &[], &[]);
+        res.of(&c.file).map(|x| x.of.clone()).unwrap_or_default()
+    }
+
+    #[test]
+    fn a_capture_trace_serves_the_replays_of_its_rank_and_process() {
+        let r = || replays("serve.json", 0, 5);
+        assert_eq!(served_by(capture("cap.json", 0, 5, 3, 0), r()), ["serve.json"]);
+        // A rank the capture trace does not state: the process decides.
+        assert_eq!(served_by(capture("cap.json", -1, 5, 3, 0), r()), ["serve.json"]);
+        assert!(served_by(capture("cap.json", -1, 6, 3, 0), r()).is_empty());
+        // The same stated rank in another process still serves; another rank never does.
+        assert_eq!(served_by(capture("cap.json", 0, 6, 3, 0), r()), ["serve.json"]);
+        assert!(served_by(capture("cap.json", 1, 5, 3, 0), r()).is_empty());
+        // As many replays as captures: a file of its own (xDiT), not a companion.
+        assert!(served_by(capture("cap.json", 0, 5, 3, 3), r()).is_empty());
+        let why = resolve(&[&capture("c", 0, 6, 1, 0), &r()], &[], &[]).companions[0]
+            .why
+            .clone();
+        assert!(why.ends_with("of the same rank, another process id"), "{why}");
+    }
+
+    #[test]
+    fn eager_candidates_are_quiet_files_of_a_rank_with_unmatched_replays() {
+        let mut r = replays("serve.json", 0, 5);
+        r.sequences.push(Default::default());
+        let quiet = |file: &str, rank: i32, device_events: u64| GraphExtract {
+            file: file.into(),
+            rank,
+            device_events,
+            ..GraphExtract::default()
+        };
+        let (a, b, c) = (quiet("e0", 0, 10), quiet("e1", 1, 10), quiet("cpu", 0, 0));
+        assert_eq!(eager_candidates(&[Some(&r), Some(&a), Some(&b), Some(&c), None]), [1]);
+        let done = replays("serve.json", 0, 5);
+        assert!(eager_candidates(&[Some(&done), Some(&a)]).is_empty());
+    }
 }

@@ -72,14 +72,14 @@ pub fn ops_in_graphs(
             by_name.entry(q.tokens[k].name).or_default().extend(&d);
             if is_op {
                 matched_ns += ns;
-                modules
-                    .entry(or(s, l.module, "(no module)"))
-                    .or_default()
-                    .extend(&d);
-                frames
-                    .entry(or(s, l.frame, "(no frame)"))
-                    .or_default()
-                    .extend(&d);
+                // Only labels that name one: a trace without Python stacks (every Ascend trace,
+                // Kineto without with_stack) sorts no second copy of every duration.
+                if l.module != NO_NAME {
+                    modules.entry(s.get(l.module)).or_default().extend(&d);
+                }
+                if l.frame != NO_NAME {
+                    frames.entry(s.get(l.frame)).or_default().extend(&d);
+                }
             }
             by_op.entry(op).or_default().extend(d);
             let (module, frame) = (s.get(l.module), s.get(l.frame));
