@@ -180,7 +180,10 @@ mod tests {
             rank_from_path("/t/capture_traces/graph_capture_rank_3.1785501977123.pt.trace.json.gz"),
             Some(3)
         );
-        assert_eq!(rank_from_path("/t/capture_traces/bs_24_rank1.json.gz"), Some(1));
+        assert_eq!(
+            rank_from_path("/t/capture_traces/bs_24_rank1.json.gz"),
+            Some(1)
+        );
         assert_eq!(
             rank_from_path("/t/graph_capture_profile/DecodeCudaGraphRunner_bs_8_rank2.json.gz"),
             Some(2)
@@ -189,7 +192,10 @@ mod tests {
             rank_from_path("/t/cuda_graph_capture-DecodeCudaGraphRunner-TP-3.json.gz"),
             Some(3)
         );
-        assert_eq!(rank_from_path("/t/1785501977.9713538-TP-0.trace.json.gz"), Some(0));
+        assert_eq!(
+            rank_from_path("/t/1785501977.9713538-TP-0.trace.json.gz"),
+            Some(0)
+        );
         assert_eq!(rank_from_path("/t/bs_24.json.gz"), None);
         assert_eq!(rank_from_path("/x/model_7.json"), None);
         assert_eq!(rank_from_path("/x/ascend_pytorch_profiler_5.db"), Some(5));

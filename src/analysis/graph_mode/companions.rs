@@ -70,9 +70,8 @@ fn served<'a>(
     if !same_pid.is_empty() {
         return (same_pid, "same rank and process");
     }
-    let same_rank: Vec<&GraphExtract> = others
-        .filter(|r| c.rank >= 0 && r.rank == c.rank)
-        .collect();
+    let same_rank: Vec<&GraphExtract> =
+        others.filter(|r| c.rank >= 0 && r.rank == c.rank).collect();
     (same_rank, "same rank, another process id")
 }
 
@@ -376,19 +375,31 @@ mod tests {
     #[test]
     fn a_capture_trace_serves_the_replays_of_its_rank_and_process() {
         let r = || replays("serve.json", 0, 5);
-        assert_eq!(served_by(capture("cap.json", 0, 5, 3, 0), r()), ["serve.json"]);
+        assert_eq!(
+            served_by(capture("cap.json", 0, 5, 3, 0), r()),
+            ["serve.json"]
+        );
         // A rank the capture trace does not state: the process decides.
-        assert_eq!(served_by(capture("cap.json", -1, 5, 3, 0), r()), ["serve.json"]);
+        assert_eq!(
+            served_by(capture("cap.json", -1, 5, 3, 0), r()),
+            ["serve.json"]
+        );
         assert!(served_by(capture("cap.json", -1, 6, 3, 0), r()).is_empty());
         // The same stated rank in another process still serves; another rank never does.
-        assert_eq!(served_by(capture("cap.json", 0, 6, 3, 0), r()), ["serve.json"]);
+        assert_eq!(
+            served_by(capture("cap.json", 0, 6, 3, 0), r()),
+            ["serve.json"]
+        );
         assert!(served_by(capture("cap.json", 1, 5, 3, 0), r()).is_empty());
         // As many replays as captures: a file of its own (xDiT), not a companion.
         assert!(served_by(capture("cap.json", 0, 5, 3, 3), r()).is_empty());
         let why = resolve(&[&capture("c", 0, 6, 1, 0), &r()], &[], &[]).companions[0]
             .why
             .clone();
-        assert!(why.ends_with("of the same rank, another process id"), "{why}");
+        assert!(
+            why.ends_with("of the same rank, another process id"),
+            "{why}"
+        );
     }
 
     #[test]
@@ -402,7 +413,10 @@ mod tests {
             ..GraphExtract::default()
         };
         let (a, b, c) = (quiet("e0", 0, 10), quiet("e1", 1, 10), quiet("cpu", 0, 0));
-        assert_eq!(eager_candidates(&[Some(&r), Some(&a), Some(&b), Some(&c), None]), [1]);
+        assert_eq!(
+            eager_candidates(&[Some(&r), Some(&a), Some(&b), Some(&c), None]),
+            [1]
+        );
         let done = replays("serve.json", 0, 5);
         assert!(eager_candidates(&[Some(&done), Some(&a)]).is_empty());
     }
