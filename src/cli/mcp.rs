@@ -283,14 +283,17 @@ fn call_tool(name: &str, args: &Value) -> anyhow::Result<Value> {
                         .map_err(|_| anyhow::anyhow!("phase is prefill or decode, not `{p}`"))?,
                 ),
             };
+            let eager_map = strings(&args["eager_map"]);
+            let read: Vec<PathBuf> = paths.iter().chain(&eager_map).cloned().collect();
             let opts = RunOpts {
-                // The default cache, unless it would lie inside an input.
+                // The default cache, unless it would lie inside an input (eager maps too).
                 cache: super::cache::choose(
                     None,
                     false,
-                    &crate::ingest::footprint::Footprint::of(&paths),
+                    &crate::ingest::footprint::Footprint::of(&read),
                 )
                 .unwrap_or(None),
+                eager_map,
                 ..RunOpts::new(
                     AnalyzeOpts {
                         only,
@@ -298,10 +301,6 @@ fn call_tool(name: &str, args: &Value) -> anyhow::Result<Value> {
                     },
                     phase,
                 )
-            };
-            let opts = RunOpts {
-                eager_map: strings(&args["eager_map"]),
-                ..opts
             };
             let mut r = pipeline::report_for(&paths, &opts, &Progress::default())?;
             r.detail_capped = crate::report::detail::cap_devices(

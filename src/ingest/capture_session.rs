@@ -91,10 +91,7 @@ fn json_calls(path: &str) -> GraphCalls {
     let mut buf = vec![0u8; 1 << 20];
     let mut carry = 0;
     let mut seen = 0u64;
-    loop {
-        let Ok(n) = r.read(&mut buf[carry..]) else {
-            break;
-        };
+    while let Ok(n) = r.read(&mut buf[carry..]) {
         if n == 0 {
             break;
         }
