@@ -248,6 +248,7 @@ fn main() {
                 export: Default::default(),
                 slow: None,
                 graph_mode: false,
+                capture_apart: false,
             };
             profscope::synth::generate(&dir, &o).unwrap();
         }
@@ -297,6 +298,7 @@ fn main() {
                 export: profscope::synth::Export::Db,
                 slow: None,
                 graph_mode: false,
+                capture_apart: false,
             };
             profscope::synth::generate(&dir, &o).unwrap();
         }
@@ -338,6 +340,7 @@ fn main() {
                 export: Default::default(),
                 slow: None,
                 graph_mode: false,
+                capture_apart: false,
             };
             profscope::synth::generate(&dir, &o).unwrap();
         }

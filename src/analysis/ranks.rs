@@ -270,5 +270,6 @@ pub fn combine(files: &[FileFacts], expected: Option<u32>) -> Ranks {
         failed,
         unknown_rank_files: unknown,
         rows,
+        companions: Vec::new(),
     }
 }

@@ -42,6 +42,11 @@ pub struct AnalyzeArgs {
     /// file states, if any).
     #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=crate::cli::MAX_RANKS))]
     pub expected_ranks: Option<u32>,
+    /// An eager run of the same workload (a trace file or folder; repeatable): each graph
+    /// replay's kernels are mapped to the ops that launched the same kernels at the same
+    /// positions of its steps. It is read as a map only, never summed with the run.
+    #[arg(long, value_name = "PATH")]
+    pub eager_map: Vec<PathBuf>,
     /// Files analysed at once (default: the number of CPUs).
     #[arg(long, allow_negative_numbers = true, value_parser = jobs_parser)]
     pub jobs: Option<usize>,
@@ -166,7 +171,8 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         args.paths.iter().map(|p| from_manifest(p)).collect()
     };
     // The inputs' files, walked once (and only if an output or the cache needs them).
-    let footprint = crate::ingest::footprint::Footprint::of(&paths);
+    let read: Vec<PathBuf> = paths.iter().chain(&args.eager_map).cloned().collect();
+    let footprint = crate::ingest::footprint::Footprint::of(&read);
     let opts = RunOpts {
         analyze: AnalyzeOpts {
             bubbles: BubbleOpts {
@@ -178,7 +184,9 @@ pub fn run(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
             only: args.only.clone(),
             expected_ranks: args.expected_ranks,
             peaks: args.peaks.to_override(),
+            ..AnalyzeOpts::default()
         },
+        eager_map: args.eager_map.clone(),
         phase: args.phase,
         jobs: args.jobs.unwrap_or_else(rayon::current_num_threads).max(1),
         max_memory: args.max_memory.unwrap_or_else(pipeline::default_max_memory),

@@ -57,7 +57,8 @@ fn tools() -> Value {
              "paths": profiles,
              "only": {"type": "array", "items": {"type": "string", "enum": crate::registry::names()}, "description": "Run only these analyses (default: all). Each name is a key of the report's `analyses` object."},
              "phase": {"type": "string", "enum": ["prefill", "decode"], "description": "Slice to one vLLM phase before analysing (CPU forward_eager / forward_cudagraph scopes; device work follows its launch). A slice that keeps no event says so in the headline."},
-             "detail": {"type": "string", "enum": ["capped", "full"], "description": "`capped` (default): a run of more than 16 devices lists the 16 that matter (the lowest rank, the ranks a verdict names, the slowest, latest and idlest; per-rank distributions keep every rank) and each per-step list its first 100 entries (`detail_capped` names each list cut). `full` lists every device and step."},
+             "detail": {"type": "string", "enum": ["capped", "full"], "description": "`capped` (default): a run of more than 16 devices lists the 16 that matter (per list: the ranks a verdict names, then the largest and smallest by that list's own metric; per-rank distributions keep every rank) and each per-step list its first 100 entries (`detail_capped` names each list cut). `full` lists every device and step."},
+             "eager_map": {"type": "array", "items": {"type": "string"}, "description": "Eager runs of the same workload (files or folders): graph replays' kernels are mapped to the ops that launched the same kernels in their steps; read as a map only, never summed with the run (docs/analyses/graph_mode.md)."},
              "max_bytes": max(ANALYZE_BRIEF_BYTES)},
            "required": ["paths"]},
          "outputSchema": output_schema()}),
@@ -174,14 +175,17 @@ fn call_tool(name: &str, args: &Value) -> anyhow::Result<Value> {
                         .map_err(|_| anyhow::anyhow!("phase is prefill or decode, not `{p}`"))?,
                 ),
             };
+            let eager_map = strings(&args["eager_map"]);
+            let read: Vec<PathBuf> = paths.iter().chain(&eager_map).cloned().collect();
             let opts = RunOpts {
-                // The default cache, unless it would lie inside an input.
+                // The default cache, unless it would lie inside an input (eager maps too).
                 cache: super::cache::choose(
                     None,
                     false,
-                    &crate::ingest::footprint::Footprint::of(&paths),
+                    &crate::ingest::footprint::Footprint::of(&read),
                 )
                 .unwrap_or(None),
+                eager_map,
                 ..RunOpts::new(
                     AnalyzeOpts {
                         only,

@@ -38,6 +38,10 @@ pub struct SynthArgs {
     /// tasks carry their graph's `Model Id` and their capture-time connection ids.
     #[arg(long)]
     pub graph_mode: bool,
+    /// With --graph-mode: profile the capture apart from the replays, as its own session of the
+    /// same rank (`capture_traces/rank<r>_ascend_pt/`), as SGLang's `capture_traces/` does.
+    #[arg(long, requires = "graph_mode")]
+    pub capture_apart: bool,
     /// A training job instead of a serving root: tensor-parallel size (Megatron rank order;
     /// with --pp / --dp / --ep; each rank writes torch_npu's text export with
     /// profiler_metadata.json's distributed_args and parallel_group_info).
@@ -174,6 +178,7 @@ pub fn run(a: SynthArgs) -> anyhow::Result<ExitCode> {
         export: a.export,
         slow: a.slow_rank.map(|r| (r, a.slow_pct)),
         graph_mode: a.graph_mode,
+        capture_apart: a.capture_apart,
     };
     let truth = generate(&a.out, &opts)?;
     eprintln!(

@@ -19,6 +19,16 @@ pub struct GraphFile {
     pub file: String,
     /// -1 when unknown.
     pub rank: i32,
+    /// What the file is to the run: `replays` (its own graph activity, the default), or a
+    /// companion read only for the ops it names: `capture_companion` (a capture trace beside
+    /// its replays: vLLM / SGLang `capture_traces/`, an ACLGraph capture profiled apart) or
+    /// `eager_map` (an eager run of the same workload). A companion is left out of device
+    /// time, bubbles, causes, the advisor and the verdict.
+    #[serde(default)]
+    pub role: String,
+    /// For a replay file: its companions; for a companion: the replay files it serves.
+    #[serde(default)]
+    pub companions: Vec<String>,
     /// How device events were tied to their replay: `correlation` (Kineto: every kernel, copy
     /// and set of a replay carries its graph launch's correlation id: exact), `model_id` (Ascend:
     /// tasks of graph `Model Id` cut into replays of the graph's task count, paired with the
@@ -98,6 +108,14 @@ pub struct Replay {
     pub step: i64,
     /// The host op that issued it; empty when none was found.
     pub issued_by: String,
+    /// Index into `ops_in_graphs.graphs` (the replay's device-event sequence and its ops in
+    /// order); -1 when not listed.
+    #[serde(default = "minus_one")]
+    pub sequence: i64,
+}
+
+fn minus_one() -> i64 {
+    -1
 }
 
 /// Replays of one step, by the step of each replay's launch; eager device work by the step of
@@ -118,16 +136,91 @@ pub struct GraphStep {
 /// Device time inside replays, per op.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct OpsInGraphs {
-    /// `capture` (the k-th task of a replay matched to the k-th launch recorded in a capture of
-    /// the same length, Kineto), `connection_id` (Ascend: a replayed task keeps the connection id
-    /// of its capture-time launch), or `kernel_name` (no capture in the file: grouped by name).
+    /// Where most matched device events got their op: `capture` (a replay's device events
+    /// aligned to the launches recorded in the capture of its graph, in this file or a capture
+    /// companion), `connection_id` (Ascend: a replayed task keeps the connection id of its
+    /// capture-time launch), `eager_map` (aligned to an eager step of the same workload), or
+    /// `kernel_name` (nothing matched: grouped by kernel name).
     pub source: String,
-    /// Replays whose tasks were tied to captured launches (0 for `kernel_name`).
+    /// Replays whose device events were tied to recorded launches (0 for `kernel_name`).
     pub replays_matched: u64,
-    /// Top rows by time; `pct_of_total` is of replay_device_ns.
+    /// Replay device events tied to the op that launched them (summed over replays), and their
+    /// share of `replay_device_events`, percent.
+    #[serde(default)]
+    pub matched_events: u64,
+    #[serde(default)]
+    pub matched_pct: f64,
+    /// Their device time, ns, and its share of `replay_device_ns`, percent.
+    #[serde(default)]
+    pub matched_ns: i64,
+    #[serde(default)]
+    pub matched_ns_pct: f64,
+    /// Top rows by time: an op for a matched event (the innermost host op around its recorded
+    /// launch), else its kernel name; `count` = calls, `pct_of_total` is of replay_device_ns.
     pub rows: Vec<DurStats>,
     /// Rows beyond the top N: (rows, count, ns).
     pub other: (u64, u64, i64),
+    /// Matched device time by the `nn.Module` around the recorded launch (Kineto Python
+    /// stacks; events without one are not listed), top N; `pct_of_total` is of
+    /// replay_device_ns.
+    #[serde(default)]
+    pub modules: Vec<DurStats>,
+    /// Matched device time by the innermost Python frame outside torch around the recorded
+    /// launch (events without one are not listed), top N; `pct_of_total` is of
+    /// replay_device_ns.
+    #[serde(default)]
+    pub frames: Vec<DurStats>,
     /// Replay device time by kernel family (attention, matmul, ...), whatever the source.
     pub families: Vec<DurStats>,
+    /// One entry per distinct replayed sequence of device events (a graph), with where its
+    /// ops came from, how well the recorded launches agreed, and its ops in order.
+    #[serde(default)]
+    pub graphs: Vec<GraphSequence>,
+}
+
+/// One distinct sequence of device events that replays ran (a graph), and its ops.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct GraphSequence {
+    /// The graph id its events carry (Ascend model id, Kineto `graph id`); -1 unknown.
+    pub graph: i64,
+    /// Replays that ran this sequence, and device events per replay.
+    pub replays: u64,
+    pub device_events: u64,
+    /// `capture`, `connection_id`, `eager_map`, or `none`.
+    pub source: String,
+    /// The file whose capture (or eager step) named the ops; empty when none matched.
+    pub matched_from: String,
+    /// Start of that capture window (or eager step), ns on that file's clock; -1 when none.
+    pub recorded_at_ns: i64,
+    /// Launches recorded in that capture (or device events of that eager step).
+    pub recorded_launches: u64,
+    /// Device events of one replay tied to a recorded launch, and how many of those pairs
+    /// agree on the kernel name (not only on kind: kernel / copy / set).
+    pub matched_events: u64,
+    pub name_checked_events: u64,
+    /// matched_events / device_events, percent.
+    pub agreement_pct: f64,
+    /// How the pairs were checked: `name` (every matched pair names the same kernel), `kind`
+    /// (the recorded launches carry no kernel name, CUDA runtime calls: kinds only), `name and
+    /// kind`, `connection_id` (Ascend, exact), or empty when nothing matched.
+    pub checked_by: String,
+    /// Why nothing (or not everything) matched, in words; empty when all matched.
+    pub note: String,
+    /// The replay's ops in order, consecutive events of one op merged; `ns` summed over the
+    /// sequence's replays (the first 100 runs unless `--detail full`).
+    pub ops: Vec<OpSpan>,
+}
+
+/// A run of consecutive device events of one replayed sequence launched by one op.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct OpSpan {
+    /// The op (innermost host op around the recorded launch); for unmatched events their
+    /// kernel name in brackets (`[kernel] <name>`).
+    pub op: String,
+    /// The enclosing `nn.Module` and Python frame, empty when none.
+    pub module: String,
+    pub frame: String,
+    /// Device events of the run per replay, and their device time summed over the replays, ns.
+    pub events: u64,
+    pub ns: i64,
 }

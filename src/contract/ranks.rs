@@ -83,4 +83,22 @@ pub struct Ranks {
     /// Files whose rank is unknown (-1).
     pub unknown_rank_files: Vec<String>,
     pub rows: Vec<RankRow>,
+    /// Files read beside another file for its graph replays' ops, not as a rank's device
+    /// (graph_mode: capture traces, eager maps); they are in no row above.
+    #[serde(default)]
+    pub companions: Vec<CompanionFile>,
+}
+
+/// A companion file and the files it serves.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct CompanionFile {
+    pub file: String,
+    /// -1 when unknown.
+    pub rank: i32,
+    /// `capture_companion` or `eager_map`.
+    pub role: String,
+    /// The replay files whose ops it names.
+    pub of: Vec<String>,
+    /// How it was recognised.
+    pub why: String,
 }

@@ -456,6 +456,7 @@ impl TablesBuilder {
         t.correlation_id.push(e.correlation_id);
         t.graph_id
             .push(crate::model::events::graph_id_of(e.graph_id));
+        t.launched.push(crate::model::StrId::EMPTY);
         t.kernel.push(e.kernel);
         t.comm_task.push(e.comm_task);
     }

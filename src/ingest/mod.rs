@@ -5,6 +5,7 @@
 
 pub mod ascend_db;
 pub mod builder;
+mod capture_session;
 pub mod chrome_json;
 pub mod detect;
 pub mod device_info;
@@ -101,6 +102,7 @@ pub fn discover(paths: &[std::path::PathBuf]) -> Result<Discovered, IngestError>
             });
         }
         let (kept, left) = detect::select(found, p);
+        let (kept, left) = capture_session::keep_capture_sessions(kept, left, p);
         inputs.extend(kept);
         skipped.extend(left);
     }

@@ -137,6 +137,7 @@ fn match_begin_end(t: &mut Tables, pending: Vec<PendingBe>) {
         e.connection_id.push(-1);
         e.correlation_id.push(-1);
         e.graph_id.push(-1);
+        e.launched.push(StrId::EMPTY);
         e.kernel.push(crate::model::events::NO_ROW);
         e.comm_task.push(crate::model::events::NO_ROW);
     }

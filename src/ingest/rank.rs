@@ -24,7 +24,7 @@ pub fn rank_from_path(path: &str) -> Option<i32> {
     // TensorBoard-plugin naming `<worker>.<timestamp>.pt.trace.json`: the worker is the stem.
     let stem = match stem.strip_suffix(".pt.trace") {
         Some(s) => s.split('.').next().unwrap_or(s),
-        None => stem,
+        None => stem.strip_suffix(".trace").unwrap_or(stem),
     };
     let digits_at = stem.trim_end_matches(|c: char| c.is_ascii_digit()).len();
     let (prefix, digits) = stem.split_at(digits_at);
@@ -38,6 +38,13 @@ pub fn rank_from_path(path: &str) -> Option<i32> {
         "worker",
     ];
     if !digits.is_empty() && known.contains(&prefix) {
+        return digits.parse().ok();
+    }
+    // Graph capture traces and serving traces name the rank after other words: vLLM
+    // `graph_capture_rank_<N>`, SGLang `<runner>_bs_<bs>_rank<N>`, `cuda_graph_capture-<runner>-TP-<N>`,
+    // `<time>-TP-<N>` (tensor-parallel rank).
+    let tails = ["_rank", "_rank_", "_rank-", "-TP-"];
+    if !digits.is_empty() && tails.iter().any(|t| prefix.ends_with(t)) {
         return digits.parse().ok();
     }
     p.ancestors()
@@ -176,6 +183,28 @@ mod tests {
         assert_eq!(rank_from_path("/x/lmdeploy_profile_3.json.gz"), Some(3));
         assert_eq!(rank_from_path("/x/rank-12.json"), Some(12));
         assert_eq!(rank_from_path("/x/trace.json"), None);
+        // vLLM and SGLang graph capture traces, SGLang serving traces.
+        assert_eq!(
+            rank_from_path("/t/capture_traces/graph_capture_rank_3.1785501977123.pt.trace.json.gz"),
+            Some(3)
+        );
+        assert_eq!(
+            rank_from_path("/t/capture_traces/bs_24_rank1.json.gz"),
+            Some(1)
+        );
+        assert_eq!(
+            rank_from_path("/t/graph_capture_profile/DecodeCudaGraphRunner_bs_8_rank2.json.gz"),
+            Some(2)
+        );
+        assert_eq!(
+            rank_from_path("/t/cuda_graph_capture-DecodeCudaGraphRunner-TP-3.json.gz"),
+            Some(3)
+        );
+        assert_eq!(
+            rank_from_path("/t/1785501977.9713538-TP-0.trace.json.gz"),
+            Some(0)
+        );
+        assert_eq!(rank_from_path("/t/bs_24.json.gz"), None);
         assert_eq!(rank_from_path("/x/model_7.json"), None);
         assert_eq!(rank_from_path("/x/ascend_pytorch_profiler_5.db"), Some(5));
         assert_eq!(

@@ -41,6 +41,10 @@ pub struct EventTable {
     /// id` (HCCL), TASK.modelId (db), kernel_details.csv `Model ID`; Kineto `graph id`
     /// (CUDA >= 12). -1 none (Ascend writes 4294967295 for a task outside any graph).
     pub graph_id: Coded<i64>,
+    /// The kernel a host launch call names: HIP runtime `args.kernel`, Ascend `Node@launch`
+    /// `args.item_id`; empty elsewhere (CUDA runtime calls name none). Graph mode aligns the
+    /// launches a capture recorded with the replays' device events by it.
+    pub launched: Coded<StrId>,
     /// Row of [`super::kernels::KernelTable`] (op type, block dims, shapes); [`NO_ROW`] when none.
     pub kernel: Vec<u32>,
     /// Row of [`super::comm_tasks::CommTaskTable`] (HCCL plane task details); [`NO_ROW`] when none.
@@ -91,6 +95,7 @@ impl EventTable {
             connection_id: self.connection_id.pick(keep),
             correlation_id: self.correlation_id.pick(keep),
             graph_id: self.graph_id.pick(keep),
+            launched: self.launched.pick(keep),
             kernel: pick(&self.kernel, keep),
             comm_task: pick(&self.comm_task, keep),
         }
@@ -109,6 +114,7 @@ impl EventTable {
         self.connection_id.reserve(n);
         self.correlation_id.reserve(n);
         self.graph_id.reserve(n);
+        self.launched.reserve(n);
         self.kernel.reserve(n);
         self.comm_task.reserve(n);
     }

@@ -182,6 +182,11 @@ pub const TABLES: &[TableSchema] = &[
                 "The graph a device event was replayed from: Ascend args.\"Model Id\" / \"model id\", TASK.modelId, kernel_details.csv Model ID (4294967295 → -1); Kineto args.\"graph id\"; -1 none. One byte per row while a file has at most 256 distinct values."
             ),
             (
+                "launched",
+                "str",
+                "The kernel a host launch call names: HIP runtime args.kernel, Ascend Node@launch args.item_id; empty elsewhere (CUDA runtime calls name none). One byte per row while a file has at most 256 distinct values."
+            ),
+            (
                 "kernel",
                 "u32",
                 "Row of kernels (db COMPUTE_TASK_INFO); u32::MAX none."

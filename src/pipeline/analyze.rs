@@ -36,6 +36,9 @@ pub struct RunOpts {
     pub cache: Option<PathBuf>,
     /// The cache folder's size cap in bytes.
     pub cache_max_bytes: u64,
+    /// Eager runs given as maps of the graph replays' ops (`--eager-map`): read for graph mode
+    /// only, never summed with the run.
+    pub eager_map: Vec<PathBuf>,
 }
 
 impl RunOpts {
@@ -50,6 +53,7 @@ impl RunOpts {
             max_memory: l.max_memory,
             cache: None,
             cache_max_bytes: super::cache::DEFAULT_MAX_BYTES,
+            eager_map: Vec::new(),
         }
     }
 
@@ -294,6 +298,8 @@ pub fn run(
         }
         None => analyse_files(&found.inputs, o, progress, None).0,
     };
+    let (parts, eager, analyze) =
+        with_eager_maps(parts, &found.inputs, o, progress, &mut diagnostics)?;
     let mut summaries = Vec::new();
     let mut ok = Vec::new();
     let mut slices = Vec::new();
@@ -319,9 +325,13 @@ pub fn run(
     if failed == found.inputs.len() {
         return Err(PipelineError::AllFailed(first_error.unwrap_or_default()));
     }
-    let analyses = registry::finish(ok, &o.analyze);
+    ok.extend(eager);
+    let analyses = registry::finish(ok, &analyze);
     diagnostics.merge(crate::analysis::vendor_agreement::diagnostics(
         &analyses.vendor_agreement,
+    ));
+    diagnostics.merge(crate::analysis::graph_mode::companions::diagnostics(
+        &analyses.ranks.companions,
     ));
     Ok(RunResult {
         summary: summary::merge(summaries),
@@ -340,6 +350,69 @@ pub fn run(
         ingest_ms,
         analysis_ms,
     })
+}
+
+/// The eager maps of the run's graph replays: the files given with `--eager-map`, and files
+/// beside a replay file whose sequences no capture in it matched (same rank, no graph activity
+/// of their own: perhaps an eager run of the same workload), read again for their steps (graph
+/// mode only; `beside` ones become companions only when their steps map replays). Returns the
+/// parts with the beside files' extracts replaced, the given eager maps' parts, and the options
+/// the finish reads.
+fn with_eager_maps(
+    mut parts: Vec<FilePart>,
+    inputs: &[Input],
+    o: &RunOpts,
+    progress: &Progress,
+    diagnostics: &mut Diagnostics,
+) -> Result<(Vec<FilePart>, Vec<Part>, registry::AnalyzeOpts), PipelineError> {
+    let mut analyze = o.analyze.clone();
+    let graph_on = registry::run::selected(&analyze, "graph_mode");
+    let given = if o.eager_map.is_empty() || !graph_on {
+        Vec::new()
+    } else {
+        let e = discover(&o.eager_map)?;
+        diagnostics.merge(e.skipped_diagnostics());
+        e.inputs
+    };
+    let extracts: Vec<Option<&crate::analysis::graph_mode::extract::GraphExtract>> = parts
+        .iter()
+        .map(|p| p.part.as_ref().and_then(|p| p.graph.first()))
+        .collect();
+    let beside: Vec<usize> = crate::analysis::graph_mode::companions::eager_candidates(&extracts);
+    if given.is_empty() && beside.is_empty() {
+        return Ok((parts, Vec::new(), analyze));
+    }
+    analyze.eager_map = given.iter().map(|i| i.path.clone()).collect();
+    analyze.eager_beside = beside.iter().map(|&k| inputs[k].path.clone()).collect();
+    let wave = RunOpts {
+        analyze: registry::AnalyzeOpts {
+            only: Some(vec!["graph_mode".into()]),
+            ..analyze.clone()
+        },
+        phase: None,
+        cache: None,
+        ..o.clone()
+    };
+    let again: Vec<Input> = beside.iter().map(|&k| inputs[k].clone()).collect();
+    let all: Vec<Input> = given.iter().cloned().chain(again).collect();
+    let (fresh, _) = analyse_files(&all, &wave, progress, None);
+    let mut fresh = fresh.into_iter();
+    let mut eager = Vec::new();
+    for (input, p) in given.iter().zip(fresh.by_ref()) {
+        diagnostics.merge(p.diagnostics);
+        match p.part {
+            Some(part) => eager.push(part),
+            None => diagnostics.add("input_failed", Severity::Error, || {
+                format!("{}: the eager map could not be read", input.path)
+            }),
+        }
+    }
+    for (&k, p) in beside.iter().zip(fresh) {
+        if let (Some(old), Some(new)) = (parts[k].part.as_mut(), p.part) {
+            old.graph = new.graph;
+        }
+    }
+    Ok((parts, eager, analyze))
 }
 
 /// Analyses `paths` file by file into the report (`progress` counts the bytes read, for whoever

@@ -171,12 +171,16 @@ pub const REGISTRY: &[Analysis] = &[
     Analysis {
         name: "graph_mode",
         help: "graph replays (CUDA/HIP graphs, Ascend ACLGraph): device time per replay and step, captures, ops inside graphs",
-        run: |t, d, o, p| p.analyses.graph_mode = graph_mode::compute(t, d, o.top_n),
+        run: |t, d, o, p| {
+            let eager: Vec<String> = o.eager_map.iter().chain(&o.eager_beside).cloned().collect();
+            (p.analyses.graph_mode, p.graph) = graph_mode::compute(t, d, o.top_n, &eager);
+        },
         merge: |a, b| {
             append(
                 &mut a.analyses.graph_mode.files,
                 &mut b.analyses.graph_mode.files,
-            )
+            );
+            append(&mut a.graph, &mut b.graph);
         },
         finish: None,
         start_order: 3,

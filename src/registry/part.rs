@@ -16,7 +16,7 @@ use crate::analysis::{
     dispatch::DeviceDispatch,
     efficiency::{DeviceEfficiency, PeakOverride},
     evidence::FileEvidence,
-    graph_mode::GraphMode,
+    graph_mode::{GraphMode, extract::GraphExtract},
     kernel_types::KernelTypes,
     mtp::Mtp,
     op_types::OpTypes,
@@ -41,6 +41,12 @@ pub struct AnalyzeOpts {
     pub expected_ranks: Option<u32>,
     /// `--peak-tflops` / `--peak-gbps`: the efficiency analysis' peaks instead of the chip's.
     pub peaks: PeakOverride,
+    /// Files read as eager maps of the graph replays (`--eager-map`): their steps are kept for
+    /// graph mode, and they are left out of every other analysis.
+    pub eager_map: Vec<String>,
+    /// Files beside a replay file that may be an eager run of it (the pipeline's second look):
+    /// their steps are kept, and they are companions only when they map replays.
+    pub eager_beside: Vec<String>,
 }
 
 impl Default for AnalyzeOpts {
@@ -52,6 +58,8 @@ impl Default for AnalyzeOpts {
             only: None,
             expected_ranks: None,
             peaks: PeakOverride::default(),
+            eager_map: Vec::new(),
+            eager_beside: Vec::new(),
         }
     }
 }
@@ -114,4 +122,11 @@ pub struct Part {
     pub audits: Vec<BatchAudit>,
     /// The advisor's per-file findings, merged by its finish.
     pub advice: Vec<Keyed>,
+    /// What graph mode hands to the run's finish per file (captures, unmatched sequences,
+    /// eager steps): companions are matched across files from it.
+    #[serde(default)]
+    pub graph: Vec<GraphExtract>,
+    /// The input files of these tables.
+    #[serde(default)]
+    pub files: Vec<String>,
 }

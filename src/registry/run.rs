@@ -4,6 +4,7 @@
 
 use super::part::{Analyses, AnalyzeOpts, Part};
 use super::{Analysis, REGISTRY};
+use crate::analysis::graph_mode::{self, extract::GraphExtract};
 use crate::analysis::{cluster, communication_ops, devices, evidence, ranks, vendor_agreement};
 use crate::model::Tables;
 
@@ -12,7 +13,8 @@ pub fn run_all(t: &Tables, o: &AnalyzeOpts) -> Analyses {
     finish(vec![run_part(t, o)], o)
 }
 
-fn selected(o: &AnalyzeOpts, name: &str) -> bool {
+/// True when analysis `name` runs under `o` (`--only`).
+pub fn selected(o: &AnalyzeOpts, name: &str) -> bool {
     o.only.as_ref().is_none_or(|v| v.iter().any(|x| x == name))
 }
 
@@ -59,7 +61,10 @@ pub fn run_part(t: &Tables, o: &AnalyzeOpts) -> Part {
             });
         }
     });
-    let mut out = Part::default();
+    let mut out = Part {
+        files: t.files.path.clone(),
+        ..Part::default()
+    };
     out.analyses.evidence = facts;
     out.job_facts = job;
     for (a, mut part) in order.iter().zip(parts) {
@@ -71,7 +76,18 @@ pub fn run_part(t: &Tables, o: &AnalyzeOpts) -> Part {
 /// The run's analyses from its parts (in input order): per-file lists concatenated, then each
 /// selected analysis's run-level result (the batch verdict over all files, ranks, cross_rank),
 /// the communication summary and the vendor agreement.
-pub fn finish(parts: Vec<Part>, o: &AnalyzeOpts) -> Analyses {
+pub fn finish(mut parts: Vec<Part>, o: &AnalyzeOpts) -> Analyses {
+    let res = {
+        let x: Vec<&GraphExtract> = parts.iter().flat_map(|p| &p.graph).collect();
+        graph_mode::companions::resolve(&x, &o.eager_map, &o.eager_beside)
+    };
+    for p in parts.iter_mut() {
+        if let [file] = p.files.as_slice()
+            && res.of(file).is_some()
+        {
+            *p = companion_part(std::mem::take(p));
+        }
+    }
     let mut run = Part::default();
     for mut p in parts {
         run.analyses.evidence.append(&mut p.analyses.evidence);
@@ -94,6 +110,21 @@ pub fn finish(parts: Vec<Part>, o: &AnalyzeOpts) -> Analyses {
             f(&mut run, o);
         }
     }
+    {
+        let x: Vec<&GraphExtract> = run.graph.iter().collect();
+        graph_mode::companions::apply(&mut run.analyses.graph_mode, &x, &res, o.top_n);
+    }
+    run.analyses.ranks.companions = res
+        .companions
+        .iter()
+        .map(|c| ranks::CompanionFile {
+            file: c.file.clone(),
+            rank: c.rank,
+            role: c.role.to_string(),
+            of: c.of.clone(),
+            why: c.why.clone(),
+        })
+        .collect();
     let a = &mut run.analyses;
     let offsets: Vec<(&str, i32, i64)> = a
         .cross_rank
@@ -110,4 +141,19 @@ pub fn finish(parts: Vec<Part>, o: &AnalyzeOpts) -> Analyses {
     ranks::apply_clock_offsets(&mut a.ranks, &offsets);
     a.communication_ops.summary = communication_ops::summarize(&a.communication_ops.devices);
     run.analyses
+}
+
+/// A companion file's part: its graph mode and extract only (it is read for the ops of another
+/// file's replays, not summed with it: no device time, bubbles, causes, advice, evidence or
+/// rank row of its own).
+fn companion_part(p: Part) -> Part {
+    Part {
+        analyses: Analyses {
+            graph_mode: p.analyses.graph_mode,
+            ..Analyses::default()
+        },
+        graph: p.graph,
+        files: p.files,
+        ..Part::default()
+    }
 }

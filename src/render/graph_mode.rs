@@ -29,6 +29,7 @@ pub fn sections(r: &Report, out: &mut Vec<Section>) {
         vec![
             "file",
             "rank",
+            "role",
             "graph launches",
             "replays",
             "replay device time",
@@ -38,12 +39,23 @@ pub fn sections(r: &Report, out: &mut Vec<Section>) {
             "captures (launches)",
             "issued by",
             "tied by",
+            "ops named",
         ],
     );
     for g in files {
+        let named = if g.replays > 0 {
+            format!("{:.1}%", g.ops_in_graphs.matched_ns_pct)
+        } else {
+            "-".into()
+        };
         s.rows.push(vec![
             rel(r, &g.file).to_string(),
             g.rank.to_string(),
+            if g.role.is_empty() {
+                "replays".into()
+            } else {
+                g.role.replace('_', " ")
+            },
             g.graph_launches.to_string(),
             g.replays.to_string(),
             human_ns(g.replay_device_ns),
@@ -53,13 +65,15 @@ pub fn sections(r: &Report, out: &mut Vec<Section>) {
             format!("{} ({})", g.capture_windows, g.captured_launches),
             g.issuing_ops.first().map_or("-".into(), |o| o.name.clone()),
             g.attribution.clone(),
+            named,
         ]);
         for c in &g.caveats {
             s.notes.push(format!("{}: {c}", rel(r, &g.file)));
         }
     }
-    s.notes.push("share of device time: replay device time / the sum of all device-event durations of the file; gap to next replay: from a replay's last device end to the next one's first start (host overhead between replays)".into());
+    s.notes.push("share of device time: replay device time / the sum of all device-event durations of the file; gap to next replay: from a replay's last device end to the next one's first start (host overhead between replays); ops named: share of replay device time tied to the op that launched it; a capture companion or eager map is read for those ops only, never summed with the run".into());
     out.push(s);
+    sequences(r, files, out);
     ops(r, files, out);
     steps(r, files, out);
 }
@@ -92,7 +106,80 @@ fn ops(r: &Report, files: &[GraphFile], out: &mut Vec<Section>) {
             ]);
         }
     }
-    s.notes.push("by: capture (k-th task of a replay = k-th launch recorded in a capture of the same length), connection_id (Ascend: the capture-time launch a replayed task names), kernel_name (no capture in the file)".into());
+    s.notes.push("by: capture (a replay's device events aligned to the launches its capture recorded, in the file or a capture companion), connection_id (Ascend: the capture-time launch a replayed task names), eager_map (aligned to a step of an eager run), kernel_name (nothing matched: an op column of kernel names)".into());
+    if !s.rows.is_empty() {
+        out.push(s);
+    }
+}
+
+/// Sequences listed per file (by device time, the rest in a note; the JSON lists all).
+const SEQUENCE_ROWS: usize = 10;
+
+/// Per distinct replayed sequence: where its ops came from and how well the recorded launches
+/// agreed.
+fn sequences(r: &Report, files: &[GraphFile], out: &mut Vec<Section>) {
+    let mut s = sec(
+        "Graph mode: replayed graphs and their ops",
+        vec![
+            "file",
+            "graph",
+            "replays",
+            "events per replay",
+            "ops from",
+            "recorded launches",
+            "matched",
+            "checked by",
+        ],
+    );
+    for g in files.iter().filter(|g| g.replays > 0) {
+        let seqs = &g.ops_in_graphs.graphs;
+        let mut order: Vec<usize> = (0..seqs.len()).collect();
+        order.sort_by_key(|&k| std::cmp::Reverse(seqs[k].ops.iter().map(|o| o.ns).sum::<i64>()));
+        for &k in order.iter().take(SEQUENCE_ROWS) {
+            let q = &seqs[k];
+            let from = if q.matched_from.is_empty() {
+                q.source.clone()
+            } else if q.matched_from == g.file {
+                format!("{} (this file)", q.source)
+            } else {
+                format!("{} ({})", q.source, rel(r, &q.matched_from))
+            };
+            s.rows.push(vec![
+                rel(r, &g.file).to_string(),
+                if q.graph >= 0 {
+                    q.graph.to_string()
+                } else {
+                    format!("#{k}")
+                },
+                q.replays.to_string(),
+                q.device_events.to_string(),
+                from,
+                q.recorded_launches.to_string(),
+                format!("{} ({:.1}%)", q.matched_events, q.agreement_pct),
+                if q.checked_by.is_empty() {
+                    "-".into()
+                } else {
+                    q.checked_by.clone()
+                },
+            ]);
+            if !q.note.is_empty() {
+                s.notes.push(format!(
+                    "{} graph {}: {}",
+                    rel(r, &g.file),
+                    s.rows.last().map_or("", |x| x[1].as_str()),
+                    q.note
+                ));
+            }
+        }
+        if seqs.len() > SEQUENCE_ROWS {
+            s.notes.push(format!(
+                "{}: {} more replayed graphs in the JSON report (analyses.graph_mode.files[].ops_in_graphs.graphs)",
+                rel(r, &g.file),
+                seqs.len() - SEQUENCE_ROWS
+            ));
+        }
+    }
+    s.notes.push("graph: the graph id the events carry, else #index into ops_in_graphs.graphs; matched: device events of one replay tied to a recorded launch (share of the replay's events); checked by: name (the same kernel on both sides), kind (kernel / copy / set only: the capture's launches name no kernel, CUDA), connection_id (Ascend, exact); each graph's ops in order are in the JSON report".into());
     if !s.rows.is_empty() {
         out.push(s);
     }

@@ -85,6 +85,12 @@ pub fn cap(a: &mut Analyses, cap: usize) -> Vec<CappedList> {
             format!("analyses.graph_mode.files[{i}].steps")
         });
         g.steps.truncate(n);
+        for (k, q) in g.ops_in_graphs.graphs.iter_mut().enumerate() {
+            let n = keep(q.ops.len(), &|| {
+                format!("analyses.graph_mode.files[{i}].ops_in_graphs.graphs[{k}].ops")
+            });
+            q.ops.truncate(n);
+        }
     }
     for (i, e) in a.efficiency.iter_mut().enumerate() {
         let n = keep(e.steps.len(), &|| format!("analyses.efficiency[{i}].steps"));

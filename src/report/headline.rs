@@ -374,6 +374,28 @@ fn graph_mode(a: &Analyses) -> Option<String> {
             p50 / 1e3
         ));
     }
+    // Where the ops inside the replays came from, when any replayed event was tied to one.
+    let matched: i64 = files.iter().map(|f| f.ops_in_graphs.matched_ns).sum();
+    if matched > 0 {
+        let mut from: Vec<&str> = files
+            .iter()
+            .filter(|f| f.ops_in_graphs.matched_ns > 0)
+            .map(|f| f.ops_in_graphs.source.as_str())
+            .collect();
+        from.sort_unstable();
+        from.dedup();
+        let companions: usize = files.iter().map(|f| f.companions.len()).sum();
+        line.push_str(&format!(
+            "; ops named for {:.1}% of replay time (from {}{})",
+            matched as f64 * 100.0 / graph.max(1) as f64,
+            from.join(", ").replace('_', " "),
+            if companions > 0 {
+                format!(", {companions} companion file(s)")
+            } else {
+                String::new()
+            }
+        ));
+    }
     Some(line)
 }
 

@@ -752,16 +752,18 @@ impl<'a> RankGen<'a> {
     }
 
     /// A CANN API row on the task-queue thread (`<prefix>@<api>`, JSON and db), without flows.
+    /// `item` is the `item_id` arg: `0` for AscendCL calls, the launched op for `Node@launch`
+    /// (as real exports write it: `Conv2D1`, `trans_TransData_0`).
     fn cann_call(
         &mut self,
         (prefix, level, code): (&str, &str, i64),
-        api: &str,
+        (api, item): (&str, &str),
         (ts, dur): (i64, i64),
         conn: i64,
     ) -> Result<()> {
         let tid = self.pid_py + 3;
         let args = format!(
-            "\"Thread Id\": {tid}, \"Mode\": \"ACL_RTS\", \"level\": \"{level}\", \"id\": \"{api}\", \"item_id\": \"0\", \"connection_id\": {conn}"
+            "\"Thread Id\": {tid}, \"Mode\": \"ACL_RTS\", \"level\": \"{level}\", \"id\": \"{api}\", \"item_id\": \"{item}\", \"connection_id\": {conn}"
         );
         self.w.device_x(
             &format!("{prefix}@{api}"),
@@ -794,20 +796,20 @@ impl<'a> RankGen<'a> {
             let begin = t;
             self.capture_conn += 1;
             let id = self.capture_conn as i64;
-            self.cann_call(ACL, "aclmdlRICaptureBegin", (t, 5_000), id)?;
+            self.cann_call(ACL, ("aclmdlRICaptureBegin", "0"), (t, 5_000), id)?;
             t += 6_000;
             let mut conns = Vec::with_capacity(names.len());
             for name in names {
                 self.capture_conn += 1;
                 let conn = self.capture_conn;
                 self.host(&captured_op(name), self.pid_py + 3, (t, 8_000), Some(3))?;
-                self.cann_call(NODE, "launch", (t + 2_000, 4_000), conn as i64)?;
+                self.cann_call(NODE, ("launch", name), (t + 2_000, 4_000), conn as i64)?;
                 conns.push(conn);
                 t += 9_000;
             }
             self.capture_conn += 1;
             let id = self.capture_conn as i64;
-            self.cann_call(ACL, "aclmdlRICaptureEnd", (t, 5_000), id)?;
+            self.cann_call(ACL, ("aclmdlRICaptureEnd", "0"), (t, 5_000), id)?;
             t += 6_000;
             self.truth.captured_launches += conns.len() as u64;
             self.truth.capture_ns += t - 1_000 - begin;

@@ -11,6 +11,7 @@
 //! rank<r>_ascend_pt/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_<r>.db  (db, both)
 //! rank<r>_ascend_pt/ASCEND_PROFILER_OUTPUT/analysis.db                     (db, both)
 //! lmdeploy/lmdeploy_profile_<r>.json.gz        (with --kineto)
+//! capture_traces/rank<r>_ascend_pt/...          (with --graph-mode --capture-apart: the capture session)
 //! ground_truth.json
 //! ```
 
@@ -40,6 +41,10 @@ pub struct SynthOpts {
     pub slow: Option<(u32, u32)>,
     /// Decode steps replay captured graphs (ACLGraph): see `ascend::RankGen::capture_graphs`.
     pub graph_mode: bool,
+    /// With `graph_mode`: the capture is profiled apart from the replays, as its own session
+    /// (`capture_traces/rank<r>_ascend_pt/`, trace_view.json only), and the rank's trace holds
+    /// the replays alone.
+    pub capture_apart: bool,
 }
 
 /// torch_npu's `export_type`: text (trace_view.json), db, or both.
@@ -187,7 +192,9 @@ fn write_trace_view(
     for _ in 0..PREFILL_STEPS {
         g.prefill_step(LAYERS)?;
     }
-    if o.graph_mode {
+    if o.graph_mode && o.capture_apart {
+        capture_apart(&mut g, path, rank)?;
+    } else if o.graph_mode {
         g.capture_graphs(LAYERS, MTP_HEADS)?;
     }
     while g.w.bytes < o.target_bytes {
@@ -199,6 +206,52 @@ fn write_trace_view(
     if let Some(db) = db {
         db.finish(&dir.join("analysis.db"))?;
     }
+    Ok(())
+}
+
+/// The capture written as its own torch_npu session of the same rank and process
+/// (`<root>/capture_traces/rank<r>_ascend_pt/`, trace_view.json), as a capture profiled apart
+/// from its replays is; the rank's truth keeps describing its own trace (the replays), with the
+/// capture's launches, time and per-op replay time and the capture file's path.
+fn capture_apart(g: &mut ascend::RankGen, trace_view: &Path, rank: u32) -> std::io::Result<()> {
+    let root = trace_view
+        .ancestors()
+        .nth(3)
+        .expect("<root>/rank<r>_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json");
+    let dir = root.join(format!("capture_traces/rank{rank}_ascend_pt"));
+    let out = dir.join("ASCEND_PROFILER_OUTPUT");
+    std::fs::create_dir_all(&out)?;
+    std::fs::write(
+        dir.join(format!("profiler_info_{rank}.json")),
+        format!(
+            "{{\"rank_id\": {rank}, \"generated_by\": \"profscope synth (capture session)\"}}\n"
+        ),
+    )?;
+    let path = out.join("trace_view.json");
+    let file = std::fs::File::create(&path)?;
+    let w = EventWriter::new(Sink::Plain(std::io::BufWriter::new(file)), "[", true)?;
+    let main = std::mem::replace(&mut g.w, w);
+    let db = g.db.take();
+    // What describes the rank's own trace is kept as it was before the capture.
+    let t = &*g.truth;
+    let kept = (
+        (t.window_start_ns, t.window_end_ns),
+        t.x_events_by_process.clone(),
+        t.by_category.clone(),
+        (t.metadata, t.flows, t.counters),
+    );
+    g.metadata()?;
+    g.capture_graphs(LAYERS, MTP_HEADS)?;
+    let t = &mut *g.truth;
+    (t.window_start_ns, t.window_end_ns) = kept.0;
+    t.x_events_by_process = kept.1;
+    t.by_category = kept.2;
+    (t.metadata, t.flows, t.counters) = kept.3;
+    t.capture_file = Some(format!(
+        "capture_traces/rank{rank}_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json"
+    ));
+    g.db = db;
+    std::mem::replace(&mut g.w, main).finish("]")?;
     Ok(())
 }
 

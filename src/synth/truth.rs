@@ -89,6 +89,10 @@ pub struct RankTruth {
     pub graph_replays: Vec<ReplayTruth>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub graph_op_ns: BTreeMap<String, i64>,
+    /// With `--capture-apart`: the capture session's trace_view.json under the root (the counts
+    /// above other than the capture's own describe the rank's trace, which holds the replays).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture_file: Option<String>,
 }
 
 fn is_zero(v: &u64) -> bool {

@@ -251,6 +251,7 @@ fn direct_btree_reads_equal_sqlite_on_every_db() {
             export: profscope::synth::Export::Db,
             slow: None,
             graph_mode: false,
+            capture_apart: false,
         },
     );
     dbs.push(g.dir.join(g.truth.ranks[0].db.as_ref().unwrap()));

@@ -102,6 +102,7 @@ pub fn generated(tag: &str, ranks: u32, target_bytes: u64, seed: u64, kineto: bo
             export: Default::default(),
             slow: None,
             graph_mode: false,
+            capture_apart: false,
         },
     )
 }

@@ -46,6 +46,7 @@ fn every_analysis_is_identical_from_db_and_json() {
             export: Export::Both,
             slow: None,
             graph_mode: false,
+            capture_apart: false,
         },
     );
     for rt in &g.truth.ranks {
@@ -156,6 +157,7 @@ fn root_with_both_exports_reads_each_rank_once() {
             export: Export::Both,
             slow: None,
             graph_mode: false,
+            capture_apart: false,
         },
     );
     let root = common::ingest(&g.dir);

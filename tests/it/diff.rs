@@ -30,6 +30,7 @@ fn run(tag: &str, slow: Option<(u32, u32)>) -> common::Generated {
             export: Default::default(),
             slow,
             graph_mode: false,
+            capture_apart: false,
         },
     )
 }
@@ -235,6 +236,7 @@ fn synth_run(tag: &str, seed: u64, slow: Option<(u32, u32)>) -> common::Generate
             export: Default::default(),
             slow,
             graph_mode: false,
+            capture_apart: false,
         },
     )
 }

@@ -31,6 +31,7 @@ mod efficiency;
 mod evidence;
 mod export_parquet;
 mod export_perfetto;
+mod graph_companions;
 mod graph_mode;
 mod hostile;
 mod hta_agreement;

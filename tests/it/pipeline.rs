@@ -132,6 +132,7 @@ fn damaged_root_reports_every_anomaly_and_the_slow_rank() {
             // Rank 4's compute kernels take twice as long.
             slow: Some((4, 200)),
             graph_mode: false,
+            capture_apart: false,
         },
     );
     let tv = |r: u32| g.dir.join(&g.truth.ranks[r as usize].trace_view);

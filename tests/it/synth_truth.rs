@@ -116,6 +116,7 @@ fn generator_is_deterministic() {
         export: Default::default(),
         slow: None,
         graph_mode: false,
+        capture_apart: false,
     };
     generate(&a, &o).unwrap();
     generate(&b, &o).unwrap();

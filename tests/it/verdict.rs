@@ -576,6 +576,7 @@ fn a_generated_slow_rank_is_named_with_its_p_value() {
             export: Default::default(),
             slow: Some((1, 150)),
             graph_mode: false,
+            capture_apart: false,
         },
     );
     let r = analyze(&g.dir);

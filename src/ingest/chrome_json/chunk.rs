@@ -80,6 +80,9 @@ pub struct ChunkOut<'a> {
     pub comm: Vec<CommRecord>,
     /// Recorded op inputs (`Input Dims` / `Input type` / `Concrete Inputs`), one per such event.
     pub op_args: Vec<OpArgsRecord>,
+    /// (event, kernel name) of the launch calls that name their kernel (HIP `args.kernel`,
+    /// Ascend `Node@launch` `args.item_id`): few events, so a list rather than a column.
+    pub launched: Vec<(u32, u32)>,
     pub begin_end: Vec<BeginEnd>,
     pub metas: Vec<MetaRecord>,
     pub ctr_pid: Vec<IdKey>,
@@ -200,6 +203,8 @@ struct Raw {
     conn: i64,
     corr: i64,
     graph: i64,
+    kernel: RawStr,
+    item_id: RawStr,
     device: i64,
     meta_name: RawStr,
     meta_labels: RawStr,
@@ -245,6 +250,8 @@ impl Raw {
         self.conn = -1;
         self.corr = -1;
         self.graph = -1;
+        self.kernel = RawStr::default();
+        self.item_id = RawStr::default();
         self.device = -1;
         self.meta_name = RawStr::default();
         self.meta_labels = RawStr::default();
@@ -719,6 +726,8 @@ fn parse_args(
                     invalid_graph(graph_invalid, at);
                 }
             }
+            Arg::Kernel => raw.kernel = string_value(lx)?,
+            Arg::ItemId => raw.item_id = string_value(lx)?,
             Arg::Device => raw.device = memo_int(lx, values, n)?,
             Arg::Name => raw.meta_name = string_value(lx)?,
             Arg::Labels => raw.meta_labels = string_value(lx)?,
@@ -881,6 +890,20 @@ fn emit_span<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw, pid: IdKey, tid
             types,
             concrete,
         });
+    }
+    let launched = if raw.kernel.len > 0 {
+        raw.kernel
+    } else if raw.item_id.len > 0
+        && b.get(raw.name.start..raw.name.start + raw.name.len as usize) == Some(b"Node@launch")
+    {
+        raw.item_id
+    } else {
+        RawStr::default()
+    };
+    if launched.len > 0 {
+        let event = (out.ev_ts.len() - 1) as u32;
+        let s = out.strings.intern(b, launched);
+        out.launched.push((event, s));
     }
     if raw.device >= 0
         && out

@@ -61,6 +61,8 @@ pub const MODEL_ID: u64 = tag(b"Model Id");
 pub const MODEL_ID_UC: u64 = tag(b"Model ID");
 pub const MODEL_ID_LC: u64 = tag(b"model id");
 pub const GRAPH_ID: u64 = tag(b"graph id");
+pub const KERNEL: u64 = tag(b"kernel");
+pub const ITEM_ID: u64 = tag(b"item_id");
 pub const DEVICE: u64 = tag(b"device");
 pub const LABELS: u64 = tag(b"labels");
 pub const SORT_INDEX: u64 = tag(b"sort_index");
@@ -129,6 +131,10 @@ pub enum Arg {
     Correlation,
     /// Ascend `Model Id` / `Model ID` / HCCL `model id`, Kineto `graph id`.
     GraphId,
+    /// HIP runtime launch calls' `kernel`: the kernel they launch.
+    Kernel,
+    /// Ascend CANN calls' `item_id` (`Node@launch`: the op it launches).
+    ItemId,
     Device,
     Name,
     Labels,
@@ -168,6 +174,8 @@ pub fn arg(k: &[u8]) -> Arg {
         MODEL_ID_UC if is(k, b"Model ID") => Arg::GraphId,
         MODEL_ID_LC if is(k, b"model id") => Arg::GraphId,
         GRAPH_ID if is(k, b"graph id") => Arg::GraphId,
+        KERNEL => Arg::Kernel,
+        ITEM_ID => Arg::ItemId,
         DEVICE => Arg::Device,
         NAME => Arg::Name,
         LABELS => Arg::Labels,
@@ -218,6 +226,8 @@ mod tests {
             MODEL_ID,
             MODEL_ID_LC,
             GRAPH_ID,
+            KERNEL,
+            ITEM_ID,
             DEVICE,
             LABELS,
             SORT_INDEX,

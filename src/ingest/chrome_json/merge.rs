@@ -130,6 +130,13 @@ fn append_events(b: &mut TablesBuilder, out: &ChunkOut<'_>, ids: &Ids) {
     for &g in &out.ev_graph {
         e.graph_id.push(crate::model::events::graph_id_of(g));
     }
+    let mut named = out.launched.iter().peekable();
+    for k in 0..out.ev_ts.len() as u32 {
+        match named.next_if(|x| x.0 == k) {
+            Some(&(_, s)) => e.launched.push(ids.str(s)),
+            None => e.launched.push(StrId::EMPTY),
+        }
+    }
     e.pad_links();
 }
 
@@ -188,7 +195,7 @@ fn keep_events(out: &mut ChunkOut<'_>, keep: &[bool]) {
         let mut k = keep.iter();
         v.retain(|_| k.next().copied().unwrap_or(true));
     }
-    if !out.comm.is_empty() || !out.op_args.is_empty() {
+    if !out.comm.is_empty() || !out.op_args.is_empty() || !out.launched.is_empty() {
         // Chunk event → its row among the kept ones.
         let row: Vec<u32> = keep
             .iter()
@@ -208,6 +215,7 @@ fn keep_events(out: &mut ChunkOut<'_>, keep: &[bool]) {
         };
         out.comm.retain_mut(|c| renumber(&mut c.event));
         out.op_args.retain_mut(|c| renumber(&mut c.event));
+        out.launched.retain_mut(|c| renumber(&mut c.0));
     }
     retain(&mut out.ev_thread, keep);
     retain(&mut out.ev_ts, keep);

@@ -198,7 +198,9 @@ fn invalid_model_ids_are_counted() {
             export: Default::default(),
             slow: None,
             graph_mode: true,
+            capture_apart: false,
         },
+
     );
     let trace = g
         .dir

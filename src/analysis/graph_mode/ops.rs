@@ -1,0 +1,171 @@
+//! The ops inside replays from the matched sequences: device time per op (the op around each
+//! matched event's recorded launch, else the event's kernel name), per `nn.Module` and Python
+//! frame, per kernel family, the matched share, and each sequence's ops in order.
+
+use super::extract::{Label, NO_NAME, SeqMatch, Sequence, Source, Strings};
+use super::{GraphSequence, OpSpan, OpsInGraphs};
+use crate::analysis::families::family_of;
+use crate::analysis::stats::{DurStats, dur_stats};
+use crate::model::hash::FxHashMap;
+
+/// Rows of `by` (name → durations), top `top_n` by time, the rest summed: (rows, other).
+fn ranked(
+    by: FxHashMap<&str, Vec<i64>>,
+    denom: i64,
+    top_n: usize,
+) -> (Vec<DurStats>, Vec<DurStats>) {
+    let mut rows: Vec<DurStats> = by
+        .into_iter()
+        .map(|(n, d)| dur_stats(n.to_string(), d, denom))
+        .collect();
+    rows.sort_by(|a, b| b.sum_ns.cmp(&a.sum_ns).then_with(|| a.name.cmp(&b.name)));
+    let rest = rows.split_off(top_n.min(rows.len()));
+    (rows, rest)
+}
+
+fn or<'a>(s: &'a Strings, k: u32, none: &'a str) -> &'a str {
+    if k == NO_NAME { none } else { s.get(k) }
+}
+
+/// What a position is attributed to: its op when matched, else its kernel name.
+fn op_of<'a>(s: &'a Strings, q: &Sequence, l: Option<Label>, k: usize) -> (bool, &'a str) {
+    match l {
+        Some(l) => (true, or(s, l.op, "(no op found)")),
+        None => (false, s.get(q.tokens[k].name)),
+    }
+}
+
+/// Device time inside replays per op from the sequences and their matches (one per sequence).
+pub fn ops_in_graphs(
+    seqs: &[Sequence],
+    matches: &[SeqMatch],
+    s: &Strings,
+    top_n: usize,
+) -> OpsInGraphs {
+    let mut by_op: FxHashMap<&str, Vec<i64>> = FxHashMap::default();
+    let mut modules: FxHashMap<&str, Vec<i64>> = FxHashMap::default();
+    let mut frames: FxHashMap<&str, Vec<i64>> = FxHashMap::default();
+    let mut by_name: FxHashMap<u32, Vec<i64>> = FxHashMap::default();
+    let mut per_source: FxHashMap<Source, u64> = FxHashMap::default();
+    let (mut total_events, mut matched_events, mut matched_ns, mut total_ns) =
+        (0u64, 0u64, 0i64, 0i64);
+    let mut replays_matched = 0u64;
+    let mut graphs = Vec::with_capacity(seqs.len());
+    for (q, m) in seqs.iter().zip(matches) {
+        let n = q.tokens.len();
+        let replays = q.replays as u64;
+        total_events += replays * n as u64;
+        if m.matched > 0 {
+            replays_matched += replays;
+            matched_events += replays * m.matched;
+            *per_source.entry(m.source).or_default() += replays * m.matched;
+        }
+        let mut spans: Vec<OpSpan> = Vec::new();
+        for k in 0..n {
+            let l = m.labels.get(k).copied().flatten();
+            let (is_op, op) = op_of(s, q, l, k);
+            let l = l.unwrap_or(Label::NONE);
+            let durs = q.durs.iter().skip(k).step_by(n.max(1)).copied();
+            let d: Vec<i64> = durs.collect();
+            let ns: i64 = d.iter().sum();
+            total_ns += ns;
+            by_name.entry(q.tokens[k].name).or_default().extend(&d);
+            if is_op {
+                matched_ns += ns;
+                // Only labels that name one: a trace without Python stacks (every Ascend trace,
+                // Kineto without with_stack) sorts no second copy of every duration.
+                if l.module != NO_NAME {
+                    modules.entry(s.get(l.module)).or_default().extend(&d);
+                }
+                if l.frame != NO_NAME {
+                    frames.entry(s.get(l.frame)).or_default().extend(&d);
+                }
+            }
+            by_op.entry(op).or_default().extend(d);
+            let (module, frame) = (s.get(l.module), s.get(l.frame));
+            let label = if is_op {
+                op.to_string()
+            } else {
+                format!("[kernel] {op}")
+            };
+            match spans.last_mut() {
+                Some(x) if x.op == label && x.module == module && x.frame == frame => {
+                    x.events += 1;
+                    x.ns += ns;
+                }
+                _ => spans.push(OpSpan {
+                    op: label,
+                    module: module.to_string(),
+                    frame: frame.to_string(),
+                    events: 1,
+                    ns,
+                }),
+            }
+        }
+        graphs.push(sequence_row(q, m, spans));
+    }
+    let denom = total_ns;
+    let (rows, rest) = ranked(by_op, denom, top_n);
+    let (modules, _) = ranked(modules, denom, top_n);
+    let (frames, _) = ranked(frames, denom, top_n);
+    let mut fam: FxHashMap<&str, Vec<i64>> = FxHashMap::default();
+    for (id, d) in by_name {
+        fam.entry(family_of(s.get(id))).or_default().extend(d);
+    }
+    let (families, _) = ranked(fam, denom, top_n);
+    let source = per_source
+        .into_iter()
+        .max_by_key(|x| (x.1, x.0 as u8))
+        .map_or("kernel_name", |x| x.0.as_str());
+    OpsInGraphs {
+        source: source.into(),
+        replays_matched,
+        matched_events,
+        matched_pct: pct(matched_events as f64, total_events as f64),
+        matched_ns,
+        matched_ns_pct: pct(matched_ns as f64, total_ns as f64),
+        rows,
+        other: (
+            rest.len() as u64,
+            rest.iter().map(|r| r.count).sum(),
+            crate::units::sum_ns(rest.iter().map(|r| r.sum_ns)),
+        ),
+        modules,
+        frames,
+        families,
+        graphs,
+    }
+}
+
+fn pct(a: f64, b: f64) -> f64 {
+    if b == 0.0 { 0.0 } else { a * 100.0 / b }
+}
+
+fn sequence_row(q: &Sequence, m: &SeqMatch, ops: Vec<OpSpan>) -> GraphSequence {
+    let n = q.tokens.len() as u64;
+    GraphSequence {
+        graph: q.graph,
+        replays: q.replays as u64,
+        device_events: n,
+        source: m.source.as_str().into(),
+        matched_from: m.from.clone(),
+        recorded_at_ns: if m.source == Source::None {
+            -1
+        } else {
+            m.recorded_at_ns
+        },
+        recorded_launches: m.recorded_launches,
+        matched_events: m.matched,
+        name_checked_events: m.named,
+        agreement_pct: pct(m.matched as f64, n as f64),
+        checked_by: match (m.source, m.matched, m.named) {
+            (_, 0, _) => String::new(),
+            (Source::ConnectionId, _, _) => "connection_id".into(),
+            (_, a, b) if a == b => "name".into(),
+            (_, _, 0) => "kind".into(),
+            _ => "name and kind".into(),
+        },
+        note: m.note.clone(),
+        ops,
+    }
+}

@@ -1,0 +1,54 @@
+//! The distinct sequences of device events a file's replays ran: replays of one graph run the
+//! same kernels, copies and sets in the same order, so ops are matched once per sequence and
+//! each replay's device time is kept per position.
+
+use super::calls::device_token;
+use super::extract::{Sequence, Strings, Token};
+use super::replays::Building;
+use crate::analysis::devices::launches::NO_LAUNCH;
+use crate::model::Tables;
+use crate::model::hash::FxHashMap;
+
+/// The sequences of `replays` (first seen first) and the sequence of each replay. Replays are
+/// grouped by graph id and token sequence.
+pub fn sequences(t: &Tables, replays: &[Building], s: &mut Strings) -> (Vec<Sequence>, Vec<usize>) {
+    let mut out: Vec<Sequence> = Vec::new();
+    let mut slot: FxHashMap<(i64, Vec<Token>), usize> = FxHashMap::default();
+    let mut of = Vec::with_capacity(replays.len());
+    for r in replays {
+        let tokens: Vec<Token> = r.events.iter().map(|&i| device_token(t, i, s)).collect();
+        let launch = (r.launch != NO_LAUNCH).then(|| t.events.ts_ns[r.launch as usize]);
+        let key = (r.graph, tokens);
+        let k = match slot.get(&key) {
+            Some(&k) => k,
+            None => {
+                let k = out.len();
+                out.push(Sequence {
+                    graph: r.graph,
+                    conns: r
+                        .events
+                        .iter()
+                        .map(|&i| t.events.connection_id.at(i as usize))
+                        .collect(),
+                    tokens: key.1.clone(),
+                    replays: 0,
+                    first_launch_ns: -1,
+                    durs: Vec::new(),
+                });
+                slot.insert(key, k);
+                k
+            }
+        };
+        let q = &mut out[k];
+        q.replays += 1;
+        if let Some(l) = launch
+            && (q.first_launch_ns < 0 || l < q.first_launch_ns)
+        {
+            q.first_launch_ns = l;
+        }
+        q.durs
+            .extend(r.events.iter().map(|&i| t.events.dur_ns.at(i as usize)));
+        of.push(k);
+    }
+    (out, of)
+}
