@@ -611,7 +611,6 @@ fn distribution(ranks: &[RankSteps]) -> RankDistribution {
         last_to_start_collectives: spread(&|x| x.last_to_start_collectives as f64),
         step_mean_ns_by_rank: by_rank,
         computing_mean_ns_by_rank: computing,
-
     }
 }
 

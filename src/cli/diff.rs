@@ -181,7 +181,11 @@ pub fn run(a: DiffArgs) -> anyhow::Result<ExitCode> {
             true,
         )?],
     };
-    let new = side(a.new.display().to_string(), load(&a.new, &opts, a.quiet)?, true)?;
+    let new = side(
+        a.new.display().to_string(),
+        load(&a.new, &opts, a.quiet)?,
+        true,
+    )?;
     let base_metrics: Vec<BTreeMap<String, Metric>> =
         base.iter().map(|s| s.metrics.clone()).collect();
     let sides: Vec<(&str, &ReportView)> = base

@@ -32,7 +32,6 @@ pub struct ReportArgs {
     pub cache: super::cache::CacheArgs,
     #[command(flatten)]
     pub peaks: super::analyze::PeakArgs,
-
 }
 
 pub fn run(a: ReportArgs) -> anyhow::Result<ExitCode> {

@@ -279,7 +279,6 @@ pub struct RankDistribution {
     /// wait for each other in lock step the step times match; a slow rank shows here.
     #[serde(default)]
     pub computing_mean_ns_by_rank: Vec<(i32, i64)>,
-
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -268,7 +268,6 @@ fn device_facts(path: &str, b: &mut TablesBuilder) {
     }
 }
 
-
 /// Ingests every input found under `paths` into one set of tables (the joint view; `analyze`
 /// goes file by file through `pipeline`).
 pub fn ingest_paths(

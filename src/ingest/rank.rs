@@ -132,7 +132,6 @@ pub fn profiler_info_rank_of(path: &str) -> Option<i32> {
 }
 
 /// The `PROF_*` folder a file lies in, if any.
-
 pub fn prof_folder(path: &str) -> Option<&Path> {
     Path::new(path).ancestors().find(|d| {
         d.file_name()

@@ -443,7 +443,7 @@ fn cross_rank_charts(a: &Analyses) -> String {
 fn by_stage(l: &crate::contract::Layout, d: &crate::contract::RankDistribution) -> Option<String> {
     const CELL: usize = 12;
     const MAX_COLS: usize = 128;
-let means: std::collections::HashMap<i32, i64> =
+    let means: std::collections::HashMap<i32, i64> =
         d.computing_mean_ns_by_rank.iter().copied().collect();
     let rows: Vec<(&crate::contract::PeerSet, Vec<(i32, i64)>)> = l
         .peer_sets

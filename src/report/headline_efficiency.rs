@@ -60,7 +60,7 @@ pub fn line(a: &Analyses) -> Option<String> {
     if fams.is_empty() {
         return None;
     }
-    fams.sort_by(|a, b| b.1.time_ns.cmp(&a.1.time_ns));
+    fams.sort_by_key(|f| std::cmp::Reverse(f.1.time_ns));
     let parts: Vec<String> = fams
         .iter()
         .take(2)

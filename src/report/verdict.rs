@@ -619,7 +619,6 @@ pub fn layout_diagnostics(a: &Analyses) -> Diagnostics {
 }
 
 /// A warning per reason (`verdict_withheld` / `verdict_qualified`), so the warning count and
-
 /// the Diagnostics list carry them too.
 pub fn diagnostics(v: &Verdict) -> Diagnostics {
     let mut d = Diagnostics::default();

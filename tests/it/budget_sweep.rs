@@ -194,10 +194,10 @@ fn check(
             cut[t] = true;
         }
     }
-    for hi in 0..7 {
-        for lo in hi + 1..7 {
+    for (hi, &cut_hi) in cut.iter().enumerate() {
+        for (lo, &held_lo) in held.iter().enumerate().skip(hi + 1) {
             assert!(
-                !(cut[hi] && held[lo]),
+                !(cut_hi && held_lo),
                 "{root} {max}: tier {hi} cut while tier {lo} kept"
             );
         }

@@ -446,7 +446,6 @@ fn the_graph_mode_section_is_rendered() {
         "{brief}"
     );
 
-
     assert!(brief.contains("graph mode: 92.7% of device time"));
     let md = md(&["--full"]);
     for title in [

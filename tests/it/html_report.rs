@@ -113,7 +113,7 @@ fn html_report_is_self_contained_and_renders() {
         );
         at = end;
     }
-    assert!(!html[..first_chart].contains(&format!("<div class=k>#4 · ")));
+    assert!(!html[..first_chart].contains("<div class=k>#4 · "));
     assert!(html[..first_chart].contains(&format!(
         "{} more finding(s) in the Advisor table below",
         findings.len() - 3

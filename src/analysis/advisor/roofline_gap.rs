@@ -57,7 +57,7 @@ fn run(inputs: &RunInputs<'_>) -> Vec<Finding> {
         .iter()
         .filter(|o| o.time_lost_ns > Some(0))
         .collect();
-    ops.sort_by(|a, b| b.time_lost_ns.cmp(&a.time_lost_ns));
+    ops.sort_by_key(|o| std::cmp::Reverse(o.time_lost_ns));
     let class_ns = |c: Roofline| -> i64 {
         ops.iter()
             .filter(|o| o.roofline == c)

@@ -275,9 +275,9 @@ fn vendor_ops(t: &Tables, f: FileId) -> Vec<VendorOp> {
         }
         let table = t.str(r.table[k]);
         let db = table == "CommAnalyzerTime";
-        if !db
-            && !(table.starts_with("communication") && !table.starts_with("communication_matrix"))
-        {
+        let vendor_json =
+            table.starts_with("communication") && !table.starts_with("communication_matrix");
+        if !db && !vendor_json {
             continue;
         }
         let e = recs.entry((r.table[k], r.row[k])).or_insert(Rec {

@@ -160,7 +160,7 @@ fn linear(o: &OpInputs) -> Modeled {
         return Err("input and weight disagree on K");
     }
     let k = x.back(1);
-    let rows = if k == 0 { 0 } else { x.numel() / k };
+    let rows = x.numel().checked_div(k).unwrap_or(0);
     let bias = o.tensor(2);
     let mut ts = vec![&w];
     ts.extend(bias.iter());
@@ -330,10 +330,7 @@ fn conv_backward(o: &OpInputs) -> Modeled {
     let mask = o
         .concrete(10)
         .map(|m| m.matches("True").count().min(2) as u64);
-    let grads = match mask {
-        Some(n) => n,
-        None => 2,
-    };
+    let grads = mask.unwrap_or(2);
     let flops = mul(&[2, grads, dy.dims[0], positions, w.numel()]).ok_or("dims overflow")?;
     Ok(Work {
         family: Family::Conv,

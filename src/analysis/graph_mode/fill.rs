@@ -11,8 +11,8 @@ use crate::analysis::devices::{Device, iv};
 use crate::analysis::dispatch::flow_ops_above;
 use crate::analysis::intervals::{Iv, total, union};
 use crate::analysis::stats::{dur_stats, wide_sum};
-use crate::units::sum_ns;
 use crate::model::Tables;
+use crate::units::sum_ns;
 use std::collections::BTreeMap;
 
 /// Counts per name, top N by count then name, and `(other)` for the rest.

@@ -218,11 +218,11 @@ impl Sim<'_> {
             let dur = self.us((140, 160)) * self.pct[r] / 100;
             self.task(r, ("ApplyAdamW", "AI_VECTOR_CORE"), dur, 0, launch);
         }
-        for r in 0..world {
+        for (r, &start) in starts.iter().enumerate().take(world) {
             let end = self.ready[r];
             self.out[r].steps.push(StepSpan {
                 number,
-                host_start: starts[r] - 100_000,
+                host_start: start - 100_000,
                 end,
             });
             // The next step's host work (data loading) before its first launch.

@@ -200,7 +200,6 @@ fn invalid_model_ids_are_counted() {
             graph_mode: true,
             capture_apart: false,
         },
-
     );
     let trace = g
         .dir
