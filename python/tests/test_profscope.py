@@ -330,19 +330,21 @@ def _tree(root):
 
 
 def test_paths_are_never_options(tmp_path, monkeypatch):
-    """Issue 61: paths reach the CLI after `--`. A real trace copied under the name `-rank0.json`
+    """Issue 61: paths reach the CLI after `--`. A real trace copied under the name `-rank0.json.gz`
     is analysed (the same report as the original, read by the CLI through `--`); a path spelled
     `--save=<file>` is a path that does not exist (an error naming it), never a --save that
     writes the file; a base spelled `--thresholds=...` is a missing path, not an option."""
     src = SAMPLES / "torch-traces/nccl_parser_config"
-    trace = sorted(src.glob("*.json"))[0]
+    # The sample is nccl_data.json.gz: copied as -rank0.json.gz (the suffix says how to read it).
+    trace = sorted(src.glob("*.json*"))[0]
+    name = "-rank0" + "".join(trace.suffixes)
     monkeypatch.chdir(tmp_path)
-    Path("-rank0.json").write_bytes(trace.read_bytes())
-    r = profscope.analyze("-rank0.json", cache=False)
-    cli = cli_json("analyze", "--format", "json", "--quiet", "--no-cache", "--", "-rank0.json")
+    Path(name).write_bytes(trace.read_bytes())
+    r = profscope.analyze(name, cache=False)
+    cli = cli_json("analyze", "--format", "json", "--quiet", "--no-cache", "--", name)
     assert untimed(r.json) == untimed(cli)
-    assert r.json["summary"]["files"][0]["path"].endswith("-rank0.json")
-    md = subprocess.run([cli_bin(), "analyze", "--quiet", "--no-cache", "--format", "md", "--", "-rank0.json"],
+    assert r.json["summary"]["files"][0]["path"].endswith(name)
+    md = subprocess.run([cli_bin(), "analyze", "--quiet", "--no-cache", "--format", "md", "--", name],
                         capture_output=True, text=True, check=True).stdout
     strip = lambda s: [l for l in s.splitlines() if "wall:" not in l and "_ms" not in l and " ms (summed" not in l]
     assert strip(r.to_markdown()) == strip(md)
