@@ -197,7 +197,7 @@ fn within_roles(a: &Analyses) -> Vec<String> {
     };
     let mut out: Vec<&crate::contract::PeerComparison> =
         c.iter().filter(|x| x.stands_out).collect();
-    // Own causes first (a slow member), then lateness its pipeline receives explain.
+    // Own causes first (a slow member), then lateness its pipeline sends and receives explain.
     out.sort_by(|x, y| {
         (!x.explanation.is_empty())
             .cmp(&!y.explanation.is_empty())
@@ -218,7 +218,8 @@ fn within_roles(a: &Analyses) -> Vec<String> {
             .filter(|x| !x.explanation.is_empty())
             .count();
         lines.push(format!(
-            "{} more peer set(s) with a rank standing out ({explained} of them late because of their pipeline receives): analyses.layout.comparisons",
+            "{} more peer set(s) with a rank standing out ({explained} of them late because of their pipeline sends / receives): analyses.layout.comparisons",
+
             out.len() - 2
         ));
     }
@@ -226,7 +227,8 @@ fn within_roles(a: &Analyses) -> Vec<String> {
 }
 
 /// One peer comparison's claim: where (stage, members), what stands out, and why when its
-/// pipeline receives explain it.
+/// pipeline sends and receives explain it.
+
 fn peer_line(x: &crate::contract::PeerComparison) -> String {
     let head = format!(
         "within {} (stage {}, {})",

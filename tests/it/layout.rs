@@ -173,7 +173,7 @@ fn a_slow_replica_is_named_against_its_peer() {
         (excess - per_step).abs() < 0.1 * per_step,
         "excess {excess} vs truth {per_step}"
     );
-    // Stage 0's late rank (1) is explained by its pipeline receives from rank 3.
+    // Stage 0's late rank (1) is explained by its pipeline sends to and receives from rank 3.
     let s0 = comparison(&r, "dp_replicas", &[0, 1], "events");
     if s0["waited_for"]["stands_out"] == true {
         assert_eq!(s0["waited_for"]["rank"], 1);
@@ -181,7 +181,7 @@ fn a_slow_replica_is_named_against_its_peer() {
             s0["explanation"]
                 .as_str()
                 .unwrap()
-                .contains("pipeline receives"),
+                .contains("pipeline sends and receives"),
             "{s0}"
         );
     }

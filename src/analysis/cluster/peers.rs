@@ -74,8 +74,10 @@ pub fn compare(
     out
 }
 
-/// Why the member the others wait for is late, when its own pipeline receives say so: it waits
-/// longer per step than its peers' median in receives, by at least half its mean lateness.
+/// Why the member the others wait for is late, when its own pipeline point-to-point ops say so:
+/// it spends longer per step than its peers' median in sends and receives (a send to a slow stage
+/// waits for it as a receive from it does), by at least half its mean lateness. On the vendor's
+/// numbers only receives are known (`Bubble`).
 fn explain(c: &PeerComparison, facts: &[JobFacts], evidence: &[FileEvidence]) -> String {
     let Some(w) = c.waited_for.as_ref().filter(|w| w.stands_out) else {
         return String::new();
@@ -83,7 +85,7 @@ fn explain(c: &PeerComparison, facts: &[JobFacts], evidence: &[FileEvidence]) ->
     let receive = |rank: i32| -> Option<f64> {
         let f = facts.iter().find(|f| f.rank == rank)?;
         let per_step: Vec<i64> = match c.source {
-            CompareSource::Events => f.p2p.iter().map(|x| x.1).collect(),
+            CompareSource::Events => f.p2p.iter().map(|x| x.1.saturating_add(x.2)).collect(),
             CompareSource::Vendor => evidence
                 .iter()
                 .find(|e| e.file == f.file)?
@@ -111,9 +113,13 @@ fn explain(c: &PeerComparison, facts: &[JobFacts], evidence: &[FileEvidence]) ->
         return String::new();
     }
     format!(
-        "rank {} waits {} per step more than its peers in pipeline receives: its lateness comes from the stage it receives from (see the pipeline), not from its own work",
+        "rank {} waits {} per step more than its peers in pipeline {}: its lateness comes from the stages it exchanges with (see the pipeline), not from its own work",
         w.rank,
-        crate::units::human_duration(more)
+        crate::units::human_duration(more),
+        match c.source {
+            CompareSource::Events => "sends and receives",
+            CompareSource::Vendor => "receives (the vendor's Bubble)",
+        }
     )
 }
 
