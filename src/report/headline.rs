@@ -228,7 +228,6 @@ fn within_roles(a: &Analyses) -> Vec<String> {
 
 /// One peer comparison's claim: where (stage, members), what stands out, and why when its
 /// pipeline sends and receives explain it.
-
 fn peer_line(x: &crate::contract::PeerComparison) -> String {
     let head = format!(
         "within {} (stage {}, {})",
