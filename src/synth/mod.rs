@@ -106,6 +106,31 @@ pub fn generate_job(out: &Path, o: &job::JobOpts) -> Result<Truth, SynthError> {
     Ok(truth)
 }
 
+/// Creates torch_npu's folders of one rank under `out` (`rank<r>_ascend_pt/ASCEND_PROFILER_OUTPUT/`)
+/// with its `profiler_info_<r>.json`; returns (the rank folder, its ASCEND_PROFILER_OUTPUT).
+pub(crate) fn rank_folder(
+    out: &Path,
+    rank: u32,
+) -> Result<(std::path::PathBuf, std::path::PathBuf), SynthError> {
+    let io = |p: &Path| {
+        let path = p.display().to_string();
+        move |source| SynthError::Io {
+            path: path.clone(),
+            source,
+        }
+    };
+    let dir = out.join(format!("rank{rank}_ascend_pt"));
+    let prof = dir.join("ASCEND_PROFILER_OUTPUT");
+    std::fs::create_dir_all(&prof).map_err(io(&prof))?;
+    let info = dir.join(format!("profiler_info_{rank}.json"));
+    std::fs::write(
+        &info,
+        format!("{{\"rank_id\": {rank}, \"generated_by\": \"profscope synth\"}}\n"),
+    )
+    .map_err(io(&info))?;
+    Ok((dir, prof))
+}
+
 /// Writes the root and returns (and writes) the ground truth.
 pub fn generate(out: &Path, o: &SynthOpts) -> Result<Truth, SynthError> {
     let io = |p: &Path| {
@@ -122,15 +147,7 @@ pub fn generate(out: &Path, o: &SynthOpts) -> Result<Truth, SynthError> {
         job: None,
     };
     for rank in 0..o.ranks {
-        let dir = out.join(format!("rank{rank}_ascend_pt"));
-        let prof = dir.join("ASCEND_PROFILER_OUTPUT");
-        std::fs::create_dir_all(&prof).map_err(io(&prof))?;
-        let info = dir.join(format!("profiler_info_{rank}.json"));
-        std::fs::write(
-            &info,
-            format!("{{\"rank_id\": {rank}, \"generated_by\": \"profscope synth\"}}\n"),
-        )
-        .map_err(io(&info))?;
+        let (_, prof) = rank_folder(out, rank)?;
         let tv = prof.join("trace_view.json");
         let rel = format!("rank{rank}_ascend_pt/ASCEND_PROFILER_OUTPUT");
         let mut rt = RankTruth {

@@ -144,15 +144,7 @@ fn write_rank(
             source,
         }
     };
-    let dir = out.join(format!("rank{rank}_ascend_pt"));
-    let prof = dir.join("ASCEND_PROFILER_OUTPUT");
-    std::fs::create_dir_all(&prof).map_err(io(&prof))?;
-    let info = dir.join(format!("profiler_info_{rank}.json"));
-    std::fs::write(
-        &info,
-        format!("{{\"rank_id\": {rank}, \"generated_by\": \"profscope synth\"}}\n"),
-    )
-    .map_err(io(&info))?;
+    let (dir, prof) = super::rank_folder(out, rank)?;
     let meta = dir.join("profiler_metadata.json");
     emit::profiler_metadata(&meta, rank, &o.topology, groups).map_err(io(&meta))?;
     let summary_only = o.summary_only.contains(&rank);
