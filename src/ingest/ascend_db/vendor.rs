@@ -170,6 +170,10 @@ pub(super) fn analysis_db(cx: &mut Ctx<'_>) -> Result<(), IngestError> {
     read_analysis_db(&adb.display().to_string(), cx.file, cx.b)
 }
 
+/// Rows read per `analysis.db` table (real ones hold a row per step, per communication op or per
+/// link: thousands); a crafted file's further rows are left out with a `truncated` diagnostic.
+const MAX_ANALYSIS_ROWS: u32 = 2_000_000;
+
 /// Reads the tables of an `analysis.db` (StepTraceTime, CommAnalyzer*) into `file`'s reference
 /// rows: beside a profiler db, or as the summary of a rank kept with summaries only.
 pub fn read_analysis_db(
@@ -192,6 +196,12 @@ pub fn read_analysis_db(
         let mut q = st.query([]).map_err(|e| err(apath, e))?;
         let mut row = 0u32;
         while let Some(r) = q.next().map_err(|e| err(apath, e))? {
+            if row == MAX_ANALYSIS_ROWS {
+                b.diag().add("truncated", Severity::DataLoss, || {
+                    format!("{apath}: {table} has more than {MAX_ANALYSIS_ROWS} rows; the rest are not read")
+                });
+                break;
+            }
             for (i, &col) in cols.iter().enumerate() {
                 let (number, text) = match r.get_ref(i) {
                     Ok(ValueRef::Text(_)) => (f64::NAN, b.intern(&rows::text(r, i))),
