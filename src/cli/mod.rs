@@ -1,6 +1,7 @@
 //! Command-line interface: clap arguments → options, one file per subcommand, and the only place
 //! that picks exit codes (0 ok, 1 ran and found problems, 2 error) and prints errors.
 
+mod allocator;
 mod analyze;
 mod cache;
 mod collect;
@@ -64,7 +65,9 @@ enum Command {
 }
 
 pub fn main() -> ExitCode {
+    allocator::tune();
     let cli = Cli::parse();
+
     crate::render::set_ascii(cli.ascii);
     match dispatch(cli.command) {
         Ok(code) => code,

@@ -5,22 +5,43 @@
 use super::extract::{Label, NO_NAME, SeqMatch, Sequence, Source, Strings};
 use super::{GraphSequence, OpSpan, OpsInGraphs};
 use crate::analysis::families::family_of;
-use crate::analysis::stats::{DurStats, dur_stats};
+use crate::analysis::stats::{DurStats, dur_stats_of};
 use crate::model::hash::FxHashMap;
 
-/// Rows of `by` (name → durations), top `top_n` by time, the rest summed: (rows, other).
+/// The positions a group's durations sit at: (sequence, position in it).
+type Columns = Vec<(u32, u32)>;
+
+/// Rows of `by` (name → the positions of its durations), top `top_n` by time, the rest summed:
+/// (rows, other). One buffer is reused across groups: no group's durations are copied twice.
 fn ranked(
-    by: FxHashMap<&str, Vec<i64>>,
+    by: FxHashMap<&str, Columns>,
+    seqs: &[Sequence],
     denom: i64,
     top_n: usize,
 ) -> (Vec<DurStats>, Vec<DurStats>) {
+    let mut buf: Vec<i64> = Vec::new();
     let mut rows: Vec<DurStats> = by
         .into_iter()
-        .map(|(n, d)| dur_stats(n.to_string(), d, denom))
+        .map(|(n, cols)| {
+            buf.clear();
+            for &(q, k) in &cols {
+                buf.extend(column(&seqs[q as usize], k as usize));
+            }
+            dur_stats_of(n.to_string(), &mut buf, denom)
+        })
         .collect();
     rows.sort_by(|a, b| b.sum_ns.cmp(&a.sum_ns).then_with(|| a.name.cmp(&b.name)));
     let rest = rows.split_off(top_n.min(rows.len()));
     (rows, rest)
+}
+
+/// The durations of position `k` of `q`, one per replay.
+fn column(q: &Sequence, k: usize) -> impl Iterator<Item = i64> + '_ {
+    q.durs
+        .iter()
+        .skip(k)
+        .step_by(q.tokens.len().max(1))
+        .copied()
 }
 
 fn or<'a>(s: &'a Strings, k: u32, none: &'a str) -> &'a str {
@@ -42,16 +63,16 @@ pub fn ops_in_graphs(
     s: &Strings,
     top_n: usize,
 ) -> OpsInGraphs {
-    let mut by_op: FxHashMap<&str, Vec<i64>> = FxHashMap::default();
-    let mut modules: FxHashMap<&str, Vec<i64>> = FxHashMap::default();
-    let mut frames: FxHashMap<&str, Vec<i64>> = FxHashMap::default();
-    let mut by_name: FxHashMap<u32, Vec<i64>> = FxHashMap::default();
+    let mut by_op: FxHashMap<&str, Columns> = FxHashMap::default();
+    let mut modules: FxHashMap<&str, Columns> = FxHashMap::default();
+    let mut frames: FxHashMap<&str, Columns> = FxHashMap::default();
+    let mut by_name: FxHashMap<u32, Columns> = FxHashMap::default();
     let mut per_source: FxHashMap<Source, u64> = FxHashMap::default();
     let (mut total_events, mut matched_events, mut matched_ns, mut total_ns) =
         (0u64, 0u64, 0i64, 0i64);
     let mut replays_matched = 0u64;
     let mut graphs = Vec::with_capacity(seqs.len());
-    for (q, m) in seqs.iter().zip(matches) {
+    for (qi, (q, m)) in seqs.iter().zip(matches).enumerate() {
         let n = q.tokens.len();
         let replays = q.replays as u64;
         total_events += replays * n as u64;
@@ -65,23 +86,22 @@ pub fn ops_in_graphs(
             let l = m.labels.get(k).copied().flatten();
             let (is_op, op) = op_of(s, q, l, k);
             let l = l.unwrap_or(Label::NONE);
-            let durs = q.durs.iter().skip(k).step_by(n.max(1)).copied();
-            let d: Vec<i64> = durs.collect();
-            let ns: i64 = d.iter().sum();
+            let at = (qi as u32, k as u32);
+            let ns: i64 = column(q, k).sum();
             total_ns += ns;
-            by_name.entry(q.tokens[k].name).or_default().extend(&d);
+            by_name.entry(q.tokens[k].name).or_default().push(at);
             if is_op {
                 matched_ns += ns;
                 // Only labels that name one: a trace without Python stacks (every Ascend trace,
-                // Kineto without with_stack) sorts no second copy of every duration.
+                // Kineto without with_stack) takes no second statistics of every duration.
                 if l.module != NO_NAME {
-                    modules.entry(s.get(l.module)).or_default().extend(&d);
+                    modules.entry(s.get(l.module)).or_default().push(at);
                 }
                 if l.frame != NO_NAME {
-                    frames.entry(s.get(l.frame)).or_default().extend(&d);
+                    frames.entry(s.get(l.frame)).or_default().push(at);
                 }
             }
-            by_op.entry(op).or_default().extend(d);
+            by_op.entry(op).or_default().push(at);
             let (module, frame) = (s.get(l.module), s.get(l.frame));
             let label = if is_op {
                 op.to_string()
@@ -105,14 +125,14 @@ pub fn ops_in_graphs(
         graphs.push(sequence_row(q, m, spans));
     }
     let denom = total_ns;
-    let (rows, rest) = ranked(by_op, denom, top_n);
-    let (modules, _) = ranked(modules, denom, top_n);
-    let (frames, _) = ranked(frames, denom, top_n);
-    let mut fam: FxHashMap<&str, Vec<i64>> = FxHashMap::default();
-    for (id, d) in by_name {
-        fam.entry(family_of(s.get(id))).or_default().extend(d);
+    let (rows, rest) = ranked(by_op, seqs, denom, top_n);
+    let (modules, _) = ranked(modules, seqs, denom, top_n);
+    let (frames, _) = ranked(frames, seqs, denom, top_n);
+    let mut fam: FxHashMap<&str, Columns> = FxHashMap::default();
+    for (id, cols) in by_name {
+        fam.entry(family_of(s.get(id))).or_default().extend(cols);
     }
-    let (families, _) = ranked(fam, denom, top_n);
+    let (families, _) = ranked(fam, seqs, denom, top_n);
     let source = per_source
         .into_iter()
         .max_by_key(|x| (x.1, x.0 as u8))
