@@ -13,7 +13,9 @@ closed_set! {
         /// Matrix multiplications (MatMul*, BatchMatMul*, quantized / grouped matmuls;
         /// aten::mm / addmm / bmm / baddbmm / matmul / linear / _scaled_mm).
         Matmul = "matmul",
-        /// Attention (FlashAttentionScore(+Grad); scaled_dot_product_attention and flash ops).
+        /// Attention (FlashAttentionScore(+Grad), IncreFlashAttention, PromptFlashAttention,
+        /// FusedInferAttentionScore, ATB PagedAttention; scaled_dot_product_attention and flash
+        /// ops).
         Attention = "attention",
         /// Convolutions (Conv2D and its backprops; aten::convolution).
         Conv = "conv",
@@ -152,6 +154,19 @@ pub struct OpRow {
     /// What the figures assume or where they disagree (padded channels, unknown causal mask,
     /// PMU disagreement, above the dtype's peak).
     pub caveats: Vec<String>,
+    /// The work model could only bound the work from above (a KV length, causal flag or block
+    /// table the capture does not record was taken at its largest): `flops`, `bytes`,
+    /// `achieved_tflops`, `achieved_gbps`, `mfu` and `intensity` are upper bounds and
+    /// `time_lost_ns` a lower bound, not measurements; the family's `mfu` leaves the row out.
+    #[serde(default)]
+    pub upper_bound: bool,
+}
+
+impl OpRow {
+    /// `≤ ` before the row's achieved throughput and MFU when they are upper bounds, else empty.
+    pub fn at_most(&self) -> &'static str {
+        if self.upper_bound { "≤ " } else { "" }
+    }
 }
 
 /// Sums over one family (or over the device).
@@ -171,6 +186,12 @@ pub struct FamilyRow {
     pub mfu_time_ns: i64,
     /// Σ time_lost_ns of the ops that have one, ns.
     pub time_lost_ns: i64,
+    /// Time and FLOPs of the member ops whose work is only an upper bound
+    /// ([`OpRow::upper_bound`]): counted in `time_ns` and `flops`, left out of `mfu`.
+    #[serde(default)]
+    pub upper_bound_ns: i64,
+    #[serde(default)]
+    pub upper_bound_flops: u64,
     /// Time by roofline class, ns: compute, memory, latency, unknown.
     pub compute_ns: i64,
     pub memory_ns: i64,
