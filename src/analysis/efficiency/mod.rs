@@ -522,7 +522,7 @@ fn finish(
         match (o.pmu_mac_ratio, o.flops_cube_busy) {
             (Some(p), Some(f)) => {
                 pmu.compared += 1;
-                pmu.disagree += ((p - f).abs() > PMU_TOLERANCE) as u64;
+                pmu.disagree += rows::pmu_disagrees(p, f, o.upper_bound) as u64;
             }
             (Some(_), None) => pmu.pmu_only += 1,
             _ => {}

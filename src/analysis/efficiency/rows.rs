@@ -91,7 +91,7 @@ impl OpAcc {
         let pmu_mac_ratio = (self.pmu.1 > 0.0).then(|| self.pmu.0 / self.pmu.1);
         let flops_cube_busy = (self.cube.1 > 0).then(|| self.cube.0 * 1e9 / self.cube.1 as f64);
         if let (Some(p), Some(f)) = (pmu_mac_ratio, flops_cube_busy)
-            && (p - f).abs() > PMU_TOLERANCE
+            && pmu_disagrees(p, f, self.upper_bound)
         {
             self.caveats.push(format!(
                 "PMU aic_mac_ratio {p:.2} vs FLOPs-based cube busy {f:.2} (beyond ±{PMU_TOLERANCE}): the FLOPs model or the cube's per-cycle figure does not fit this kernel"
@@ -128,6 +128,16 @@ impl OpAcc {
             (Some(_), _) => true,
             _ => false,
         }
+    }
+}
+
+/// Whether the PMU's cube ratio `p` and the FLOPs-based cube busy `f` disagree beyond
+/// [`PMU_TOLERANCE`]; when `f` is an upper bound only a PMU ratio above it does.
+pub fn pmu_disagrees(p: f64, f: f64, upper_bound: bool) -> bool {
+    if upper_bound {
+        p - f > PMU_TOLERANCE
+    } else {
+        (p - f).abs() > PMU_TOLERANCE
     }
 }
 
