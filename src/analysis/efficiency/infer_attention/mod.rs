@@ -31,8 +31,11 @@ pub fn handles(op: &str) -> bool {
 
 /// The work of one call of `op` (one of [`handles`]).
 pub fn model(op: &str, ins: &[Tensor], outs: &[Tensor]) -> Modeled {
-    let Some(q) = ins.first().filter(|t| t.present && t.numel() > 0) else {
-        return Err("attention needs a non-empty query");
+    let Some(q) = ins
+        .first()
+        .filter(|t| t.present && t.rank() >= 2 && t.numel() > 0)
+    else {
+        return Err("attention needs a non-empty query of 2 dims or more");
     };
     if op.starts_with("PagedAttention") {
         return atb_paged(q, ins, outs);
@@ -74,7 +77,7 @@ fn kv_lists(q: &Tensor, ins: &[Tensor]) -> Option<usize> {
         a.rank() == v.rank() && a.rank() >= 3 && a.dims[..a.rank() - 1] == v.dims[..v.rank() - 1]
     };
     let list = b > 1
-        && ins.len() > 2 * b
+        && b <= (ins.len() - 1) / 2
         && (1..=b).all(|i| {
             let k = &ins[i];
             k.rank() == ins[1].rank() && k.dims.first() == Some(&1) && same(k, &ins[b + i])
@@ -89,7 +92,8 @@ fn kv_lists(q: &Tensor, ins: &[Tensor]) -> Option<usize> {
 /// in its last dim (same dtype), followed by one shaped like the key but in its last dim.
 fn rope<'a>(q: &Tensor, k: &Tensor, rest: &'a [Tensor]) -> Option<&'a Tensor> {
     let like = |a: &Tensor, t: &Tensor| {
-        t.present
+        a.rank() >= 1
+            && t.present
             && t.dtype == a.dtype
             && t.rank() == a.rank()
             && t.dims[..t.rank() - 1] == a.dims[..a.rank() - 1]

@@ -198,3 +198,55 @@ fn ambiguous_and_varlen_layouts_are_no_model() {
     );
     assert!(t.unwrap_err().contains("TND"));
 }
+
+#[test]
+fn malformed_shapes_are_no_model_never_a_panic() {
+    // Generated: a scalar / 1-D query, empty lists, zero dims, a 1-D block table, a huge batch.
+    for (op, ins, dts) in [
+        (
+            "FusedInferAttentionScore",
+            "\";;\"",
+            "FLOAT16;FLOAT16;FLOAT16",
+        ),
+        (
+            "IncreFlashAttention",
+            "\"8;8;8\"",
+            "FLOAT16;FLOAT16;FLOAT16",
+        ),
+        (
+            "PromptFlashAttention",
+            "\"1,0,4,8;1,0,4,8;1,0,4,8\"",
+            "FLOAT16;FLOAT16;FLOAT16",
+        ),
+        (
+            "PagedAttention",
+            "\"2,32,128;16,128,32,128\"",
+            "FLOAT16;FLOAT16",
+        ),
+        (
+            "PagedAttention",
+            "\"2,32,128;16,128;16,128;2\"",
+            "FLOAT16;FLOAT16;FLOAT16;INT32",
+        ),
+        (
+            "FusedInferAttentionScore",
+            "\"4,1,512;0,128,512;0,128,512;4,8\"",
+            "BF16;BF16;BF16;INT32",
+        ),
+        (
+            "IncreFlashAttention",
+            "\"4000000000,1,8;1,2,8;1,2,8\"",
+            "BF16;BF16;BF16",
+        ),
+        (
+            "FusedInferAttentionScore",
+            "\"2,3;2,3;2,3\"",
+            "BF16;BF16;BF16",
+        ),
+    ] {
+        assert!(
+            run(op, (ins, dts), ("\"1\"", "FLOAT16")).is_err(),
+            "{op} {ins}"
+        );
+    }
+}
