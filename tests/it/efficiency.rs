@@ -352,7 +352,7 @@ fn advisor_headline_and_html_carry_the_efficiency() {
                 .as_array()
                 .unwrap()
                 .iter()
-                .filter(|o| o["flops"].as_u64() > Some(0))
+                .filter(|o| o["flops"].as_u64() > Some(0) && o["upper_bound"] != true)
                 .count()
         })
         .sum();
@@ -516,4 +516,22 @@ fn inference_attention_upper_bounds_agree_with_the_oracle_on_generated_rows() {
         (Some(1), Some(250_000))
     );
     assert!(nm["reason"].as_str().unwrap().contains("ambiguous"));
+    // The table prints the bounds as bounds: `≤` before throughput and MFU, `≥` before time
+    // lost, and a note naming the family's upper-bound time.
+    let out = crate::common::profscope_command()
+        .args(["analyze", "--quiet", "--only", "efficiency"])
+        .arg(&csv)
+        .args(["--peak-tflops", "300", "--peak-gbps", "1600"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let pfa = text
+        .lines()
+        .find(|l| l.contains("PromptFlashAttention") && l.contains("Skv≤1024"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(pfa.contains("≤ ") && pfa.contains("≥ "), "{pfa}");
+    assert!(
+        text.contains("upper bounds only (attention 264.370 µs)"),
+        "{text}"
+    );
 }
