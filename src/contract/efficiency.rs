@@ -179,8 +179,8 @@ pub struct FamilyRow {
     pub bytes: u64,
     pub achieved_tflops: f64,
     pub achieved_gbps: f64,
-    /// Time-weighted MFU over the family's ops that have a peak: Σ flops / peak ÷ Σ time of
-    /// those ops; None when none has.
+    /// Time-weighted MFU over the family's ops that have a peak and exact work (not
+    /// [`OpRow::upper_bound`]): Σ flops / peak ÷ Σ time of those ops; None when none has.
     pub mfu: Option<f64>,
     /// The time `mfu` is weighted over, ns.
     pub mfu_time_ns: i64,
@@ -218,7 +218,8 @@ pub struct StepEfficiency {
     /// Modelled compute time in the step, ns.
     pub time_ns: i64,
     pub flops: u64,
-    /// Time-weighted MFU of the step's modelled ops that have a peak.
+    /// Time-weighted MFU of the step's modelled ops that have a peak and exact work (`flops`
+    /// and `time_ns` include the upper-bound ops).
     pub mfu: Option<f64>,
     /// Σ time − roofline time of the step's ops whose roofline time is known, ns; None when none
     /// is.
