@@ -13,7 +13,9 @@ closed_set! {
         /// Matrix multiplications (MatMul*, BatchMatMul*, quantized / grouped matmuls;
         /// aten::mm / addmm / bmm / baddbmm / matmul / linear / _scaled_mm).
         Matmul = "matmul",
-        /// Attention (FlashAttentionScore(+Grad); scaled_dot_product_attention and flash ops).
+        /// Attention (FlashAttentionScore(+Grad), IncreFlashAttention, PromptFlashAttention,
+        /// FusedInferAttentionScore, ATB PagedAttention; scaled_dot_product_attention and flash
+        /// ops).
         Attention = "attention",
         /// Convolutions (Conv2D and its backprops; aten::convolution).
         Conv = "conv",
@@ -152,6 +154,19 @@ pub struct OpRow {
     /// What the figures assume or where they disagree (padded channels, unknown causal mask,
     /// PMU disagreement, above the dtype's peak).
     pub caveats: Vec<String>,
+    /// The work model could only bound the work from above (a KV length, causal flag or block
+    /// table the capture does not record was taken at its largest): `flops`, `bytes`,
+    /// `achieved_tflops`, `achieved_gbps`, `mfu` and `intensity` are upper bounds and
+    /// `time_lost_ns` a lower bound, not measurements; the family's `mfu` leaves the row out.
+    #[serde(default)]
+    pub upper_bound: bool,
+}
+
+impl OpRow {
+    /// `≤ ` before the row's achieved throughput and MFU when they are upper bounds, else empty.
+    pub fn at_most(&self) -> &'static str {
+        if self.upper_bound { "≤ " } else { "" }
+    }
 }
 
 /// Sums over one family (or over the device).
@@ -164,13 +179,19 @@ pub struct FamilyRow {
     pub bytes: u64,
     pub achieved_tflops: f64,
     pub achieved_gbps: f64,
-    /// Time-weighted MFU over the family's ops that have a peak: Σ flops / peak ÷ Σ time of
-    /// those ops; None when none has.
+    /// Time-weighted MFU over the family's ops that have a peak and exact work (not
+    /// [`OpRow::upper_bound`]): Σ flops / peak ÷ Σ time of those ops; None when none has.
     pub mfu: Option<f64>,
     /// The time `mfu` is weighted over, ns.
     pub mfu_time_ns: i64,
     /// Σ time_lost_ns of the ops that have one, ns.
     pub time_lost_ns: i64,
+    /// Time and FLOPs of the member ops whose work is only an upper bound
+    /// ([`OpRow::upper_bound`]): counted in `time_ns` and `flops`, left out of `mfu`.
+    #[serde(default)]
+    pub upper_bound_ns: i64,
+    #[serde(default)]
+    pub upper_bound_flops: u64,
     /// Time by roofline class, ns: compute, memory, latency, unknown.
     pub compute_ns: i64,
     pub memory_ns: i64,
@@ -197,7 +218,8 @@ pub struct StepEfficiency {
     /// Modelled compute time in the step, ns.
     pub time_ns: i64,
     pub flops: u64,
-    /// Time-weighted MFU of the step's modelled ops that have a peak.
+    /// Time-weighted MFU of the step's modelled ops that have a peak and exact work (`flops`
+    /// and `time_ns` include the upper-bound ops).
     pub mfu: Option<f64>,
     /// Σ time − roofline time of the step's ops whose roofline time is known, ns; None when none
     /// is.

@@ -78,8 +78,9 @@ fn chart(d: &DeviceEfficiency, esc: fn(&str) -> String) -> String {
     let pts: Vec<_> = d
         .ops
         .iter()
-        .filter(|o| o.flops > 0 && o.intensity.is_some())
+        .filter(|o| o.flops > 0 && o.intensity.is_some() && !o.upper_bound)
         .collect();
+    let bounds = d.ops.iter().filter(|o| o.upper_bound).count();
     let peaks: Vec<f64> = d.peaks.tflops.iter().map(|p| p.tflops).collect();
     let bw = d.peaks.gbps;
     let ridge = peaks.iter().cloned().fold(0.0, f64::max) * 1e3 / bw.unwrap_or(f64::INFINITY);
@@ -182,6 +183,9 @@ fn chart(d: &DeviceEfficiency, esc: fn(&str) -> String) -> String {
         .filter(|f| pts.iter().any(|o| o.family == **f))
     {
         s += &format!("<span><i style='background:{}'></i>{f}</span>", colour(*f));
+    }
+    if bounds > 0 {
+        s += &format!("<span>{bounds} op class(es) with upper-bound work not drawn</span>");
     }
     if peaks.is_empty() {
         s += "<span>compute roof not estimated</span>";

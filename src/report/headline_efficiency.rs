@@ -11,6 +11,8 @@ use crate::registry::Analyses;
 struct Sum {
     time_ns: i64,
     flops: f64,
+    /// Time of the ops whose work is exact (not an upper bound).
+    exact_ns: i64,
     mfu_weighted: f64,
     mfu_time_ns: i64,
     worst_lost_ns: Option<i64>,
@@ -25,7 +27,9 @@ fn sums(devices: &[DeviceEfficiency], family: Family) -> Sum {
         .filter(|f| f.family == family.as_str())
     {
         s.time_ns += f.time_ns;
-        s.flops += f.flops as f64;
+        // Upper-bound work (inference attention's unrecorded KV lengths) is no measurement.
+        s.flops += f.flops.saturating_sub(f.upper_bound_flops) as f64;
+        s.exact_ns += f.time_ns - f.upper_bound_ns;
         if let Some(m) = f.mfu {
             s.mfu_weighted += m * f.mfu_time_ns as f64;
             s.mfu_time_ns += f.mfu_time_ns;
@@ -73,7 +77,7 @@ pub fn line(a: &Analyses) -> Option<String> {
             } else {
                 format!(
                     "{f}: {:.2} TFLOPS achieved (peak not estimated)",
-                    s.flops / s.time_ns.max(1) as f64 / 1e3
+                    s.flops / s.exact_ns.max(1) as f64 / 1e3
                 )
             };
             if let Some(lost) = s.worst_lost_ns.filter(|&l| l > 0) {

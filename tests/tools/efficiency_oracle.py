@@ -17,7 +17,12 @@ through profscope: the op definitions (docs/analyses/efficiency.md) coded again 
       kernels' durations (µs as written, exact decimal, times 1000).
 
 Prints one JSON object: {family: {"calls", "time_ns", "flops"}} for the families it models
-(Ascend: matmul, conv; Kineto: matmul). Ascend formulas: matmul 2·batch·M·N·K with M, N the
+(Ascend: matmul, conv, attention of the inference ops; Kineto: matmul). Inference attention
+(IncreFlashAttention, PromptFlashAttention, FusedInferAttentionScore, ATB PagedAttention*,
+docs/analyses/efficiency.md): an upper bound, 2 · Skv · (query elements / Sq) · (key + value
+elements) / key elements (+ query_rope elements), Skv the key's length (non-paged) or block
+table width × block size (paged); causal pairs with a 2-D 2048×2048 mask; None (no model) for
+TND and for 4-D shapes that fit BNSD and BSND with different Skv when no mask shape decides. Ascend formulas: matmul 2·batch·M·N·K with M, N the
 output's last two dims (FRACTAL_NZ: its last four) and K = (x1's last two dims' product) / M;
 Conv2D / Conv2DBackpropInput / Conv2DBackpropFilter 2·(N·Ho·Wo of the forward output: the
 output, resp. input 2) · (elements of the filter as stored: input 1, resp. output 0).
@@ -53,9 +58,12 @@ def items(s):
     return [] if s in ('', 'N/A') else [x.strip().split(':')[0].replace('FORMAT_', '') for x in s.split(';')]
 
 
-def ascend_flops(op, ins, infmt, outs, outfmt):
+def ascend_flops(op, ins, infmt, outs, outfmt, dts=()):
     if ins is None or outs is None:
         return None
+    if op.startswith(INFER):
+        f = infer_attention(op, ins, list(dts), outs)
+        return None if f is None else ('attention', f)
     if 'matmul' in op.lower():
         y, x1 = outs[0], ins[0]
         nz = outfmt[:1] == ['FRACTAL_NZ']
@@ -86,6 +94,50 @@ def ascend_flops(op, ins, infmt, outs, outfmt):
     return None
 
 
+INFER = ('IncreFlashAttention', 'PromptFlashAttention', 'FusedInferAttentionScore', 'PagedAttention')
+
+
+def causal_pairs(sq, skv):
+    # Bottom-right aligned: query row i sees keys 0 .. i + skv - sq (clamped to [0, skv]).
+    return sum(min(max(i + skv - sq + 1, 0), skv) for i in range(sq))
+
+
+def dense_lengths(decode, q, k, extra):
+    if len(q) == 4:
+        readings = [(q[1], q[2], k[1], k[2]), (q[2], q[1], k[2], k[1])]  # BNSD, BSND
+        fit = [r for r in readings if q[0] == k[0] and r[2] and r[0] % r[2] == 0 and (not decode or r[1] == 1)]
+        if len({(r[1], r[3]) for r in fit}) == 1:
+            return fit[0][1], fit[0][3]
+        seen = [r for r in fit if any(e in ([r[1], r[3]], [q[0], 1, r[1], r[3]], [1, 1, r[1], r[3]],
+                                            [q[0], r[1], r[3]], [q[0], r[0], r[1], r[3]],
+                                            [q[0], r[0], r[1], 1]) and e != [2048, 2048] for e in extra)]
+        return (seen[0][1], seen[0][3]) if len(seen) == 1 else None
+    if len(q) == 3 and q[0] == k[0] and q[2] % k[2] == 0 and not (q[2] == k[2] and q[1] % k[1] == 0 and not decode):
+        return q[1], k[1]  # BSH (and not also a TND reading)
+    return None
+
+
+def infer_attention(op, ins, dts, outs):
+    q, k, v = ins[0], ins[1], ins[2]
+    per_key = lambda kk, vv, rope: prod(q) * (prod(kk) + prod(vv)) // prod(kk) + rope
+    if op.startswith('PagedAttention'):  # ascendtb: query, keyCache [nb, bs, N, D], valueCache, blockTables
+        return 2 * ins[3][1] * k[1] * per_key(k, v, 0)
+    rest = list(zip(ins[3:], dts[3:]))
+    qr = [i for i, (s, t) in enumerate(rest) if t == dts[0] and len(s) == len(q) and s[:-1] == q[:-1]]
+    kr = [i for i, (s, t) in enumerate(rest) if t == dts[1] and len(s) == len(k) and s[:-1] == k[:-1]]
+    rope = prod(rest[qr[0]][0]) if qr and any(i > qr[0] for i in kr) else 0
+    bt = [s for s, t in rest if t == 'INT32' and len(s) == 2]
+    if bt and not op.startswith('PromptFlashAttention'):
+        bs = {3: k[1], 4: k[2], 5: k[3]}[len(k)]
+        return 2 * bt[0][1] * bs * per_key(k, v, rope)
+    lengths = dense_lengths(op.startswith('IncreFlashAttention'), q, k, [s for s, _ in rest] + outs[1:])
+    if lengths is None:
+        return None
+    sq, skv = lengths
+    pairs = causal_pairs(sq, skv) if any(s == [2048, 2048] for s, _ in rest) else sq * skv
+    return 2 * pairs * per_key(k, v, rope) // sq
+
+
 def add(fams, fam, flops, ns, calls=1):
     f = fams.setdefault(fam, {'calls': 0, 'time_ns': 0, 'flops': 0})
     f['calls'] += calls
@@ -113,7 +165,8 @@ def kernel_csv(path, timeline=None):
         if x.get('Accelerator Core') in ('HCCL', 'COMMUNICATION'):
             continue
         r = ascend_flops(x.get('Type', ''), shapes(x.get('Input Shapes')), items(x.get('Input Formats')),
-                         shapes(x.get('Output Shapes')), items(x.get('Output Formats')))
+                         shapes(x.get('Output Shapes')), items(x.get('Output Formats')),
+                         items(x.get('Input Data Types')))
         if not r:
             continue
         if timeline is None:

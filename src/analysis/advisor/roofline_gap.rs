@@ -26,11 +26,13 @@ fn lost(d: &DeviceEfficiency) -> i64 {
 }
 
 fn evidence(d: &DeviceEfficiency, o: &OpRow) -> String {
+    let le = o.at_most();
     let mfu = o
         .mfu
-        .map_or(String::new(), |m| format!(", MFU {:.1}%", m * 100.0));
+        .map_or(String::new(), |m| format!(", MFU {le}{:.1}%", m * 100.0));
+    let lost = if o.upper_bound { "≥ " } else { "" };
     format!(
-        "{}: {} {} {}: {} call(s), {:.3} ms, {:.2} TFLOPS, {:.1} GB/s{mfu}, {}-bound, {:.3} ms lost",
+        "{}: {} {} {}: {} call(s), {:.3} ms, {le}{:.2} TFLOPS, {le}{:.1} GB/s{mfu}, {}-bound, {lost}{:.3} ms lost",
         d.device.short(),
         o.op,
         o.dtype,

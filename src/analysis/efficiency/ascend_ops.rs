@@ -15,6 +15,7 @@
 //!
 //! Every model also counts bytes: each input read once, each output written once.
 
+use super::infer_attention;
 use super::tensors::{self, Tensor};
 use super::work::{Modeled, Work, bytes_only, io_bytes, mul, pairs, shapes_label};
 use crate::contract::Family;
@@ -36,6 +37,9 @@ pub fn model(d: &Details<'_>) -> Modeled {
     match family {
         Family::Matmul => matmul(d.op_type, &ins, &outs),
         Family::Conv => conv(d.op_type, &ins, &outs),
+        Family::Attention if infer_attention::handles(d.op_type) => {
+            infer_attention::model(d.op_type, &ins, &outs)
+        }
         Family::Attention => attention(d.op_type, &ins, &outs),
         f => bytes_only(f, &ins, &outs),
     }
@@ -216,7 +220,9 @@ pub fn family(op: &str) -> Option<Family> {
     ) {
         return Some(Family::Conv);
     }
-    if matches!(op, "FlashAttentionScore" | "FlashAttentionScoreGrad") {
+    if matches!(op, "FlashAttentionScore" | "FlashAttentionScoreGrad")
+        || infer_attention::handles(op)
+    {
         return Some(Family::Attention);
     }
     if ELEMENTWISE.contains(&op) || op.starts_with("Foreach") || op.starts_with("ApplyAdam") {
@@ -294,6 +300,7 @@ fn matmul(op: &str, ins: &[Tensor], outs: &[Tensor]) -> Modeled {
         caveat: padded.then(|| {
             "FRACTAL_NZ storage shapes: M, N and K include the 16-padding the cube computes".into()
         }),
+        upper_bound: false,
     })
 }
 
@@ -334,6 +341,7 @@ fn conv(op: &str, ins: &[Tensor], outs: &[Tensor]) -> Modeled {
         caveat: padded.then(|| {
             "5HD / FRACTAL_Z storage: FLOPs count the padded channels (Cin to C0, Cout to 16) the cube computes".into()
         }),
+        upper_bound: false,
     })
 }
 
@@ -390,6 +398,7 @@ fn attention(op: &str, ins: &[Tensor], outs: &[Tensor]) -> Modeled {
             if mask { " causal" } else { "" }
         ),
         caveat: (!caveat.is_empty()).then(|| caveat.join("; ")),
+        upper_bound: false,
     })
 }
 

@@ -104,6 +104,7 @@ fn gemm_work(a: &Tensor, bt: &[&Tensor], batch: u64, m: u64, n: u64, k: u64) -> 
             format!("M={m} N={n} K={k}")
         },
         caveat: None,
+        upper_bound: false,
     })
 }
 
@@ -250,6 +251,7 @@ fn sdpa(
             if causal.is_some() { " causal" } else { "" }
         ),
         caveat: (!caveat.is_empty()).then(|| caveat.join("; ")),
+        upper_bound: flag.is_none(),
     })
 }
 
@@ -316,6 +318,7 @@ fn conv(o: &OpInputs, is: usize, ip: usize, id: usize, it: usize) -> Modeled {
             shapes_label(std::slice::from_ref(&w))
         ),
         caveat: None,
+        upper_bound: false,
     })
 }
 
@@ -345,6 +348,7 @@ fn conv_backward(o: &OpInputs) -> Modeled {
         caveat: mask
             .is_none()
             .then(|| "output_mask not recorded: both input and weight gradients counted".into()),
+        upper_bound: false,
     })
 }
 
@@ -413,6 +417,7 @@ fn bytes_model(op: &str, o: &OpInputs) -> Modeled {
         dtype: first.dtype,
         shape: shapes_label(&ts),
         caveat: None,
+        upper_bound: false,
     })
 }
 

@@ -10,6 +10,7 @@
 mod ascend_ops;
 mod aten_ops;
 pub mod chips;
+mod infer_attention;
 mod kineto;
 pub mod peaks;
 mod rows;
@@ -125,6 +126,7 @@ impl State<'_> {
             ));
         }
         let acc = &mut self.ops[k as usize];
+        acc.upper_bound |= w.upper_bound;
         if let Some(c) = w.caveat
             && !acc.caveats.contains(&c)
         {
@@ -143,7 +145,10 @@ impl State<'_> {
             flops: w.flops,
             bytes: w.bytes,
             ideal: acc.ideal_ns(w.flops, w.bytes, gbps),
-            at_peak: peak.map(|p| w.flops as f64 / (p * 1e3)),
+            // An upper bound of the work is no measure of a step's MFU.
+            at_peak: peak
+                .filter(|_| !w.upper_bound)
+                .map(|p| w.flops as f64 / (p * 1e3)),
             cube_s,
         }
     }
@@ -517,7 +522,7 @@ fn finish(
         match (o.pmu_mac_ratio, o.flops_cube_busy) {
             (Some(p), Some(f)) => {
                 pmu.compared += 1;
-                pmu.disagree += ((p - f).abs() > PMU_TOLERANCE) as u64;
+                pmu.disagree += rows::pmu_disagrees(p, f, o.upper_bound) as u64;
             }
             (Some(_), None) => pmu.pmu_only += 1,
             _ => {}

@@ -20,6 +20,8 @@ pub struct OpAcc {
     pub flops: u64,
     pub bytes: u64,
     pub caveats: Vec<String>,
+    /// The FLOPs and bytes are upper bounds (`Work::upper_bound`).
+    pub upper_bound: bool,
     /// Σ aic_mac_ratio × task time and Σ task time of the PMU rows matched to this class.
     pub pmu: (f64, f64),
     /// Σ seconds the FLOPs need on the cores the tasks used at the cube's rate, and the task
@@ -46,6 +48,7 @@ impl OpAcc {
             flops: 0,
             bytes: 0,
             caveats: Vec::new(),
+            upper_bound: false,
             pmu: (0.0, 0.0),
             cube: (0.0, 0),
         }
@@ -80,13 +83,15 @@ impl OpAcc {
                 .max(0.0)
                 .round() as i64
         });
-        if mfu.is_some_and(|m| m > 1.0) {
+        if self.upper_bound && mfu.is_some_and(|m| m > 1.0) {
+            self.caveats.push("the upper bound is above the dtype's peak: the real KV lengths are shorter than the bound".into());
+        } else if mfu.is_some_and(|m| m > 1.0) {
             self.caveats.push("above the dtype's peak: the FLOPs model or the peak does not fit this op (fp32 run on TF32 tensor cores?)".into());
         }
         let pmu_mac_ratio = (self.pmu.1 > 0.0).then(|| self.pmu.0 / self.pmu.1);
         let flops_cube_busy = (self.cube.1 > 0).then(|| self.cube.0 * 1e9 / self.cube.1 as f64);
         if let (Some(p), Some(f)) = (pmu_mac_ratio, flops_cube_busy)
-            && (p - f).abs() > PMU_TOLERANCE
+            && pmu_disagrees(p, f, self.upper_bound)
         {
             self.caveats.push(format!(
                 "PMU aic_mac_ratio {p:.2} vs FLOPs-based cube busy {f:.2} (beyond ±{PMU_TOLERANCE}): the FLOPs model or the cube's per-cycle figure does not fit this kernel"
@@ -110,6 +115,7 @@ impl OpAcc {
             pmu_mac_ratio,
             flops_cube_busy,
             caveats: self.caveats,
+            upper_bound: self.upper_bound,
         }
     }
 
@@ -125,6 +131,16 @@ impl OpAcc {
     }
 }
 
+/// Whether the PMU's cube ratio `p` and the FLOPs-based cube busy `f` disagree beyond
+/// [`PMU_TOLERANCE`]; when `f` is an upper bound only a PMU ratio above it does.
+pub fn pmu_disagrees(p: f64, f: f64, upper_bound: bool) -> bool {
+    if upper_bound {
+        p - f > PMU_TOLERANCE
+    } else {
+        (p - f).abs() > PMU_TOLERANCE
+    }
+}
+
 /// Sums of op rows into a family row (`family` is its name; `all` for the device total).
 pub fn family_row(family: &str, ops: &[&OpRow]) -> FamilyRow {
     let mut f = FamilyRow {
@@ -137,7 +153,10 @@ pub fn family_row(family: &str, ops: &[&OpRow]) -> FamilyRow {
         f.time_ns += o.time_ns;
         f.flops = f.flops.saturating_add(o.flops);
         f.bytes = f.bytes.saturating_add(o.bytes);
-        if let Some(m) = o.mfu {
+        if o.upper_bound {
+            f.upper_bound_ns += o.time_ns;
+            f.upper_bound_flops = f.upper_bound_flops.saturating_add(o.flops);
+        } else if let Some(m) = o.mfu {
             compute_ideal += m * o.time_ns as f64;
             f.mfu_time_ns += o.time_ns;
         }

@@ -17,6 +17,9 @@ pub struct Work {
     pub shape: String,
     /// What the figure assumes, when it assumes something.
     pub caveat: Option<String>,
+    /// FLOPs and bytes are upper bounds (a length the capture does not record was taken at its
+    /// largest), not the work done.
+    pub upper_bound: bool,
 }
 
 /// A work model's answer: the work, or why there is none.
@@ -57,6 +60,7 @@ pub fn bytes_only(family: Family, ins: &[Tensor], outs: &[Tensor]) -> Modeled {
         dtype: ins.iter().chain(outs).find_map(|t| t.dtype),
         shape: shapes_label(ins),
         caveat: None,
+        upper_bound: false,
     })
 }
 

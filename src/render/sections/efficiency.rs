@@ -138,6 +138,18 @@ fn families(e: &DeviceEfficiency, out: &mut Vec<Section>) {
             crate::contract::PMU_TOLERANCE
         ));
     }
+    let bound: Vec<String> = e
+        .families
+        .iter()
+        .filter(|f| f.upper_bound_ns > 0)
+        .map(|f| format!("{} {}", f.family, human_ns(f.upper_bound_ns)))
+        .collect();
+    if !bound.is_empty() {
+        s.notes.push(format!(
+            "upper bounds only ({}): KV lengths the capture does not record were taken at their largest; those ops' FLOPs are in the sums but not in MFU (their rows read ≤ / ≥)",
+            bound.join(", ")
+        ));
+    }
     if let Some(n) = e.no_model.first() {
         s.notes.push(format!(
             "no model: {} op type(s), {} (largest: {} {}, {})",
@@ -194,19 +206,24 @@ fn ops(e: &DeviceEfficiency, out: &mut Vec<Section>) {
     out.push(s);
 }
 
+/// An op row; an upper-bound row's throughput and MFU read `≤ x`, its time lost `≥ y`.
 fn op_row(o: &OpRow) -> Vec<String> {
+    let le = o.at_most();
+    let ge = if o.upper_bound { "≥ " } else { "" };
     vec![
         o.op.clone(),
         o.dtype.clone(),
         crate::diag::cap_text(&o.shape, 48).into_owned(),
         o.calls.to_string(),
         human_ns(o.time_ns),
-        format!("{:.2}", o.achieved_tflops),
-        format!("{:.1}", o.achieved_gbps),
-        opt_pct(o.mfu),
+        format!("{le}{:.2}", o.achieved_tflops),
+        format!("{le}{:.1}", o.achieved_gbps),
+        o.mfu
+            .map_or("-".into(), |m| format!("{le}{}", pct(m * 100.0))),
         o.intensity.map_or("-".into(), |i| format!("{i:.1}")),
         o.roofline.to_string(),
-        o.time_lost_ns.map_or("-".into(), human_ns),
+        o.time_lost_ns
+            .map_or("-".into(), |l| format!("{ge}{}", human_ns(l))),
         o.pmu_mac_ratio.map_or("-".into(), |p| format!("{p:.2}")),
     ]
 }
