@@ -74,12 +74,12 @@ fn shifted(n: &str, add: i64) -> Option<String> {
     })
 }
 
+/// A metadata event (`"ph": "M"`), written once.
 fn is_meta(ev: &str) -> bool {
     ev.contains("\"ph\": \"M\"")
 }
 
 /// `ev` with its timestamp moved by `dt` µs and its ids by `did`.
-
 fn copy_of(ev: &str, dt: i64, did: i64) -> String {
     let mut edits: Vec<(usize, usize, String)> = Vec::new();
     for (s, e) in numbers(ev, "\"ts\": ") {
