@@ -371,8 +371,8 @@ fn graph_mode(a: &Analyses) -> Option<String> {
         .max_by(|x, y| x.0.total_cmp(&y.0));
     if let Some((p50, rank)) = gap {
         line.push_str(&format!(
-            "; from a replay's end to the next one's start p50 {:.3} µs (rank {rank})",
-            p50 / 1e3
+            "; from a replay's end to the next one's start p50 {} (rank {rank})",
+            crate::units::human_duration(p50)
         ));
     }
     // Where the ops inside the replays came from, when any replayed event was tied to one.

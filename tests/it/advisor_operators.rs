@@ -132,7 +132,7 @@ fn operator_rules_match_msprof_analyze_on_the_db_root() {
     assert_eq!(nb["time_at_stake_ns"], 1_127_949);
     assert_eq!(
         nb["statement"],
-        "161 of 185 measured compute tasks (4180.140 µs of 8910.174 µs) keep every pipe at or below 80% busy"
+        "161 of 185 measured compute tasks (4.180 ms of 8.910 ms) keep every pipe at or below 80% busy"
     );
     // The db has no opState column: the dynamic-shape rule says it could not look.
     assert!(
@@ -170,7 +170,7 @@ fn operator_rules_match_msprof_analyze_on_the_text_root() {
     assert_eq!(nb["time_at_stake_ns"], 1_125_467);
     assert_eq!(
         nb["statement"],
-        "160 of 185 measured compute tasks (4136.719 µs of 8872.795 µs) keep every pipe at or below 80% busy"
+        "160 of 185 measured compute tasks (4.137 ms of 8.873 ms) keep every pipe at or below 80% busy"
     );
     assert_eq!(a["not_checked"].as_array().unwrap().len(), 0);
 }

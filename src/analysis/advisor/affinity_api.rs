@@ -54,8 +54,8 @@ fn run(t: &Tables, _: &[Device]) -> Vec<Keyed> {
             );
             f.subject = format!("Optimizer.step#{step}");
             f.statement = format!(
-                "the optimizer runs as Optimizer.step#{step} ({n} call(s), {:.3} µs on the host): {fused} fuses it",
-                ns as f64 / 1e3
+                "the optimizer runs as Optimizer.step#{step} ({n} call(s), {} on the host): {fused} fuses it",
+                crate::units::human_duration(ns as f64)
             );
             f.estimate = "not estimated: the fused optimizer's time is not in the capture (the optimizer's own host time is the ceiling)".into();
             f.evidence.push(format!(

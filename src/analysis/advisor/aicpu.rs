@@ -47,18 +47,18 @@ fn run(t: &Tables, devices: &[Device]) -> Vec<Keyed> {
         );
         f.time_at_stake_ns = total;
         f.statement = format!(
-            "{count} AI CPU operator task(s) of {} kind(s) take {:.3} µs (longest {:.3} µs)",
+            "{count} AI CPU operator task(s) of {} kind(s) take {} (longest {})",
             names.len(),
-            total as f64 / 1e3,
-            longest as f64 / 1e3
+            crate::units::human_duration(total as f64),
+            crate::units::human_duration(longest as f64)
         );
         f.estimate = "upper bound: the AI_CPU tasks' whole time (an AI Core replacement's time is not in the capture)".into();
         for (name, (n, sum, max)) in names.iter().take(5) {
             f.evidence.push(format!(
-                "{}: {name}: {n} task(s), {:.3} µs, longest {:.3} µs",
+                "{}: {name}: {n} task(s), {}, longest {}",
                 where_file(t, d.file),
-                *sum as f64 / 1e3,
-                *max as f64 / 1e3
+                crate::units::human_duration(*sum as f64),
+                crate::units::human_duration(*max as f64)
             ));
         }
         f.recommendation = "replace the AI CPU operators (often int64 / double inputs or unsupported shapes: cast to int32 / float32, or use the AI Core operator) so they run on the AI Core; see msprof-analyze's aicpu_operator_replacement_example".into();

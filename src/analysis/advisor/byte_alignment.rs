@@ -98,14 +98,14 @@ fn run(t: &Tables, devices: &[Device]) -> Vec<Keyed> {
         let abnormal: i64 = bad.iter().map(|&k| sums[k].abnormal_ns).sum();
         f.time_at_stake_ns = bad.iter().map(|&k| saved(&sums[k])).sum();
         f.statement = format!(
-            "{} collective op(s) move data not 512-byte aligned ({:.3} µs of their SDMA tasks)",
+            "{} collective op(s) move data not 512-byte aligned ({} of their SDMA tasks)",
             bad.len(),
-            abnormal as f64 / 1e3
+            crate::units::human_duration(abnormal as f64)
         );
         f.estimate = if aligned_ns > 0 && aligned_bytes > 0 {
             format!(
-                "the unaligned tasks' {:.3} µs minus their bytes at the aligned tasks' bandwidth on this device ({:.3} GB/s)",
-                abnormal as f64 / 1e3,
+                "the unaligned tasks' {} minus their bytes at the aligned tasks' bandwidth on this device ({:.3} GB/s)",
+                crate::units::human_duration(abnormal as f64),
                 aligned_bytes as f64 / aligned_ns as f64
             )
         } else {

@@ -7,7 +7,7 @@
 //! Time at stake: not estimated (operator compilation runs on the host; its cost is not a
 //! device task).
 
-use super::op_rows::{ascend_files, rows, us};
+use super::op_rows::{ascend_files, duration, rows};
 use super::{FileRule, Keyed, finding, not_checked, where_file};
 use crate::analysis::devices::Device;
 use crate::model::Tables;
@@ -50,7 +50,7 @@ fn run(t: &Tables, devices: &[Device]) -> Vec<Keyed> {
         f.statement = format!(
             "all {} compute tasks with an op state are dynamic-shape ({} of device time): operators are compiled online",
             stated.len(),
-            us(total)
+            duration(total)
         );
         f.estimate =
             "not estimated: online compilation runs on the host, not in a device task".into();
@@ -65,7 +65,7 @@ fn run(t: &Tables, devices: &[Device]) -> Vec<Keyed> {
             f.evidence.push(format!(
                 "{}: {ty}: {n} dynamic task(s), {}",
                 where_file(t, file),
-                us(*ns)
+                duration(*ns)
             ));
         }
         f.recommendation = "turn online compilation off at the top of the script: torch_npu.npu.set_compile_mode(jit_compile=False); torch_npu.npu.config.allow_internal_format = False (binary operators, no per-shape compile)".into();

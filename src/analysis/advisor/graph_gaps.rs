@@ -36,21 +36,21 @@ fn run(inputs: &RunInputs<'_>) -> Vec<Finding> {
         );
         f.time_at_stake_ns = saved;
         f.statement = format!(
-            "between graph replays the device waits {:.3} µs at the median ({} gaps, {:.3} ms in all; shortest {:.3} µs) on rank {}",
-            gap.p50_ns / 1e3,
+            "between graph replays the device waits {} at the median ({} gaps, {} in all; shortest {}) on rank {}",
+            crate::units::human_duration(gap.p50_ns),
             gap.count,
-            gap.sum_ns as f64 / 1e6,
-            gap.min_ns as f64 / 1e3,
+            crate::units::human_duration(gap.sum_ns as f64),
+            crate::units::human_duration(gap.min_ns as f64),
             g.rank
         );
         f.estimate = "the gaps' sum minus the shortest gap times their count: each gap brought down to the file's best".into();
         f.evidence.push(format!(
-            "rank {} ({}): {} replays, gap_to_next p50 {:.3} µs, max {:.3} µs",
+            "rank {} ({}): {} replays, gap_to_next p50 {}, max {}",
             g.rank,
             g.file,
             g.replays,
-            gap.p50_ns / 1e3,
-            gap.max_ns as f64 / 1e3
+            crate::units::human_duration(gap.p50_ns),
+            crate::units::human_duration(gap.max_ns as f64)
         ));
         f.recommendation = "shorten the host's work between replays: prepare the next step's inputs while the graph runs (async scheduling / input preparation overlap), keep the sampler and metadata updates on the device, and avoid host syncs (.item(), .cpu()) between steps".into();
         if best.as_ref().is_none_or(|(s, _)| saved > *s) {

@@ -243,10 +243,10 @@ pub fn idle_evidence(
         .take(3)
     {
         out.push(format!(
-            "gap {} .. {} ns ({:.3} µs){}",
+            "gap {} .. {} ns ({}){}",
             g.start_ns,
             g.end_ns,
-            g.dur_ns as f64 / 1e3,
+            crate::units::human_duration(g.dur_ns as f64),
             detail(g)
         ));
     }

@@ -44,7 +44,7 @@ pub fn shown(s: &str) -> String {
     }
 }
 
-/// `µs` with 3 decimals.
-pub fn us(ns: i64) -> String {
-    format!("{:.3} µs", ns as f64 / 1e3)
+/// A duration for people, in the largest unit it reaches (`units::human_duration`).
+pub fn duration(ns: i64) -> String {
+    crate::units::human_duration(ns as f64)
 }

@@ -13,7 +13,7 @@
 //! Time at stake (profscope's estimate): per task, its time × (1 − busiest pipe / 0.8): what it
 //! would take if its busiest pipe reached the 80% the rule calls bound.
 
-use super::op_rows::{ascend_files, rows, us};
+use super::op_rows::{ascend_files, duration, rows};
 use super::{FileRule, Keyed, finding, not_checked, where_file};
 use crate::analysis::devices::Device;
 use crate::model::Tables;
@@ -83,15 +83,15 @@ fn run(t: &Tables, devices: &[Device]) -> Vec<Keyed> {
             "{} of {} measured compute tasks ({} of {}) keep every pipe at or below 80% busy",
             flagged.len(),
             measured.len(),
-            us(total),
-            us(measured_ns)
+            duration(total),
+            duration(measured_ns)
         );
         f.estimate = "Σ task time × (1 − busiest pipe ratio / 0.8): the time saved if each task's busiest pipe reached the 80% the rule calls bound".into();
         for (ty, (n, ns, b)) in types.iter().take(6) {
             f.evidence.push(format!(
                 "{}: {ty}: {n} task(s), {}, busiest pipe at most {:.0}%",
                 where_file(t, file),
-                us(*ns),
+                duration(*ns),
                 b * 100.0
             ));
         }

@@ -25,9 +25,9 @@ fn run(inputs: &RunInputs<'_>) -> Vec<Finding> {
     f.subject = format!("stage {}", s.stage);
     f.statement = p.statement.clone();
     f.estimate = format!(
-        "stage {}'s computing above the other stages' median ({:.3} µs per step) times the {} steps it computed the most in",
+        "stage {}'s computing above the other stages' median ({} per step) times the {} steps it computed the most in",
         s.stage,
-        s.mean_excess_ns / 1e3,
+        crate::units::human_duration(s.mean_excess_ns),
         s.steps
     );
     for r in &p.per_stage {

@@ -56,12 +56,12 @@ fn waited(w: Option<&WaitedFor>, among: &str) -> Option<Finding> {
         w.wait_ns as f64 / 1e6
     );
     f.evidence.push(format!(
-        "rank {} ({}): last into {} of {} collectives, {:.3} µs late on average (p = {:.2e}){among}",
+        "rank {} ({}): last into {} of {} collectives, {} late on average (p = {:.2e}){among}",
         w.rank,
         w.file,
         w.last_into,
         w.of_collectives,
-        w.mean_lateness_ns / 1e3,
+        crate::units::human_duration(w.mean_lateness_ns),
         w.p_value
     ));
     f.recommendation = format!(
@@ -78,9 +78,9 @@ fn slowest(s: Option<&Slowest>, among: &str) -> Option<Finding> {
     f.subject = format!("rank {} slowest{among}", s.rank);
     f.statement = s.statement.clone();
     f.estimate = format!(
-        "rank {}'s mean excess over the other ranks' median step ({:.3} µs) times the {} steps it was slowest in",
+        "rank {}'s mean excess over the other ranks' median step ({}) times the {} steps it was slowest in",
         s.rank,
-        s.mean_excess_ns / 1e3,
+        crate::units::human_duration(s.mean_excess_ns),
         s.steps
     );
     f.evidence.push(format!(

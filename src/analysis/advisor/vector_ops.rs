@@ -13,7 +13,7 @@
 //! Time at stake (profscope's estimate): per unbound group, its time × (1 − busiest of the three
 //! ratios / 0.7): the time saved if its busiest pipe reached the 70% the rule calls bound.
 
-use super::op_rows::{ascend_files, comm_ns, rows, shown, us};
+use super::op_rows::{ascend_files, comm_ns, duration, rows, shown};
 use super::{FileRule, Keyed, finding, not_checked, where_file};
 use crate::analysis::devices::Device;
 use crate::contract::Finding;
@@ -219,7 +219,7 @@ fn judge(w: String, groups: &BTreeMap<GroupKey, Group>) -> Option<Finding> {
             g.shape,
             g.dtype,
             g.tasks,
-            us(g.ns)
+            duration(g.ns)
         )
     };
     for (g, space) in open.iter().take(5) {
