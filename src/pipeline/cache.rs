@@ -567,19 +567,56 @@ fn read_entry(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// profscope's version and the running binary's size and modification time, so a rebuilt binary
-/// never reads a result an older build made.
+/// profscope's version and the size and modification time of the running executable and of the
+/// file this code was loaded from, so a rebuilt build never reads a result an older one made. They
+/// differ in the Python package: the executable is the interpreter, the code its extension module
+/// (a reinstalled wheel of the same version must not read the old module's results).
 fn producer() -> String {
-    let exe = std::env::current_exe()
-        .and_then(std::fs::metadata)
-        .map(|m| format!("{}/{}.{}", m.len(), m.mtime(), m.mtime_nsec()))
-        .unwrap_or_default();
-    format!("{} {exe}", env!("CARGO_PKG_VERSION"))
+    let stamp = |p: &Path| {
+        std::fs::metadata(p)
+            .map(|m| format!("{}/{}.{}", m.len(), m.mtime(), m.mtime_nsec()))
+            .unwrap_or_default()
+    };
+    let exe = std::env::current_exe().map_or_else(|_| String::new(), |p| stamp(&p));
+    let code = code_file().map_or_else(String::new, |p| stamp(&p));
+    format!("{} {exe} {code}", env!("CARGO_PKG_VERSION"))
+}
+
+/// The file (executable or shared object) holding this function's code, as the dynamic loader
+/// names it; None when it names none.
+fn code_file() -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    // SAFETY: a zeroed Dl_info is a valid out-parameter; dladdr only reads the loader's tables.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    let at = code_file as *const libc::c_void;
+    // SAFETY: `at` is the address of a function of this object.
+    if unsafe { libc::dladdr(at, &mut info) } == 0 || info.dli_fname.is_null() {
+        return None;
+    }
+    // SAFETY: dladdr set dli_fname to a NUL-terminated string owned by the loader.
+    let name = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) }.to_bytes();
+    (!name.is_empty()).then(|| PathBuf::from(std::ffi::OsStr::from_bytes(name)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_producer_names_the_file_of_the_running_code() {
+        // In a test binary the code is in the executable itself: dladdr names a file whose
+        // size is the executable's, and that size is in the producer stamp.
+        let code = code_file().expect("dladdr names this code's file");
+        let exe = std::env::current_exe().unwrap();
+        let len = std::fs::metadata(&exe).unwrap().len();
+        assert_eq!(
+            std::fs::metadata(&code).map(|m| m.len()).ok(),
+            Some(len),
+            "{code:?}"
+        );
+        let p = producer();
+        assert_eq!(p.matches(&format!(" {len}/")).count(), 2, "{p}");
+    }
 
     #[test]
     fn the_sample_hash_covers_small_and_large_files() {
