@@ -132,7 +132,7 @@ pub const REGISTRY: &[Analysis] = &[
         run: |t, d, o, p| p.analyses.efficiency = efficiency::compute(t, d, &o.peaks),
         merge: |a, b| append(&mut a.analyses.efficiency, &mut b.analyses.efficiency),
         finish: None,
-        start_order: 9,
+        start_order: 2,
     },
     Analysis {
         name: "composition",

@@ -16,8 +16,8 @@ type Spans = Vec<(i64, i64, u32)>;
 pub struct AtenIndex {
     modelled: FxHashMap<ThreadId, Spans>,
     top: FxHashMap<ThreadId, Spans>,
-    /// op_args row of each event that has one.
-    args_of: FxHashMap<u32, usize>,
+    /// Whether any op_args row of the file is a host op (its recorded inputs).
+    has_shapes: bool,
 }
 
 /// Keeps the outermost of well-nested spans (sorted by start, then longest first).
@@ -39,15 +39,20 @@ fn containing(spans: &Spans, s: i64, e: i64) -> Option<u32> {
     (x.1 >= e).then_some(x.2)
 }
 
+/// The op_args row of event `e` (the column rises: a binary search, no per-row map).
+fn args_row(t: &Tables, e: u32) -> Option<usize> {
+    t.op_args.event.binary_search(&e).ok()
+}
+
 impl AtenIndex {
     pub fn build(t: &Tables, file: FileId) -> AtenIndex {
         let span = |i: usize| {
             let s = t.events.ts_ns[i];
             (s, s + t.events.dur_ns.at(i), i as u32)
         };
-        let mut args_of = FxHashMap::default();
+        let mut has_shapes = false;
         let mut modelled: FxHashMap<ThreadId, Spans> = FxHashMap::default();
-        for (row, &e) in t.op_args.event.iter().enumerate() {
+        for &e in &t.op_args.event {
             let i = e as usize;
             if i >= t.events.len()
                 || t.event_file(i) != file
@@ -55,7 +60,7 @@ impl AtenIndex {
             {
                 continue;
             }
-            args_of.insert(e, row);
+            has_shapes = true;
             if aten_ops::is_modelled(t.event_name(i)) {
                 modelled
                     .entry(t.events.thread[i])
@@ -80,13 +85,13 @@ impl AtenIndex {
                 .map(|(k, v)| (k, outermost(v)))
                 .collect(),
             top: top.into_iter().map(|(k, v)| (k, outermost(v))).collect(),
-            args_of,
+            has_shapes,
         }
     }
 
     /// True when the file has recorded op inputs at all.
     pub fn has_shapes(&self) -> bool {
-        !self.args_of.is_empty()
+        self.has_shapes
     }
 
     /// The outermost modelled op around launch call `call` (an event index), with its op_args
@@ -94,7 +99,7 @@ impl AtenIndex {
     pub fn modelled_op(&self, t: &Tables, call: u32) -> Option<(u32, usize)> {
         let (s, e) = crate::analysis::devices::iv(t, call);
         let op = containing(self.modelled.get(&t.events.thread[call as usize])?, s, e)?;
-        Some((op, *self.args_of.get(&op)?))
+        Some((op, args_row(t, op)?))
     }
 
     /// The outermost `cpu_op` around launch call `call`.

@@ -1,6 +1,6 @@
 //! The parse engine shared by the mapped and the streamed paths: chunks of a buffer are parsed
-//! in parallel waves while the previous wave is verified and merged in order, so only two waves
-//! of chunk columns are alive at once and both cores stay busy.
+//! in parallel while the parsed ones are verified and merged in file order by whichever thread
+//! is free, so a bounded window of chunk columns is alive at once and every core stays busy.
 
 use super::chunk::{ChunkEnd, ChunkOut, Spare, parse_chunk};
 use super::merge::merge_chunk;
@@ -9,7 +9,8 @@ use crate::ingest::builder::TablesBuilder;
 use crate::ingest::progress::Progress;
 use crate::ingest::source::Source;
 use crate::model::FileId;
-use rayon::prelude::*;
+use std::collections::BTreeMap;
+use std::sync::{Condvar, Mutex};
 
 /// Where the in-order merge of verified chunks stands (offsets relative to the current buffer).
 pub struct MergeState {
@@ -47,6 +48,11 @@ pub fn limit(starts: &[usize], i: usize) -> usize {
 
 /// Parses and merges chunks `0..count` of `starts` in `b`. Stops early when a chunk ends the array
 /// (closing bracket, truncation or syntax error); `st.end` then says how.
+///
+/// Every pool thread runs the same loop: merge the next chunk in file order when it is parsed and
+/// nobody is merging, else parse the next unclaimed chunk, else wait. No wave barrier: a thread
+/// that finishes its chunk goes on with the next one instead of waiting for the slowest chunk
+/// of a wave. At most `window` chunks are parsed ahead of the merge (memory stays bounded).
 #[allow(clippy::too_many_arguments)] // the engine's whole context; grouped further it only hides it
 pub fn run(
     b: &[u8],
@@ -59,7 +65,7 @@ pub fn run(
     progress: &Progress,
 ) {
     let scan = st.scan;
-    let spares = std::sync::Mutex::new(Vec::<Spare>::new());
+    let spares = Mutex::new(Vec::<Spare>::new());
     let spare = || {
         spares
             .lock()
@@ -78,58 +84,122 @@ pub fn run(
             src.release(starts[i], end);
         }
         progress.add((end.saturating_sub(starts[i])) as u64);
-        (i, out)
+        out
     };
-    let wave = (rayon::current_num_threads() * 2).max(2);
-    let mut pending: Vec<(usize, ChunkOut<'_>)> = Vec::new();
-    let mut next = 0;
-    while st.end.is_none() && (next < count || !pending.is_empty()) {
-        let hi = (next + wave).min(count);
-        let to_merge = std::mem::take(&mut pending);
-        let (parsed, ()) = rayon::join(
-            || (next..hi).into_par_iter().map(parse).collect::<Vec<_>>(),
-            || {
-                let used = merge_wave(to_merge, b, starts, file, st, builder, &spare);
+    let threads = rayon::current_num_threads().max(1);
+    // The first `reserve_after` chunks' bytes per event size the event columns once.
+    let reserve_after = (threads * 2).max(2);
+    let window = (threads * 3).max(4);
+    let shared = Mutex::new(Pipeline {
+        parsed: BTreeMap::new(),
+        next_merge: 0,
+        claimed: 0,
+        merging: false,
+        stop: st.end.is_some(),
+    });
+    let wake = Condvar::new();
+    // Only the thread that set `merging` locks this (never contended).
+    let sink = Mutex::new((st, builder));
+    let work = || {
+        let mut g = lock(&shared);
+        loop {
+            if !g.merging && !g.stop && g.parsed.contains_key(&g.next_merge) {
+                let i = g.next_merge;
+                let out = g.parsed.remove(&i).expect("checked above");
+                g.merging = true;
+                drop(g);
+                let (used, ended) = {
+                    let mut k = lock(&sink);
+                    let (st, builder) = &mut *k;
+                    let r = merge_one(i, out, b, starts, file, st, builder, &spare);
+                    if i + 1 == reserve_after.min(count) {
+                        reserve(st, builder);
+                    }
+                    r
+                };
                 if let Ok(mut s) = spares.lock() {
                     s.extend(used);
                 }
-            },
-        );
-        pending = parsed;
-        next = hi;
-    }
+                g = lock(&shared);
+                g.merging = false;
+                g.next_merge = i + 1;
+                g.stop |= ended;
+                wake.notify_all();
+                continue;
+            }
+            if !g.stop && g.claimed < count && g.claimed < g.next_merge + window {
+                let i = g.claimed;
+                g.claimed += 1;
+                drop(g);
+                let out = parse(i);
+                g = lock(&shared);
+                g.parsed.insert(i, out);
+                wake.notify_all();
+                continue;
+            }
+            if g.stop || g.next_merge >= count {
+                return;
+            }
+            g = wake.wait(g).unwrap_or_else(|e| e.into_inner());
+        }
+    };
+    rayon::scope(|s| {
+        for _ in 1..threads {
+            s.spawn(|_| work());
+        }
+        work();
+    });
 }
 
-/// Verifies and merges one wave in order; re-parses a chunk that started at a false boundary
-/// from where its predecessor really ended. Returns the merged chunks' emptied columns.
-fn merge_wave<'a>(
-    outs: Vec<(usize, ChunkOut<'a>)>,
+/// The chunks parsed and not yet merged, and who does what next.
+struct Pipeline<'a> {
+    parsed: BTreeMap<usize, ChunkOut<'a>>,
+    /// The chunk the merge needs next.
+    next_merge: usize,
+    /// Chunks handed out for parsing (`0..claimed`).
+    claimed: usize,
+    /// A thread is merging (only one at a time: chunks merge in file order).
+    merging: bool,
+    /// A merged chunk ended the array: nothing after it is wanted.
+    stop: bool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Verifies and merges chunk `i`; re-parses it when it started at a false boundary, from where
+/// its predecessor really ended. Returns the emptied columns and whether the array ended here.
+#[allow(clippy::too_many_arguments)]
+fn merge_one<'a>(
+    i: usize,
+    out: ChunkOut<'a>,
     b: &'a [u8],
     starts: &[usize],
     file: FileId,
     st: &mut MergeState,
     builder: &mut TablesBuilder,
     spare: &dyn Fn() -> Spare,
-) -> Vec<Spare> {
-    let mut used = Vec::with_capacity(outs.len());
-    for (i, out) in outs {
-        if st.end.is_some() {
-            return used;
-        }
-        let mut out = if out.start == st.expected {
-            out
-        } else {
-            used.push(out.into_spare());
-            parse_chunk(b, st.expected, limit(starts, i), st.scan, spare())
-        };
-        let this_end = out.end.expect("a parsed chunk always records its end");
-        merge_chunk(builder, file, &mut out);
+) -> (Vec<Spare>, bool) {
+    let mut used = Vec::with_capacity(2);
+    let mut out = if out.start == st.expected {
+        out
+    } else {
         used.push(out.into_spare());
-        match this_end {
-            ChunkEnd::NextEvent(p) => st.expected = p,
-            other => st.end = Some(other),
-        }
+        parse_chunk(b, st.expected, limit(starts, i), st.scan, spare())
+    };
+    let this_end = out.end.expect("a parsed chunk always records its end");
+    merge_chunk(builder, file, &mut out);
+    used.push(out.into_spare());
+    match this_end {
+        ChunkEnd::NextEvent(p) => st.expected = p,
+        other => st.end = Some(other),
     }
+    (used, st.end.is_some())
+}
+
+/// Reserves the event columns for the whole array, estimated from the bytes per event so far.
+fn reserve(st: &mut MergeState, builder: &mut TablesBuilder) {
     let consumed = st.expected.saturating_sub(st.origin);
     if !st.reserved && consumed > 0 && st.end.is_none() {
         st.reserved = true;
@@ -137,5 +207,4 @@ fn merge_wave<'a>(
         let estimate = (n as f64 * st.total_estimate as f64 / consumed as f64 * 1.02) as usize;
         builder.reserve_events(estimate.saturating_sub(n) + 1024);
     }
-    used
 }
