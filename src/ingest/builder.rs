@@ -56,6 +56,7 @@ pub struct TablesBuilder {
     /// Vendor `Overlap Analysis` events become per-device sums in vendor_overlap (what
     /// `analyze` asks for: they only feed device_time's vendor comparison).
     vendor_overlap_sums: bool,
+    op_inputs: super::OpInputs,
 }
 
 /// The pieces of one capture being read as one files row.
@@ -104,6 +105,15 @@ impl TablesBuilder {
 
     /// Whether readers turn vendor `Overlap Analysis` events into per-device sums
     /// ([`Self::add_vendor_overlap`]) instead of events.
+    /// Whose recorded op inputs the readers keep ([`super::OpInputs`]).
+    pub fn set_op_inputs(&mut self, keep: super::OpInputs) {
+        self.op_inputs = keep;
+    }
+
+    pub fn op_inputs(&self) -> super::OpInputs {
+        self.op_inputs
+    }
+
     pub fn set_vendor_overlap_sums(&mut self, on: bool) {
         self.vendor_overlap_sums = on;
     }

@@ -116,18 +116,27 @@ pub fn discover(paths: &[std::path::PathBuf]) -> Result<Discovered, IngestError>
     })
 }
 
+/// Whose recorded op inputs (`Input Dims`, `Input type`, `Concrete Inputs`) a reader keeps as
+/// text: `None` every host op's; `Some(keep)` those of the ops whose name `keep` accepts. An op
+/// whose inputs are not kept still has its op_args row, with empty texts, so a capture recorded
+/// with shapes still says so. The texts are most of a Kineto trace's distinct strings.
+pub type OpInputs = Option<fn(&str) -> bool>;
+
 /// What a consumer reads of an input. The default is everything; the analyses need less.
 #[derive(Debug, Clone, Copy)]
 pub struct IngestOpts {
     /// The vendor's overlap rows (a db's OVERLAP_ANALYSIS, a trace's `Overlap Analysis` events)
     /// as events, else as per-device sums in vendor_overlap.
     pub vendor_overlap_events: bool,
+    /// Whose recorded op inputs are kept ([`OpInputs`]).
+    pub op_inputs: OpInputs,
 }
 
 impl Default for IngestOpts {
     fn default() -> Self {
         IngestOpts {
             vendor_overlap_events: true,
+            op_inputs: None,
         }
     }
 }
@@ -136,6 +145,7 @@ impl IngestOpts {
     /// What `analyze` reads: the vendor's overlap rows as sums (they only feed a comparison).
     pub const ANALYSIS: IngestOpts = IngestOpts {
         vendor_overlap_events: false,
+        op_inputs: None,
     };
 }
 
@@ -152,7 +162,11 @@ pub fn ingest_one_with(
 ) -> Result<Tables, IngestError> {
     let size = std::fs::metadata(&input.path).map_or(0, |m| m.len());
     let mut b = TablesBuilder::new();
+    let t0 = std::time::Instant::now();
     let r = ingest_input_with(input, opts, &mut b, progress);
+    if std::env::var_os("PROFSCOPE_INGEST_TIMING").is_some() {
+        eprintln!("ingest read: {:.3} s", t0.elapsed().as_secs_f64());
+    }
     if !mapping::shrank(&input.path, size) {
         r?;
         return Ok(b.finish());
@@ -187,6 +201,7 @@ fn ingest_input_with(
     progress: &Progress,
 ) -> Result<(), IngestError> {
     b.set_vendor_overlap_sums(!opts.vendor_overlap_events);
+    b.set_op_inputs(opts.op_inputs);
     match input.format {
         detect::InputFormat::ChromeJson if input.parts.is_empty() => {
             chrome_json::ingest_file(&input.path, b, progress)?

@@ -29,13 +29,26 @@ pub(super) struct PendingBe {
 }
 
 pub(super) fn run(m: Merged) -> Tables {
+    // `PROFSCOPE_INGEST_TIMING` prints each pass's time to stderr.
+    let timing = std::env::var_os("PROFSCOPE_INGEST_TIMING").is_some();
+    let t0 = std::time::Instant::now();
+    let lap = |what: &str| {
+        if timing {
+            eprintln!("postpass {what}: {:.3} s", t0.elapsed().as_secs_f64());
+        }
+    };
     let mut t = m.t;
     assign_roles(&mut t);
+    lap("roles");
     match_begin_end(&mut t, m.pending_be);
     report_phases(&mut t, &m.phase_counts);
+    lap("begin/end");
     fill_streams(&mut t);
+    lap("streams");
     classify_all(&mut t);
+    lap("classify");
     count_overlaps(&mut t);
+    lap("overlaps");
     t
 }
 

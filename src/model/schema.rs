@@ -298,7 +298,7 @@ pub const TABLES: &[TableSchema] = &[
     },
     TableSchema {
         name: "op_args",
-        doc: "Recorded inputs of host operator events (PyTorch profiler record_shapes): Kineto and torch_npu trace_view.json `Input Dims`, `Input type`, `Concrete Inputs` args, one row per event that has them, by event row. Read by the efficiency analysis (docs/analyses/efficiency.md).",
+        doc: "Recorded inputs of host operator events (PyTorch profiler record_shapes): Kineto and torch_npu trace_view.json `Input Dims`, `Input type`, `Concrete Inputs` args, one row per event that has them, by event row. Read by the efficiency analysis (docs/analyses/efficiency.md). `analyze` keeps the texts of the ops that analysis models only (`ingest::OpInputs`; the other rows are kept with empty texts, so a capture recorded with shapes still says so); exports, `query` and `sql` keep every text.",
         columns: cols![
             ("event", "u32", "Row of events (rising)."),
             (

@@ -170,7 +170,10 @@ fn analyse_files(
     each_file(
         inputs,
         o.limits(),
-        IngestOpts::ANALYSIS,
+        IngestOpts {
+            op_inputs: Some(crate::analysis::efficiency::reads_inputs_of),
+            ..IngestOpts::ANALYSIS
+        },
         progress,
         |input, read| {
             let part = one_file(input, read, o);

@@ -31,6 +31,13 @@ use peaks::{DevicePeaks, cube_ops_per_cycle};
 use rows::{NoModelAcc, OpAcc, StepAcc};
 use work::{Modeled, Work};
 
+/// True for a host op whose recorded inputs (`Input Dims`, `Input type`, `Concrete Inputs`) this
+/// analysis reads: the ops it models. `analyze` keeps only these ops' input texts
+/// (`ingest::OpInputs`); every other op's row stays, with empty texts.
+pub fn reads_inputs_of(name: &str) -> bool {
+    aten_ops::is_modelled(name)
+}
+
 /// Every device's efficiency (devices without compute tasks are left out).
 pub fn compute(t: &Tables, devices: &[Device], o: &PeakOverride) -> Vec<DeviceEfficiency> {
     let mut cx = Context {

@@ -9,6 +9,7 @@ use super::local::{IdKey, LocalStrings, LocalThreads, StringArena};
 use super::number::{parse_f64, parse_i64, us_to_ns};
 use super::structural::ScanMode;
 use super::value_memo::{Known, Lookup, Reader, ValueMemo};
+use crate::ingest::OpInputs;
 use crate::model::events::EventKind;
 use crate::model::flows::FlowPhase;
 use crate::units::{MAX_SPAN_NS, MAX_TS_NS};
@@ -223,6 +224,8 @@ struct Raw {
     input_dims: RawStr,
     input_type: RawStr,
     concrete: RawStr,
+    /// Inputs were recorded but not kept ([`OpInputs`]): a row with empty texts.
+    inputs_dropped: bool,
     nums: [(RawStr, (usize, u32)); 16],
     n_nums: usize,
     nums_overflow: bool,
@@ -270,6 +273,7 @@ impl Raw {
         self.input_dims = RawStr::default();
         self.input_type = RawStr::default();
         self.concrete = RawStr::default();
+        self.inputs_dropped = false;
         self.n_nums = 0;
         self.nums_overflow = false;
     }
@@ -287,13 +291,20 @@ impl Raw {
     }
 }
 
+/// How a chunk is read: the tokeniser, and whose recorded op inputs are kept.
+#[derive(Debug, Clone, Copy)]
+pub struct ChunkRead {
+    pub scan: ScanMode,
+    pub op_inputs: OpInputs,
+}
+
 /// Parses events of the array from `start` (an event's `{`, or the first byte after `[`), into
 /// the columns of `spare`.
 pub fn parse_chunk(
     b: &[u8],
     start: usize,
     limit: usize,
-    scan: ScanMode,
+    read: ChunkRead,
     spare: Spare,
 ) -> ChunkOut<'_> {
     let mut out = ChunkOut {
@@ -312,9 +323,12 @@ pub fn parse_chunk(
         ev_graph: spare.ev_graph,
         ..Default::default()
     };
-    let mut lx = Lexer::with_mode(b, start, scan);
+    let mut lx = Lexer::with_mode(b, start, read.scan);
     let mut raw = Raw::default();
-    let mut memos = Memos::default();
+    let mut memos = Memos {
+        op_inputs: read.op_inputs,
+        ..Memos::default()
+    };
     let end = loop {
         let c = match lx.peek() {
             Ok(c) => c,
@@ -494,6 +508,8 @@ struct Memos {
     /// Graph ids that are not one ([`INVALID_GRAPH`]), and the byte offset of the first (counted
     /// where the arg is read, so events without one pay nothing).
     graph_invalid: (u64, usize),
+    /// Whose recorded inputs are kept ([`OpInputs`]).
+    op_inputs: OpInputs,
 }
 
 /// A member's value at the cursor through the value memo (scalar mode only): the answer `reader`
@@ -657,6 +673,7 @@ fn parse_event(lx: &mut Lexer<'_>, raw: &mut Raw, memos: &mut Memos) -> Result<(
                 &mut memos.args,
                 &mut memos.arg_values,
                 &mut memos.graph_invalid,
+                memos.op_inputs,
             )?,
             Member::Other => lx.skip_value()?,
         }
@@ -664,7 +681,40 @@ fn parse_event(lx: &mut Lexer<'_>, raw: &mut Raw, memos: &mut Memos) -> Result<(
             break;
         }
     }
+    // Inputs read before the name (args written first): dropped now if the name is not kept,
+    // so the tables do not depend on the members' order.
+    if (raw.input_dims.len > 0 || raw.input_type.len > 0)
+        && !inputs_wanted(lx, raw, memos.op_inputs)
+    {
+        raw.input_dims = RawStr::default();
+        raw.input_type = RawStr::default();
+        raw.concrete = RawStr::default();
+        raw.inputs_dropped = true;
+    }
     Ok(())
+}
+
+/// True when the recorded inputs of the event in `raw` are kept: every event's when `op_inputs`
+/// is `None`; else those of an event whose name `op_inputs` keeps, or whose name is not read yet
+/// or is escaped (decided again after the event, or kept).
+#[inline]
+fn inputs_wanted(lx: &Lexer<'_>, raw: &Raw, op_inputs: OpInputs) -> bool {
+    let Some(keep) = op_inputs else {
+        return true;
+    };
+    if !raw.has_name || raw.name.escaped {
+        return true;
+    }
+    std::str::from_utf8(lx.bytes(raw.name)).map_or(true, keep)
+}
+
+/// Skips a recorded-input value; true when reading it would have given text (the event then
+/// keeps its op_args row, with empty texts).
+fn skip_input(lx: &mut Lexer<'_>) -> Result<bool, LexError> {
+    let at = lx.pos;
+    let quoted = lx.peek()? == b'"';
+    lx.skip_value()?;
+    Ok(lx.pos - at > if quoted { 2 } else { 0 })
 }
 
 fn flow_id(lx: &mut Lexer<'_>) -> Result<u64, LexError> {
@@ -697,6 +747,7 @@ fn parse_args(
     memo: &mut KeyMemo<Arg>,
     values: &mut ValueMemo,
     graph_invalid: &mut (u64, usize),
+    op_inputs: OpInputs,
 ) -> Result<(), LexError> {
     if lx.peek()? != b'{' {
         return lx.skip_value();
@@ -742,6 +793,12 @@ fn parse_args(
             Arg::NotifyId => raw.notify_id = notify_value(lx)?,
             Arg::ProcessGroupName => raw.process_group = string_value(lx)?,
             Arg::CollectiveName => raw.collective = string_value(lx)?,
+            Arg::InputDims | Arg::InputType | Arg::ConcreteInputs
+                if !inputs_wanted(lx, raw, op_inputs) =>
+            {
+                let text = skip_input(lx)?;
+                raw.inputs_dropped |= text && arg != Arg::ConcreteInputs;
+            }
             Arg::InputDims => raw.input_dims = text_or_raw(lx)?,
             Arg::InputType => raw.input_type = text_or_raw(lx)?,
             Arg::ConcreteInputs => raw.concrete = text_or_raw(lx)?,
@@ -879,7 +936,7 @@ fn emit_span<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw, pid: IdKey, tid
         let event = (out.ev_ts.len() - 1) as u32;
         emit_comm(out, b, raw, event);
     }
-    if raw.input_dims.len > 0 || raw.input_type.len > 0 {
+    if raw.input_dims.len > 0 || raw.input_type.len > 0 || raw.inputs_dropped {
         let event = (out.ev_ts.len() - 1) as u32;
         let dims = out.strings.intern(b, raw.input_dims);
         let types = out.strings.intern(b, raw.input_type);

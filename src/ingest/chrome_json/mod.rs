@@ -163,7 +163,11 @@ pub fn ingest_bytes(
         }
     };
     let starts = split::plan(b, first, opts.chunk_bytes.max(1));
-    let mut st = MergeState::new(first, b.len() - first, opts.scan);
+    let read = chunk::ChunkRead {
+        scan: opts.scan,
+        op_inputs: builder.op_inputs(),
+    };
+    let mut st = MergeState::new(first, b.len() - first, read);
     waves::run(
         b,
         &starts,

@@ -215,7 +215,11 @@ fn parse_feed(
     };
     let file = builder.add_file(path, meta.clone());
     super::kineto_groups(builder, file, meta);
-    let mut st = MergeState::new(first, estimate, scan);
+    let read = super::chunk::ChunkRead {
+        scan,
+        op_inputs: builder.op_inputs(),
+    };
+    let mut st = MergeState::new(first, estimate, read);
     let mut base = 0usize;
     // Bytes wanted beyond `expected` before parsing. It doubles whenever a parse could not finish
     // for lack of data (no boundary found, or an event running past the buffer), so a giant or

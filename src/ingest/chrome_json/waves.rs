@@ -2,9 +2,8 @@
 //! in parallel while the parsed ones are verified and merged in file order by whichever thread
 //! is free, so a bounded window of chunk columns is alive at once and every core stays busy.
 
-use super::chunk::{ChunkEnd, ChunkOut, Spare, parse_chunk};
+use super::chunk::{ChunkEnd, ChunkOut, ChunkRead, Spare, parse_chunk};
 use super::merge::merge_chunk;
-use super::structural::ScanMode;
 use crate::ingest::builder::TablesBuilder;
 use crate::ingest::progress::Progress;
 use crate::ingest::source::Source;
@@ -24,19 +23,19 @@ pub struct MergeState {
     pub total_estimate: usize,
     /// Offset where this buffer's events began (for the bytes-per-event estimate).
     pub origin: usize,
-    /// How chunks are tokenised.
-    pub scan: ScanMode,
+    /// How chunks are read.
+    pub read: ChunkRead,
 }
 
 impl MergeState {
-    pub fn new(first: usize, total_estimate: usize, scan: ScanMode) -> MergeState {
+    pub fn new(first: usize, total_estimate: usize, read: ChunkRead) -> MergeState {
         MergeState {
             expected: first,
             end: None,
             reserved: false,
             total_estimate,
             origin: first,
-            scan,
+            read,
         }
     }
 }
@@ -64,7 +63,7 @@ pub fn run(
     src: Option<&Source>,
     progress: &Progress,
 ) {
-    let scan = st.scan;
+    let read = st.read;
     let spares = Mutex::new(Vec::<Spare>::new());
     let spare = || {
         spares
@@ -75,7 +74,10 @@ pub fn run(
             .unwrap_or_default()
     };
     let parse = |i: usize| {
-        let out = parse_chunk(b, starts[i], limit(starts, i), scan, spare());
+        if let Some(src) = src {
+            src.prefault(starts[i], limit(starts, i));
+        }
+        let out = parse_chunk(b, starts[i], limit(starts, i), read, spare());
         let end = match out.end {
             Some(ChunkEnd::NextEvent(p)) | Some(ChunkEnd::ArrayEnd(p)) => p,
             _ => limit(starts, i).min(b.len()),
@@ -186,7 +188,7 @@ fn merge_one<'a>(
         out
     } else {
         used.push(out.into_spare());
-        parse_chunk(b, st.expected, limit(starts, i), st.scan, spare())
+        parse_chunk(b, st.expected, limit(starts, i), st.read, spare())
     };
     let this_end = out.end.expect("a parsed chunk always records its end");
     merge_chunk(builder, file, &mut out);
