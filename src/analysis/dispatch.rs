@@ -365,7 +365,9 @@ fn above(t: &Tables, pairs: &[(u32, u32)], enclose: bool) -> Vec<Option<u32>> {
     let mut best: Vec<Option<(i64, u32)>> = vec![None; pairs.len()];
     // Pairs a flow names, by the flow's host end; the others (enclosing search) by thread.
     let mut by_start: FxHashMap<(ThreadId, i64), Vec<usize>> = FxHashMap::default();
-    let mut by_thread: FxHashMap<ThreadId, Vec<usize>> = FxHashMap::default();
+    // Per thread: (call start, pair) sorted by start, so an op finds the calls that start
+    // inside it by binary search instead of testing every pair of its thread.
+    let mut by_thread: FxHashMap<ThreadId, Vec<(i64, usize)>> = FxHashMap::default();
     for (k, &(_, call)) in pairs.iter().enumerate() {
         // A flow that starts on the runtime call itself (Kineto's `ac2g`) names no op above it.
         let own = (
@@ -378,9 +380,12 @@ fn above(t: &Tables, pairs: &[(u32, u32)], enclose: bool) -> Vec<Option<u32>> {
             None if enclose => by_thread
                 .entry(t.events.thread[call as usize])
                 .or_default()
-                .push(k),
+                .push((iv(t, call).0, k)),
             None => {}
         }
+    }
+    for v in by_thread.values_mut() {
+        v.sort_unstable();
     }
     for i in 0..t.events.len() {
         if t.events.category[i] != Category::HostOp {
@@ -398,7 +403,12 @@ fn above(t: &Tables, pairs: &[(u32, u32)], enclose: bool) -> Vec<Option<u32>> {
                 best[k] = Some((s, i as u32));
             }
         }
-        for &k in enclosing.into_iter().flatten() {
+        let inside = enclosing.map_or(&[][..], |v| {
+            let lo = v.partition_point(|&(cs, _)| cs < s);
+            let hi = v.partition_point(|&(cs, _)| cs <= e);
+            &v[lo..hi.max(lo)]
+        });
+        for &(_, k) in inside {
             let (cs, ce) = iv(t, pairs[k].1);
             let hit =
                 i as u32 != pairs[k].1 && s <= cs && e >= ce && t.events.correlation_id.at(i) < 0;

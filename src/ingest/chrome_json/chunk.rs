@@ -226,6 +226,8 @@ struct Raw {
     concrete: RawStr,
     /// Inputs were recorded but not kept ([`OpInputs`]): a row with empty texts.
     inputs_dropped: bool,
+    /// Whether this event's name keeps its inputs, once the name is read and tested.
+    inputs_kept: Option<bool>,
     nums: [(RawStr, (usize, u32)); 16],
     n_nums: usize,
     nums_overflow: bool,
@@ -274,6 +276,7 @@ impl Raw {
         self.input_type = RawStr::default();
         self.concrete = RawStr::default();
         self.inputs_dropped = false;
+        self.inputs_kept = None;
         self.n_nums = 0;
         self.nums_overflow = false;
     }
@@ -698,14 +701,17 @@ fn parse_event(lx: &mut Lexer<'_>, raw: &mut Raw, memos: &mut Memos) -> Result<(
 /// is `None`; else those of an event whose name `op_inputs` keeps, or whose name is not read yet
 /// or is escaped (decided again after the event, or kept).
 #[inline]
-fn inputs_wanted(lx: &Lexer<'_>, raw: &Raw, op_inputs: OpInputs) -> bool {
+fn inputs_wanted(lx: &Lexer<'_>, raw: &mut Raw, op_inputs: OpInputs) -> bool {
     let Some(keep) = op_inputs else {
         return true;
     };
     if !raw.has_name || raw.name.escaped {
         return true;
     }
-    std::str::from_utf8(lx.bytes(raw.name)).map_or(true, keep)
+    // Asked once per input member and once after the event: the name is tested once.
+    *raw.inputs_kept.get_or_insert_with(|| {
+        std::str::from_utf8(lx.bytes(raw.name)).map_or(true, keep)
+    })
 }
 
 /// Skips a recorded-input value; true when reading it would have given text (the event then
