@@ -9,7 +9,7 @@
 //! Plus comm/compute overlap from the unions: overlapped ns and percent of communication time.
 
 use super::device_time::busy_unions;
-use super::devices::{CommSource, Device, wait_kind};
+use super::devices::{CommSource, Device, WaitKinds};
 use super::intervals;
 use super::stats::pct;
 pub use crate::contract::communication::*;
@@ -57,8 +57,8 @@ fn one(t: &Tables, d: &Device) -> Communication {
         (CommSource::DeviceCommKernels, share(own, compute_ns))
     };
     // Waits by kind: 1 NOTIFY_WAIT, 2 EVENT_WAIT / STREAM_WAIT / MEM_WAIT_VALUE.
-    let mut buf = String::new();
-    let mut kind = |i: usize| match wait_kind(t, i, &mut buf) {
+    let mut kinds = WaitKinds::default();
+    let mut kind = |i: usize| match kinds.of(t, i) {
         Some(WaitKind::Notify) => 1,
         Some(WaitKind::Event | WaitKind::MemWait) => 2,
         _ => 0,

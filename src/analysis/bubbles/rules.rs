@@ -6,7 +6,7 @@ use super::host_block::{blocking_call, waited_for};
 use super::host_side::{self, HostSide};
 use super::sorted::Sorted;
 use super::{Cause, DISPATCH_MIN_GAPS};
-use crate::analysis::devices::{CommSource, Device, wait_kind};
+use crate::analysis::devices::{CommSource, Device, WaitKinds};
 use crate::analysis::dispatch::{self, Launch, Launches, NO_LAUNCH};
 use crate::analysis::intervals::Iv;
 use crate::model::category::WaitKind;
@@ -27,14 +27,14 @@ struct Evidence {
 }
 
 fn evidence_of(t: &Tables, d: &Device, window: Iv) -> Evidence {
-    let mut buf = String::new();
+    let mut kinds = WaitKinds::default();
     let (mut waits, mut copies, mut comm_tasks) =
         (Sorted::default(), Sorted::default(), Sorted::default());
     let mut wait_kinds = Vec::new();
     // Communication tasks of the device that are not its busy time (the HCCL group ops are).
     let own_comm_busy = d.comm_source == CommSource::DeviceCommKernels;
     for &i in &d.events {
-        if let Some(k) = wait_kind(t, i as usize, &mut buf).filter(|&k| k != WaitKind::Other) {
+        if let Some(k) = kinds.of(t, i as usize).filter(|&k| k != WaitKind::Other) {
             waits.push(t, i);
             wait_kinds.push(k);
         } else {

@@ -5,7 +5,7 @@
 //! next NOTIFY_WAIT / CAPTURE_RECORD opens an MTP head, whose burst runs from the wait's end to the
 //! last kernel before the next such task.
 
-use super::{Device, iv, wait_kind};
+use super::{Device, iv};
 use crate::model::category::WaitKind;
 use crate::model::{Category, Tables};
 
@@ -68,14 +68,14 @@ impl DecodeSteps {
 /// The mark of each entry of `d.events` (one byte per device event: a device can have tens of
 /// millions).
 fn marks(t: &Tables, d: &Device) -> Vec<Mark> {
-    let mut buf = String::new();
+    let mut kinds = super::WaitKinds::default();
     d.events
         .iter()
         .map(|&i| {
             let u = i as usize;
             match t.events.category[u] {
                 Category::ComputeKernel | Category::CommKernel => Mark::Kernel,
-                Category::WaitSync => match wait_kind(t, u, &mut buf) {
+                Category::WaitSync => match kinds.of(t, u) {
                     Some(WaitKind::Notify) => Mark::Notify,
                     Some(WaitKind::Capture) => Mark::Capture,
                     Some(WaitKind::MemWait) => Mark::MemWait,

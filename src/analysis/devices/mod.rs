@@ -10,7 +10,8 @@ pub mod launches;
 use super::intervals::Iv;
 pub use crate::contract::devices::*;
 use crate::model::category::WaitKind;
-use crate::model::{Category, FileId, ProcessId, ProcessRole, Tables};
+use crate::model::hash::FxHashMap;
+use crate::model::{Category, FileId, ProcessId, ProcessRole, StrId, Tables};
 use decode_steps::DecodeSteps;
 use rayon::slice::ParallelSliceMut;
 use std::sync::OnceLock;
@@ -183,10 +184,35 @@ pub fn iv(t: &Tables, i: u32) -> (i64, i64) {
     (t.events.ts_ns[i], t.events.ts_ns[i] + t.events.dur_ns.at(i))
 }
 
-/// The wait kind of event `i`, or None when it is not a wait/sync task. `buf` is scratch space.
-pub fn wait_kind(t: &Tables, i: usize, buf: &mut String) -> Option<WaitKind> {
-    (t.events.category[i] == Category::WaitSync)
-        .then(|| WaitKind::of(t.str(t.events.task_type.at(i)), t.event_name(i), buf))
+/// Wait kinds of events: the kind's string test once per distinct (task type, name), not per
+/// event (a device can have millions of wait tasks under a handful of names).
+#[derive(Default)]
+pub struct WaitKinds {
+    buf: String,
+    memo: FxHashMap<(StrId, StrId), WaitKind>,
+    last: Option<((StrId, StrId), WaitKind)>,
+}
+
+impl WaitKinds {
+    /// The wait kind of event `i`, or None when it is not a wait/sync task.
+    pub fn of(&mut self, t: &Tables, i: usize) -> Option<WaitKind> {
+        if t.events.category[i] != Category::WaitSync {
+            return None;
+        }
+        let key = (t.events.task_type.at(i), t.events.name[i]);
+        if let Some((k, w)) = self.last
+            && k == key
+        {
+            return Some(w);
+        }
+        let buf = &mut self.buf;
+        let w = *self
+            .memo
+            .entry(key)
+            .or_insert_with(|| WaitKind::of(t.str(key.0), t.str(key.1), buf));
+        self.last = Some((key, w));
+        Some(w)
+    }
 }
 
 /// Async copies: `MEMCPY_ASYNC` by task type or name (msprof-analyze's "memory"). The string is

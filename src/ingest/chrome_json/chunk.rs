@@ -709,9 +709,8 @@ fn inputs_wanted(lx: &Lexer<'_>, raw: &mut Raw, op_inputs: OpInputs) -> bool {
         return true;
     }
     // Asked once per input member and once after the event: the name is tested once.
-    *raw.inputs_kept.get_or_insert_with(|| {
-        std::str::from_utf8(lx.bytes(raw.name)).map_or(true, keep)
-    })
+    *raw.inputs_kept
+        .get_or_insert_with(|| std::str::from_utf8(lx.bytes(raw.name)).map_or(true, keep))
 }
 
 /// Skips a recorded-input value; true when reading it would have given text (the event then
