@@ -127,16 +127,32 @@ fn append_events(b: &mut TablesBuilder, out: &ChunkOut<'_>, ids: &Ids) {
     e.kind.extend_from_slice(&out.ev_kind);
     e.connection_id.extend_from_slice(&out.ev_conn);
     e.correlation_id.extend_from_slice(&out.ev_corr);
-    for &g in &out.ev_graph {
-        e.graph_id.push(crate::model::events::graph_id_of(g));
+    // Runs of one graph id (most events have none) and the launched names between the few
+    // launches are pushed a run at a time.
+    let graph = &out.ev_graph;
+    let mut k = 0;
+    while k < graph.len() {
+        let g = crate::model::events::graph_id_of(graph[k]);
+        let run = graph[k..]
+            .iter()
+            .take_while(|&&x| crate::model::events::graph_id_of(x) == g)
+            .count();
+        e.graph_id.push_n(g, run);
+        k += run;
     }
-    let mut named = out.launched.iter().peekable();
-    for k in 0..out.ev_ts.len() as u32 {
-        match named.next_if(|x| x.0 == k) {
-            Some(&(_, s)) => e.launched.push(ids.str(s)),
-            None => e.launched.push(StrId::EMPTY),
+    let mut next = 0u32;
+    for &(k, s) in &out.launched {
+        if k < next || k as usize >= out.ev_ts.len() {
+            continue;
         }
+        e.launched.push_n(StrId::EMPTY, (k - next) as usize);
+        e.launched.push(ids.str(s));
+        next = k + 1;
     }
+    e.launched.push_n(
+        StrId::EMPTY,
+        (out.ev_ts.len() as u32).saturating_sub(next) as usize,
+    );
     e.pad_links();
 }
 
