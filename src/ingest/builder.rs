@@ -103,8 +103,6 @@ impl TablesBuilder {
         }
     }
 
-    /// Whether readers turn vendor `Overlap Analysis` events into per-device sums
-    /// ([`Self::add_vendor_overlap`]) instead of events.
     /// Whose recorded op inputs the readers keep ([`super::OpInputs`]).
     pub fn set_op_inputs(&mut self, keep: super::OpInputs) {
         self.op_inputs = keep;
@@ -114,6 +112,8 @@ impl TablesBuilder {
         self.op_inputs
     }
 
+    /// Whether readers turn vendor `Overlap Analysis` events into per-device sums
+    /// ([`Self::add_vendor_overlap`]) instead of events.
     pub fn set_vendor_overlap_sums(&mut self, on: bool) {
         self.vendor_overlap_sums = on;
     }

@@ -129,17 +129,17 @@ fn append_events(b: &mut TablesBuilder, out: &ChunkOut<'_>, ids: &Ids) {
     e.correlation_id.extend_from_slice(&out.ev_corr);
     // Runs of one graph id (most events have none) and the launched names between the few
     // launches are pushed a run at a time.
-    let graph = &out.ev_graph;
-    let mut k = 0;
-    while k < graph.len() {
-        let g = crate::model::events::graph_id_of(graph[k]);
-        let run = graph[k..]
-            .iter()
-            .take_while(|&&x| crate::model::events::graph_id_of(x) == g)
-            .count();
-        e.graph_id.push_n(g, run);
-        k += run;
+    let mut run = (-1, 0);
+    for &g in &out.ev_graph {
+        let g = crate::model::events::graph_id_of(g);
+        if g == run.0 {
+            run.1 += 1;
+        } else {
+            e.graph_id.push_n(run.0, run.1);
+            run = (g, 1);
+        }
     }
+    e.graph_id.push_n(run.0, run.1);
     let mut next = 0u32;
     for &(k, s) in &out.launched {
         if k < next || k as usize >= out.ev_ts.len() {
