@@ -200,24 +200,31 @@ fn report_phases(t: &mut Tables, phase_counts: &[[u64; 128]]) {
 
 /// Device tasks without a stream arg take their tid (Ascend Hardware tid = physical stream).
 fn fill_streams(t: &mut Tables) {
-    let filled = |i: usize| -> Option<i32> {
-        if t.events.stream.at(i) >= 0 {
-            return None;
-        }
-        let th = t.events.thread[i];
-        let p = t.thread_process(th).idx();
-        matches!(
-            t.processes.role[p],
-            ProcessRole::AscendHardware | ProcessRole::KinetoDevice
-        )
-        .then(|| t.threads.tid[th.idx()].clamp(-1, i32::MAX as i64) as i32)
+    // Per thread: the stream its device tasks without one take.
+    let fill: Vec<Option<i32>> = (0..t.threads.len())
+        .map(|th| {
+            let p = t.threads.process[th].idx();
+            matches!(
+                t.processes.role[p],
+                ProcessRole::AscendHardware | ProcessRole::KinetoDevice
+            )
+            .then(|| t.threads.tid[th].clamp(-1, i32::MAX as i64) as i32)
+        })
+        .collect();
+    if fill.iter().all(Option::is_none) {
+        return;
+    }
+    let e = &t.events;
+    let filled = |i: usize| match fill[e.thread[i].idx()] {
+        Some(s) if e.stream.at(i) < 0 => Some(s),
+        _ => None,
     };
-    let n = t.events.len();
+    let n = e.len();
     if (0..n).all(|i| filled(i).is_none()) {
         return;
     }
     let streams = (0..n)
-        .map(|i| filled(i).unwrap_or_else(|| t.events.stream.at(i)))
+        .map(|i| filled(i).unwrap_or_else(|| e.stream.at(i)))
         .collect();
     t.events.stream = streams;
 }

@@ -61,27 +61,7 @@ pub struct Device {
 
 /// Every device with at least one device event.
 pub fn devices(t: &Tables) -> Vec<Device> {
-    let mut by_process: Vec<Vec<u32>> = vec![Vec::new(); t.processes.len()];
-    let mut hccl_by_file: Vec<Vec<u32>> = vec![Vec::new(); t.files.len()];
-    for i in 0..t.events.len() {
-        let p = t.event_process(i);
-        match t.processes.role[p.idx()] {
-            ProcessRole::AscendHardware | ProcessRole::KinetoDevice
-                if t.events.category[i].is_device() =>
-            {
-                by_process[p.idx()].push(i as u32)
-            }
-            ProcessRole::Hccl if t.events.category[i] == Category::CommKernel => {
-                let th = t.events.thread[i];
-                let thread = t.str(t.threads.name[th.idx()]);
-                // `Group … Communication` (torch_npu), `Communication Kernel` (legacy CANN).
-                if thread.starts_with("Group") || thread == "Communication Kernel" {
-                    hccl_by_file[t.process_file(p).idx()].push(i as u32);
-                }
-            }
-            _ => {}
-        }
-    }
+    let (by_process, hccl_by_file) = gather(t);
     let mut out = Vec::new();
     for (p, mut events) in by_process.into_iter().enumerate() {
         if events.is_empty() {
@@ -124,6 +104,84 @@ pub fn devices(t: &Tables) -> Vec<Device> {
         });
     }
     out
+}
+
+/// Where an event of a thread may go, decided once per thread.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Gathers {
+    Nothing,
+    /// Its device events are its process's device events.
+    Device,
+    /// Its communication kernels are its file's HCCL group ops.
+    HcclGroup,
+}
+
+/// Device events per process, and HCCL group ops per file.
+type Gathered = (Vec<Vec<u32>>, Vec<Vec<u32>>);
+
+/// Device events per process and HCCL group ops per file, each in event order: one pass over the
+/// events in pieces on the pool, concatenated in order.
+fn gather(t: &Tables) -> Gathered {
+    use rayon::prelude::*;
+    let gathers: Vec<Gathers> = (0..t.threads.len())
+        .map(|th| {
+            let p = t.threads.process[th];
+            match t.processes.role[p.idx()] {
+                ProcessRole::AscendHardware | ProcessRole::KinetoDevice => Gathers::Device,
+                ProcessRole::Hccl => {
+                    let thread = t.str(t.threads.name[th]);
+                    // `Group … Communication` (torch_npu), `Communication Kernel` (legacy CANN).
+                    if thread.starts_with("Group") || thread == "Communication Kernel" {
+                        Gathers::HcclGroup
+                    } else {
+                        Gathers::Nothing
+                    }
+                }
+                _ => Gathers::Nothing,
+            }
+        })
+        .collect();
+    let empty = || {
+        (
+            vec![Vec::new(); t.processes.len()],
+            vec![Vec::new(); t.files.len()],
+        )
+    };
+    let e = &t.events;
+    const PIECE: usize = 1 << 20;
+    let pieces: Vec<Gathered> = (0..e.len().div_ceil(PIECE))
+        .into_par_iter()
+        .map(|k| {
+            let (mut by_process, mut hccl_by_file) = empty();
+            for i in k * PIECE..((k + 1) * PIECE).min(e.len()) {
+                let th = e.thread[i];
+                match gathers[th.idx()] {
+                    Gathers::Device if e.category[i].is_device() => {
+                        by_process[t.thread_process(th).idx()].push(i as u32)
+                    }
+                    Gathers::HcclGroup if e.category[i] == Category::CommKernel => {
+                        let f = t.process_file(t.thread_process(th));
+                        hccl_by_file[f.idx()].push(i as u32)
+                    }
+                    _ => {}
+                }
+            }
+            (by_process, hccl_by_file)
+        })
+        .collect();
+    let mut pieces = pieces.into_iter();
+    let Some(first) = pieces.next() else {
+        return empty();
+    };
+    pieces.fold(first, |(mut by_process, mut hccl), (p, h)| {
+        for (to, from) in by_process.iter_mut().zip(p) {
+            to.extend(from);
+        }
+        for (to, from) in hccl.iter_mut().zip(h) {
+            to.extend(from);
+        }
+        (by_process, hccl)
+    })
 }
 
 /// Sorts event indexes by (start, index). The keys are sorted next to the indexes (a key

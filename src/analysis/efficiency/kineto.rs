@@ -52,6 +52,8 @@ impl AtenIndex {
         };
         let mut has_shapes = false;
         let mut modelled: FxHashMap<ThreadId, Spans> = FxHashMap::default();
+        // Per name: 0 not asked yet, 1 not modelled, 2 modelled (the name test once per name).
+        let mut by_name = vec![0u8; t.strings.len()];
         for &e in &t.op_args.event {
             let i = e as usize;
             if i >= t.events.len()
@@ -61,7 +63,12 @@ impl AtenIndex {
                 continue;
             }
             has_shapes = true;
-            if aten_ops::is_modelled(t.event_name(i)) {
+            let name = t.events.name[i];
+            let known = &mut by_name[name.0 as usize];
+            if *known == 0 {
+                *known = 1 + aten_ops::is_modelled(t.str(name)) as u8;
+            }
+            if *known == 2 {
                 modelled
                     .entry(t.events.thread[i])
                     .or_default()
