@@ -2,6 +2,7 @@
 //! thread; knows nothing of other chunks. Stops before the first event that starts at or after
 //! `limit`, at the closing `]`, at the end of the bytes (truncation), or at a syntax error.
 
+use super::container_memo::ContainerMemo;
 use super::key_memo::KeyMemo;
 use super::keys::{self, Arg, Member};
 use super::lexer::{LexError, Lexer, RawStr};
@@ -488,17 +489,47 @@ fn string_value(lx: &mut Lexer<'_>) -> Result<RawStr, LexError> {
 
 /// A string's contents, or any other value's JSON text as written (Kineto writes `Input Dims`
 /// as an array of arrays, torch_npu as a string).
-fn text_or_raw(lx: &mut Lexer<'_>) -> Result<RawStr, LexError> {
-    if lx.peek()? == b'"' {
-        return lx.string();
-    }
-    let start = lx.pos;
-    lx.skip_value()?;
+fn text_or_raw(
+    lx: &mut Lexer<'_>,
+    containers: &mut ContainerMemo,
+    ordinal: usize,
+) -> Result<RawStr, LexError> {
+    let (start, len) = match lx.peek()? {
+        b'"' => return lx.string(),
+        b'[' | b'{' => skip_container(lx, containers, ordinal)?,
+        _ => {
+            let start = lx.pos;
+            lx.skip_value()?;
+            (start, lx.pos - start)
+        }
+    };
     Ok(RawStr {
         start,
-        len: u32::try_from(lx.pos - start).unwrap_or(0),
+        len: u32::try_from(len).unwrap_or(0),
         escaped: false,
     })
+}
+
+/// The array or object at the cursor, passed over through the container memo (scalar mode
+/// only): (start, length in bytes).
+#[inline]
+fn skip_container(
+    lx: &mut Lexer<'_>,
+    containers: &mut ContainerMemo,
+    ordinal: usize,
+) -> Result<(usize, usize), LexError> {
+    let at = lx.pos;
+    if lx.indexed() {
+        lx.skip_value()?;
+        return Ok((at, lx.pos - at));
+    }
+    if let Some(len) = containers.lookup(lx.b, at, ordinal) {
+        lx.pos = at + len;
+        return Ok((at, len));
+    }
+    lx.skip_value()?;
+    containers.learn(lx.b, at, lx.pos - at, ordinal);
+    Ok((at, lx.pos - at))
 }
 
 /// The member names and values of the objects read so far, per kind of object.
@@ -513,6 +544,8 @@ struct Memos {
     graph_invalid: (u64, usize),
     /// Whose recorded inputs are kept ([`OpInputs`]).
     op_inputs: OpInputs,
+    /// The arrays and objects of args read whole.
+    containers: ContainerMemo,
 }
 
 /// A member's value at the cursor through the value memo (scalar mode only): the answer `reader`
@@ -677,6 +710,7 @@ fn parse_event(lx: &mut Lexer<'_>, raw: &mut Raw, memos: &mut Memos) -> Result<(
                 &mut memos.arg_values,
                 &mut memos.graph_invalid,
                 memos.op_inputs,
+                &mut memos.containers,
             )?,
             Member::Other => lx.skip_value()?,
         }
@@ -715,11 +749,19 @@ fn inputs_wanted(lx: &Lexer<'_>, raw: &mut Raw, op_inputs: OpInputs) -> bool {
 
 /// Skips a recorded-input value; true when reading it would have given text (the event then
 /// keeps its op_args row, with empty texts).
-fn skip_input(lx: &mut Lexer<'_>) -> Result<bool, LexError> {
+fn skip_input(
+    lx: &mut Lexer<'_>,
+    containers: &mut ContainerMemo,
+    ordinal: usize,
+) -> Result<bool, LexError> {
     let at = lx.pos;
-    let quoted = lx.peek()? == b'"';
+    let c = lx.peek()?;
+    if matches!(c, b'[' | b'{') {
+        skip_container(lx, containers, ordinal)?;
+        return Ok(true);
+    }
     lx.skip_value()?;
-    Ok(lx.pos - at > if quoted { 2 } else { 0 })
+    Ok(lx.pos - at > if c == b'"' { 2 } else { 0 })
 }
 
 fn flow_id(lx: &mut Lexer<'_>) -> Result<u64, LexError> {
@@ -753,6 +795,7 @@ fn parse_args(
     values: &mut ValueMemo,
     graph_invalid: &mut (u64, usize),
     op_inputs: OpInputs,
+    containers: &mut ContainerMemo,
 ) -> Result<(), LexError> {
     if lx.peek()? != b'{' {
         return lx.skip_value();
@@ -801,12 +844,12 @@ fn parse_args(
             Arg::InputDims | Arg::InputType | Arg::ConcreteInputs
                 if !inputs_wanted(lx, raw, op_inputs) =>
             {
-                let text = skip_input(lx)?;
+                let text = skip_input(lx, containers, n)?;
                 raw.inputs_dropped |= text && arg != Arg::ConcreteInputs;
             }
-            Arg::InputDims => raw.input_dims = text_or_raw(lx)?,
-            Arg::InputType => raw.input_type = text_or_raw(lx)?,
-            Arg::ConcreteInputs => raw.concrete = text_or_raw(lx)?,
+            Arg::InputDims => raw.input_dims = text_or_raw(lx, containers, n)?,
+            Arg::InputType => raw.input_type = text_or_raw(lx, containers, n)?,
+            Arg::ConcreteInputs => raw.concrete = text_or_raw(lx, containers, n)?,
             Arg::Other => match lx.peek()? {
                 b'"' | b'{' | b'[' | b't' | b'f' | b'n' => lx.skip_value()?,
                 _ => {

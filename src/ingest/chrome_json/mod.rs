@@ -10,6 +10,7 @@
 //! an empty file is a diagnostic.
 
 pub mod chunk;
+pub mod container_memo;
 pub mod key_memo;
 pub mod keys;
 pub mod layout;
