@@ -546,6 +546,8 @@ struct Memos {
     op_inputs: OpInputs,
     /// The arrays and objects of args read whole.
     containers: ContainerMemo,
+    /// Whose recorded inputs are kept, by op name.
+    kept: NameKeeps,
 }
 
 /// A member's value at the cursor through the value memo (scalar mode only): the answer `reader`
@@ -711,6 +713,7 @@ fn parse_event(lx: &mut Lexer<'_>, raw: &mut Raw, memos: &mut Memos) -> Result<(
                 &mut memos.graph_invalid,
                 memos.op_inputs,
                 &mut memos.containers,
+                &mut memos.kept,
             )?,
             Member::Other => lx.skip_value()?,
         }
@@ -721,7 +724,7 @@ fn parse_event(lx: &mut Lexer<'_>, raw: &mut Raw, memos: &mut Memos) -> Result<(
     // Inputs read before the name (args written first): dropped now if the name is not kept,
     // so the tables do not depend on the members' order.
     if (raw.input_dims.len > 0 || raw.input_type.len > 0)
-        && !inputs_wanted(lx, raw, memos.op_inputs)
+        && !inputs_wanted(lx, raw, memos.op_inputs, &mut memos.kept)
     {
         raw.input_dims = RawStr::default();
         raw.input_type = RawStr::default();
@@ -735,7 +738,7 @@ fn parse_event(lx: &mut Lexer<'_>, raw: &mut Raw, memos: &mut Memos) -> Result<(
 /// is `None`; else those of an event whose name `op_inputs` keeps, or whose name is not read yet
 /// or is escaped (decided again after the event, or kept).
 #[inline]
-fn inputs_wanted(lx: &Lexer<'_>, raw: &mut Raw, op_inputs: OpInputs) -> bool {
+fn inputs_wanted(lx: &Lexer<'_>, raw: &mut Raw, op_inputs: OpInputs, kept: &mut NameKeeps) -> bool {
     let Some(keep) = op_inputs else {
         return true;
     };
@@ -744,7 +747,40 @@ fn inputs_wanted(lx: &Lexer<'_>, raw: &mut Raw, op_inputs: OpInputs) -> bool {
     }
     // Asked once per input member and once after the event: the name is tested once.
     *raw.inputs_kept
-        .get_or_insert_with(|| std::str::from_utf8(lx.bytes(raw.name)).map_or(true, keep))
+        .get_or_insert_with(|| kept.decide(lx.b, raw.name, keep))
+}
+
+/// The answers of `keep` for the op names met lately (a trace repeats a few hundred names): 64
+/// names in a table indexed by their hash, each compared whole before its answer is reused.
+struct NameKeeps {
+    /// Per slot: where a name was read (offset, length; length 0 = empty slot), and the answer.
+    slots: [(usize, u32, bool); 64],
+}
+
+impl Default for NameKeeps {
+    fn default() -> Self {
+        NameKeeps {
+            slots: [(0, 0, false); 64],
+        }
+    }
+}
+
+impl NameKeeps {
+    #[inline]
+    fn decide(&mut self, b: &[u8], name: RawStr, keep: fn(&str) -> bool) -> bool {
+        let bytes = &b[name.start..name.start + name.len as usize];
+        let slot = &mut self.slots[(crate::model::hash::bytes_hash(bytes) >> 58) as usize];
+        if slot.1 == name.len
+            && name.len > 0
+            && super::local::Bytes(&b[slot.0..slot.0 + slot.1 as usize])
+                == super::local::Bytes(bytes)
+        {
+            return slot.2;
+        }
+        let answer = std::str::from_utf8(bytes).map_or(true, keep);
+        *slot = (name.start, name.len, answer);
+        answer
+    }
 }
 
 /// Skips a recorded-input value; true when reading it would have given text (the event then
@@ -796,6 +832,7 @@ fn parse_args(
     graph_invalid: &mut (u64, usize),
     op_inputs: OpInputs,
     containers: &mut ContainerMemo,
+    kept: &mut NameKeeps,
 ) -> Result<(), LexError> {
     if lx.peek()? != b'{' {
         return lx.skip_value();
@@ -842,7 +879,7 @@ fn parse_args(
             Arg::ProcessGroupName => raw.process_group = string_value(lx)?,
             Arg::CollectiveName => raw.collective = string_value(lx)?,
             Arg::InputDims | Arg::InputType | Arg::ConcreteInputs
-                if !inputs_wanted(lx, raw, op_inputs) =>
+                if !inputs_wanted(lx, raw, op_inputs, kept) =>
             {
                 let text = skip_input(lx, containers, n)?;
                 raw.inputs_dropped |= text && arg != Arg::ConcreteInputs;
