@@ -705,16 +705,7 @@ fn parse_event(lx: &mut Lexer<'_>, raw: &mut Raw, memos: &mut Memos) -> Result<(
                 let s = string_value(lx)?;
                 raw.bp_e = lx.bytes(s) == b"e";
             }
-            Member::Args => parse_args(
-                lx,
-                raw,
-                &mut memos.args,
-                &mut memos.arg_values,
-                &mut memos.graph_invalid,
-                memos.op_inputs,
-                &mut memos.containers,
-                &mut memos.kept,
-            )?,
+            Member::Args => parse_args(lx, raw, memos)?,
             Member::Other => lx.skip_value()?,
         }
         if !lx.comma_or_close(b'}')? {
@@ -824,16 +815,17 @@ fn flow_id(lx: &mut Lexer<'_>) -> Result<u64, LexError> {
     Ok(h)
 }
 
-fn parse_args(
-    lx: &mut Lexer<'_>,
-    raw: &mut Raw,
-    memo: &mut KeyMemo<Arg>,
-    values: &mut ValueMemo,
-    graph_invalid: &mut (u64, usize),
-    op_inputs: OpInputs,
-    containers: &mut ContainerMemo,
-    kept: &mut NameKeeps,
-) -> Result<(), LexError> {
+fn parse_args(lx: &mut Lexer<'_>, raw: &mut Raw, memos: &mut Memos) -> Result<(), LexError> {
+    let Memos {
+        args: memo,
+        arg_values: values,
+        graph_invalid,
+        op_inputs,
+        containers,
+        kept,
+        ..
+    } = memos;
+    let op_inputs = *op_inputs;
     if lx.peek()? != b'{' {
         return lx.skip_value();
     }
