@@ -231,3 +231,83 @@ fn value_memo_agrees_with_the_lexer_on_misleading_values() {
             .sum::<usize>()
     );
 }
+
+/// The container memo (scalar mode: Kineto's recorded op inputs passed over by a word compare)
+/// against the indexed scanner (no memo), whole tables compared, with every op's inputs kept and
+/// with only `aten::mm`'s kept (the others skipped): containers that are the start of another
+/// (`[[1024, 1]]` / `[[1024, 1], []]`), that differ in their last byte only, brackets and escaped
+/// quotes inside strings, objects, blanks inside and before, 63 to 66 bytes around the memo's
+/// 64-byte limit, and the file cut at each of its last 40 bytes.
+#[test]
+fn container_memo_agrees_with_the_lexer_on_misleading_containers() {
+    let pad = |n: usize| format!("[{}1]", "1,".repeat(n));
+    let (p62, p63, p64) = (pad(30), pad(31), pad(32));
+    let layouts = [
+        r#"{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 7, "tid": 7, "ts": {ts}.5, "dur": 2, "args": {"External id": {i}, "Concrete Inputs": ["", ""], "Input type": ["float", "float"], "Input Dims": [[1024, 1], [1, 128]], "Ev Idx": {i}}}"#.to_string(),
+        r#"{"ph": "X", "cat": "cpu_op", "name": "aten::copy_", "pid": 7, "tid": 7, "ts": {ts}.5, "dur": 2, "args": {"External id": {i}, "Concrete Inputs": ["", "", "True"], "Input type": ["float", "float", "Scalar"], "Input Dims": [[1024, 1]], "Ev Idx": {i}}}"#.to_string(),
+        r#"{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 7, "tid": 7, "ts": {ts}.5, "dur": 2, "args": {"External id": {i}, "Concrete Inputs": ["", "]"], "Input type": ["fl\"oat]", "float"], "Input Dims": [[1024, 1], []], "Ev Idx": {i}}}"#.to_string(),
+        r#"{"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 7, "tid": 7, "ts": {ts}.5, "dur": 2, "args": {"External id": {i}, "Concrete Inputs": ["", "", "Tru"], "Input type": {"a": ["[", "{"]}, "Input Dims": [ [1024, 1] , [1, 12] ], "Ev Idx": {i}}}"#.to_string(),
+        format!(r#"{{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 7, "tid": 7, "ts": {{ts}}.5, "dur": 2, "args": {{"External id": {{i}}, "Concrete Inputs": {p62}, "Input type": {p63}, "Input Dims": {p64}, "Ev Idx": {{i}}}}}}"#),
+        format!(r#"{{"ph": "X", "cat": "cpu_op", "name": "aten::relu", "pid": 7, "tid": 7, "ts": {{ts}}.5, "dur": 2, "args": {{"External id": {{i}}, "Concrete Inputs": {p63}, "Input type": {p64}, "Input Dims": {p62}, "Ev Idx": {{i}}}}}}"#),
+    ];
+    let layouts: Vec<&str> = layouts.iter().map(String::as_str).collect();
+    let s = laid_out(&layouts, 900);
+    let b = s.as_bytes();
+    assert_scanners_agree("containers.json", b);
+    fn only_mm(name: &str) -> bool {
+        name == "aten::mm"
+    }
+    let keeping = |b: &[u8], chunk, scan| match profscope::ingest::chrome_json::ingest_slice_keeping(
+        "c.json",
+        b,
+        chunk,
+        scan,
+        Some(only_mm),
+    ) {
+        Ok(t) => format!("{t:?}"),
+        Err(e) => format!("error: {e}"),
+    };
+    for chunk in [8 << 20, 4096, 97] {
+        assert_eq!(
+            keeping(b, chunk, ScanMode::Scalar),
+            keeping(b, chunk, ScanMode::Indexed),
+            "{chunk}"
+        );
+    }
+    for cut in 1..=40 {
+        let c = &b[..b.len() - cut];
+        assert_eq!(
+            keeping(c, 4096, ScanMode::Scalar),
+            keeping(c, 4096, ScanMode::Indexed),
+            "cut {cut}"
+        );
+    }
+    // Counted from the generator: every event is a host op with recorded inputs; with only
+    // aten::mm's kept (layouts 0, 2 and 4), the others keep their row with empty texts.
+    let t = ingest_slice_scan("containers.json", b, 8 << 20, ScanMode::Scalar).unwrap();
+    assert_eq!(t.events.len(), 900);
+    assert_eq!(t.op_args.event.len(), 900);
+    let dims = |t: &profscope::model::Tables, want: &str| {
+        t.op_args
+            .dims
+            .iter()
+            .filter(|&&d| t.strings.get(d) == want)
+            .count()
+    };
+    assert_eq!(dims(&t, "[[1024, 1], [1, 128]]"), of_layout(0, 6, 900));
+    assert_eq!(dims(&t, "[[1024, 1]]"), of_layout(1, 6, 900));
+    assert_eq!(dims(&t, "[[1024, 1], []]"), of_layout(2, 6, 900));
+    assert_eq!(dims(&t, "[ [1024, 1] , [1, 12] ]"), of_layout(3, 6, 900));
+    let kept = profscope::ingest::chrome_json::ingest_slice_keeping(
+        "c.json",
+        b,
+        8 << 20,
+        ScanMode::Scalar,
+        Some(only_mm),
+    )
+    .unwrap();
+    assert_eq!(kept.op_args.event.len(), 900);
+    assert_eq!(dims(&kept, "[[1024, 1]]"), 0);
+    assert_eq!(dims(&kept, "[[1024, 1], []]"), of_layout(2, 6, 900));
+    assert_eq!(dims(&kept, &p64), of_layout(4, 6, 900));
+}

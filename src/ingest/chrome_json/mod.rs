@@ -97,7 +97,19 @@ pub fn ingest_slice_scan(
     chunk_bytes: usize,
     scan: ScanMode,
 ) -> Result<crate::model::Tables, IngestError> {
+    ingest_slice_keeping(path, b, chunk_bytes, scan, None)
+}
+
+/// [`ingest_slice_scan`] keeping the recorded inputs of the ops `op_inputs` names (tests).
+pub fn ingest_slice_keeping(
+    path: &str,
+    b: &[u8],
+    chunk_bytes: usize,
+    scan: ScanMode,
+    op_inputs: crate::ingest::OpInputs,
+) -> Result<crate::model::Tables, IngestError> {
     let mut builder = TablesBuilder::new();
+    builder.set_op_inputs(op_inputs);
     let mut meta = FileMeta {
         size_bytes: b.len() as u64,
         parsed_bytes: b.len() as u64,
