@@ -110,10 +110,10 @@ pub fn devices(t: &Tables) -> Vec<Device> {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Gathers {
     Nothing,
-    /// Its device events are its process's device events.
-    Device,
-    /// Its communication kernels are its file's HCCL group ops.
-    HcclGroup,
+    /// Its device events are this process's device events.
+    Device(ProcessId),
+    /// Its communication kernels are this file's HCCL group ops.
+    HcclGroup(FileId),
 }
 
 /// Device events per process, and HCCL group ops per file.
@@ -127,12 +127,12 @@ fn gather(t: &Tables) -> Gathered {
         .map(|th| {
             let p = t.threads.process[th];
             match t.processes.role[p.idx()] {
-                ProcessRole::AscendHardware | ProcessRole::KinetoDevice => Gathers::Device,
+                ProcessRole::AscendHardware | ProcessRole::KinetoDevice => Gathers::Device(p),
                 ProcessRole::Hccl => {
                     let thread = t.str(t.threads.name[th]);
                     // `Group … Communication` (torch_npu), `Communication Kernel` (legacy CANN).
                     if thread.starts_with("Group") || thread == "Communication Kernel" {
-                        Gathers::HcclGroup
+                        Gathers::HcclGroup(t.process_file(p))
                     } else {
                         Gathers::Nothing
                     }
@@ -154,13 +154,11 @@ fn gather(t: &Tables) -> Gathered {
         .map(|k| {
             let (mut by_process, mut hccl_by_file) = empty();
             for i in k * PIECE..((k + 1) * PIECE).min(e.len()) {
-                let th = e.thread[i];
-                match gathers[th.idx()] {
-                    Gathers::Device if e.category[i].is_device() => {
-                        by_process[t.thread_process(th).idx()].push(i as u32)
+                match gathers[e.thread[i].idx()] {
+                    Gathers::Device(p) if e.category[i].is_device() => {
+                        by_process[p.idx()].push(i as u32)
                     }
-                    Gathers::HcclGroup if e.category[i] == Category::CommKernel => {
-                        let f = t.process_file(t.thread_process(th));
+                    Gathers::HcclGroup(f) if e.category[i] == Category::CommKernel => {
                         hccl_by_file[f.idx()].push(i as u32)
                     }
                     _ => {}

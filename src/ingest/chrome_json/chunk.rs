@@ -496,7 +496,7 @@ fn text_or_raw(
 ) -> Result<RawStr, LexError> {
     let (start, len) = match lx.peek()? {
         b'"' => return lx.string(),
-        b'[' | b'{' => skip_container(lx, containers, ordinal)?,
+        b'[' | b'{' => memo_container(lx, containers, ordinal)?,
         _ => {
             let start = lx.pos;
             lx.skip_value()?;
@@ -513,22 +513,21 @@ fn text_or_raw(
 /// The array or object at the cursor, passed over through the container memo (scalar mode
 /// only): (start, length in bytes).
 #[inline]
-fn skip_container(
+fn memo_container(
     lx: &mut Lexer<'_>,
     containers: &mut ContainerMemo,
     ordinal: usize,
 ) -> Result<(usize, usize), LexError> {
     let at = lx.pos;
-    if lx.indexed() {
-        lx.skip_value()?;
-        return Ok((at, lx.pos - at));
-    }
-    if let Some(len) = containers.lookup(lx.b, at, ordinal) {
+    let memo = !lx.indexed();
+    if memo && let Some(len) = containers.lookup(lx.b, at, ordinal) {
         lx.pos = at + len;
         return Ok((at, len));
     }
     lx.skip_value()?;
-    containers.learn(lx.b, at, lx.pos - at, ordinal);
+    if memo {
+        containers.learn(lx.b, at, lx.pos - at, ordinal);
+    }
     Ok((at, lx.pos - at))
 }
 
@@ -784,7 +783,7 @@ fn skip_input(
     let at = lx.pos;
     let c = lx.peek()?;
     if matches!(c, b'[' | b'{') {
-        skip_container(lx, containers, ordinal)?;
+        memo_container(lx, containers, ordinal)?;
         return Ok(true);
     }
     lx.skip_value()?;

@@ -65,16 +65,13 @@ impl ContainerMemo {
     /// the oldest kept there.
     #[inline]
     pub fn learn(&mut self, b: &[u8], at: usize, len: usize, ordinal: usize) {
-        let Some(p) = self.positions.get_mut(ordinal) else {
-            return;
-        };
-        let Some(w) = b.get(at..at + MAX) else {
-            return;
-        };
-        let w: &[u8; MAX] = w.try_into().expect("MAX bytes");
         if len == 0 || len > MAX {
             return;
         }
+        let (Some(p), Some(w)) = (self.positions.get_mut(ordinal), b.get(at..at + MAX)) else {
+            return;
+        };
+        let w: &[u8; MAX] = w.try_into().expect("MAX bytes");
         let e = p.next as usize;
         p.next = ((e + 1) % WAYS) as u8;
         let n = len.div_ceil(8);
