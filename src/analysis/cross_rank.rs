@@ -25,6 +25,7 @@ use super::clock::{
 };
 use super::collective_match::{DeviceOps, Group, Matched, match_ops};
 use super::devices::{AsyncCopy, Device, DeviceRef, iv};
+use super::gallop::Gallop;
 use super::grouping::counting_sort;
 use super::intervals::{self, Iv};
 use super::phases::{DECODE_SCOPE, Launches, PREFILL_SCOPE};
@@ -105,14 +106,20 @@ impl Windows {
     }
 
     /// The windows' labels (`ProfilerStep#N`, `Iteration N`, the scope) in start order; the
-    /// window of `index_at(ts)` is the one at that position.
+    /// window of `index_near(_, ts)` is the one at that position.
     pub(super) fn labels(&self) -> impl Iterator<Item = &str> {
         self.starts.iter().map(|w| w.1.as_str())
     }
 
-    /// The position (in start order) of the window that started last at or before `ts`.
-    pub(super) fn index_at(&self, ts: i64) -> Option<usize> {
-        self.starts.partition_point(|w| w.0 <= ts).checked_sub(1)
+    /// The position (in start order) of the window that started last at or before `ts`,
+    /// searched from where `cursor` last ended (for times nearly in order).
+    pub(super) fn index_near(&self, cursor: &mut Gallop, ts: i64) -> Option<usize> {
+        cursor.last_at_or_before(&self.starts, |w| w.0, ts)
+    }
+
+    /// [`Self::step_at`] searched from where `cursor` last ended (for times nearly in order).
+    pub(super) fn step_near(&self, cursor: &mut Gallop, ts: i64) -> Option<i64> {
+        self.index_near(cursor, ts).map(|k| self.starts[k].2)
     }
 }
 
@@ -222,11 +229,12 @@ fn one(
     launches: Option<&Launches>,
     min_gap_ns: i64,
 ) -> DeviceExtract {
-    let step_of = |i: usize| -> Option<usize> {
+    let mut cursor = Gallop::default();
+    let mut step_of = |i: usize| -> Option<usize> {
         let at = launches
             .and_then(|l| l.of(t, i))
             .unwrap_or(t.events.ts_ns[i]);
-        w.starts.partition_point(|x| x.0 <= at).checked_sub(1)
+        w.index_near(&mut cursor, at)
     };
     let n = w.starts.len();
     let copy = AsyncCopy::new(t);
@@ -239,7 +247,7 @@ fn one(
             .then(|| step_of(u))
             .flatten()
     });
-    let (comm_first, comm_order) = by_step(&d.comm_ops, n, step_of);
+    let (comm_first, comm_order) = by_step(&d.comm_ops, n, &mut step_of);
     let mut steps = Vec::new();
     for (k, (_, label, key, host_ns)) in w.starts.iter().enumerate() {
         let (mut compute, mut copies, mut kernels) = (Vec::new(), Vec::new(), 0u64);
@@ -390,7 +398,7 @@ fn group_kinds(json: &str) -> Vec<(String, String)> {
 fn by_step(
     events: &[u32],
     n: usize,
-    step_of: impl Fn(usize) -> Option<usize>,
+    mut step_of: impl FnMut(usize) -> Option<usize>,
 ) -> (Vec<usize>, Vec<u32>) {
     let step: Vec<u32> = events
         .iter()

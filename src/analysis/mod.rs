@@ -19,6 +19,7 @@ pub mod dispatch;
 pub mod efficiency;
 pub mod evidence;
 pub mod families;
+pub mod gallop;
 pub mod graph_mode;
 pub mod grouping;
 pub mod host_calls;

@@ -10,6 +10,7 @@
 //! launch's), because device work runs after its scope, often past it; a device event with no
 //! launch link falls back to its own start. Events before the first scope belong to no phase.
 
+use super::gallop::Gallop;
 pub use crate::contract::phases::*;
 use crate::model::id_map::IdMap;
 use crate::model::{Category, EventKind, Tables};
@@ -95,6 +96,7 @@ pub fn attribute(t: &Tables) -> (Vec<Option<Phase>>, u64, u64) {
     }
     let launches = Launches::build(t);
     let (mut linked, mut own) = (0, 0);
+    let mut cursor = Gallop::default();
     let phases = (0..t.events.len())
         .map(|i| {
             let f = t.event_file(i);
@@ -109,7 +111,7 @@ pub fn attribute(t: &Tables) -> (Vec<Option<Phase>>, u64, u64) {
                     None => own += 1,
                 }
             }
-            let k = s.partition_point(|x| x.0 <= at);
+            let k = cursor.count_at_or_before(s, |x| x.0, at);
             (k > 0).then(|| s[k - 1].1)
         })
         .collect();

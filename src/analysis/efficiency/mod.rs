@@ -23,6 +23,7 @@ pub use peaks::PeakOverride;
 use super::cross_rank::{Windows, step_windows};
 use super::devices::Device;
 use super::devices::launches::{NO_LAUNCH, launches};
+use super::gallop::Gallop;
 use crate::model::events::NO_ROW;
 use crate::model::hash::FxHashMap;
 use crate::model::{Category, FileId, ProcessRole, StrId, Tables};
@@ -265,6 +266,7 @@ fn one(
         modeled_time_ns: 0,
     };
     let launch = ((shapes && !labels.is_empty()) || kineto).then(|| launches(t, d));
+    let cursor = std::cell::Cell::new(Gallop::default());
     let step_of = |k: usize| -> Option<usize> {
         let w = w.filter(|_| !labels.is_empty())?;
         let own = t.events.ts_ns[d.events[k] as usize];
@@ -272,7 +274,10 @@ fn one(
             .map(|l| l.launch[k])
             .filter(|&c| c != NO_LAUNCH)
             .map_or(own, |c| t.events.ts_ns[c as usize]);
-        w.index_at(at)
+        let mut c = cursor.get();
+        let k = w.index_near(&mut c, at);
+        cursor.set(c);
+        k
     };
     let time_ns: i64 = compute
         .iter()

@@ -9,6 +9,7 @@ use super::extract::{Label, Recorded, Strings, Token};
 use crate::analysis::cross_rank::Windows;
 use crate::analysis::devices::Device;
 use crate::analysis::devices::launches::{NO_LAUNCH, launches};
+use crate::analysis::gallop::Gallop;
 use crate::model::Tables;
 use crate::model::hash::FxHashSet;
 
@@ -32,13 +33,14 @@ pub fn steps(t: &Tables, devs: &[&Device], w: &Windows, s: &mut Strings) -> Vec<
         );
     }
     all.sort_unstable();
+    let mut cursor = Gallop::default();
     let step_of = |&(ts, _, c): &(i64, u32, u32)| {
         let at = if c == NO_LAUNCH {
             ts
         } else {
             t.events.ts_ns[c as usize]
         };
-        w.step_at(at).unwrap_or(i64::MIN)
+        w.step_near(&mut cursor, at).unwrap_or(i64::MIN)
     };
     // Steps in order of their first event; each step's events in start order.
     let mut keys: Vec<i64> = all.iter().map(step_of).collect();

@@ -9,6 +9,7 @@ use crate::analysis::cross_rank::Windows;
 use crate::analysis::devices::launches::{NO_LAUNCH, launches};
 use crate::analysis::devices::{Device, iv};
 use crate::analysis::dispatch::flow_ops_above;
+use crate::analysis::gallop::Gallop;
 use crate::analysis::intervals::{Iv, total, union};
 use crate::analysis::stats::{dur_stats, wide_sum};
 use crate::model::Tables;
@@ -197,6 +198,7 @@ pub fn fill_steps(
     let mut eager_total = 0i64;
     for d in devs {
         let l = launches(t, d);
+        let mut cursor = Gallop::default();
         for (k, &i) in d.events.iter().enumerate() {
             if in_replay[i as usize] {
                 continue;
@@ -207,7 +209,7 @@ pub fn fill_steps(
                 NO_LAUNCH => t.events.ts_ns[i as usize],
                 c => t.events.ts_ns[c as usize],
             };
-            if let Some(step) = w.step_at(at)
+            if let Some(step) = w.step_near(&mut cursor, at)
                 && let Some(a) = acc.get_mut(&step)
             {
                 a.eager = a.eager.saturating_add(dur);
