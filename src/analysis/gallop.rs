@@ -15,38 +15,45 @@ impl Gallop {
     /// `s.partition_point(|x| key(x) <= ts)`: `s` must be sorted by `key` (ties allowed).
     #[inline]
     pub fn count_at_or_before<T>(&mut self, s: &[T], key: impl Fn(&T) -> i64, ts: i64) -> usize {
-        let below = |k: usize| key(&s[k]) <= ts;
+        self.partition_point(s, |x| key(x) <= ts)
+    }
+
+    /// `s.partition_point(below)`: `below` must hold for a leading run of `s` and for nothing
+    /// after it.
+    #[inline]
+    pub fn partition_point<T>(&mut self, s: &[T], below: impl Fn(&T) -> bool) -> usize {
+        let at = |k: usize| below(&s[k]);
         let mut p = self.at.min(s.len());
-        if p < s.len() && below(p) {
-            // The answer lies after `p`: widen the step until an item past `ts` bounds it.
+        if p < s.len() && at(p) {
+            // The answer lies after `p`: widen the step until an item past the run bounds it.
             let (mut lo, mut step) = (p + 1, 1usize);
             let hi = loop {
                 let probe = p.saturating_add(step);
                 if probe >= s.len() {
                     break s.len();
                 }
-                if !below(probe) {
+                if !at(probe) {
                     break probe;
                 }
                 lo = probe + 1;
                 step = step.saturating_mul(2);
             };
-            p = lo + s[lo..hi].partition_point(|x| key(x) <= ts);
-        } else if p > 0 && !below(p - 1) {
-            // The answer lies before `p`: widen the step until an item at or before `ts`.
+            p = lo + s[lo..hi].partition_point(&below);
+        } else if p > 0 && !at(p - 1) {
+            // The answer lies before `p`: widen the step until an item inside the run.
             let (mut hi, mut step) = (p - 1, 1usize);
             let lo = loop {
                 if step > hi {
                     break 0;
                 }
                 let probe = hi - step;
-                if below(probe) {
+                if at(probe) {
                     break probe + 1;
                 }
                 hi = probe;
                 step = step.saturating_mul(2);
             };
-            p = lo + s[lo..hi].partition_point(|x| key(x) <= ts);
+            p = lo + s[lo..hi].partition_point(&below);
         }
         self.at = p;
         p
@@ -82,7 +89,8 @@ mod tests {
         }
     }
 
-    /// Every answer equals `partition_point`'s, for sorted starts with runs of ties, over
+    /// Every answer equals `partition_point`'s (with `<=` and with `<`), for sorted starts with
+    /// runs of ties, over
     /// queries in order, nearly in order, reversed and at random, including before the first
     /// start, after the last and exactly on starts; and for empty and one-item slices.
     #[test]
@@ -106,8 +114,12 @@ mod tests {
             let random: Vec<i64> = (0..500).map(|_| r.below((top + 90) as u64) - 85).collect();
             in_order.extend(starts.iter().map(|s| s.0));
             for queries in [&in_order, &nearly, &reversed, &random] {
-                let mut g = Gallop::default();
+                let (mut g, mut strict) = (Gallop::default(), Gallop::default());
                 for &q in queries {
+                    assert_eq!(
+                        strict.partition_point(&starts, |s| s.0 < q),
+                        starts.partition_point(|s| s.0 < q)
+                    );
                     let want = starts.partition_point(|s| s.0 <= q);
                     assert_eq!(
                         g.count_at_or_before(&starts, |s| s.0, q),

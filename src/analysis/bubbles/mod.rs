@@ -151,10 +151,11 @@ fn classify(
     // forward; the kernels around the gap are found from there.
     let mut k = 0;
     for &(a, b) in gaps {
-        let launch = super::dispatch::next_launch(t, d, rules.launches, b);
         while k < events.len() && t.events.ts_ns[events[k] as usize] < b {
             k += 1;
         }
+        // `k` is `dispatch::next_launch`'s search for `b`, found by the walk.
+        let launch = rules.launches.of(d, t, k);
         let before = events[..k]
             .iter()
             .rev()
