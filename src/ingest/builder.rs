@@ -57,6 +57,7 @@ pub struct TablesBuilder {
     /// `analyze` asks for: they only feed device_time's vendor comparison).
     vendor_overlap_sums: bool,
     op_inputs: super::OpInputs,
+    overlaps_later: bool,
 }
 
 /// The pieces of one capture being read as one files row.
@@ -110,6 +111,11 @@ impl TablesBuilder {
 
     pub fn op_inputs(&self) -> super::OpInputs {
         self.op_inputs
+    }
+
+    /// Leaves the overlap counts to the caller ([`super::IngestOpts::overlaps_later`]).
+    pub fn set_overlaps_later(&mut self, later: bool) {
+        self.overlaps_later = later;
     }
 
     /// Whether readers turn vendor `Overlap Analysis` events into per-device sums
@@ -349,6 +355,7 @@ impl TablesBuilder {
             t: self.t,
             pending_be: self.pending_be,
             phase_counts: self.phase_counts,
+            overlaps_later: self.overlaps_later,
         })
     }
 }

@@ -130,6 +130,10 @@ pub struct IngestOpts {
     pub vendor_overlap_events: bool,
     /// Whose recorded op inputs are kept ([`OpInputs`]).
     pub op_inputs: OpInputs,
+    /// The overlap counts (`improperly_nested_events`, `overlapping_device_events`) left to the
+    /// caller ([`overlap_diagnostics`]), which runs them beside its analyses: a serial pass over
+    /// every event that nothing else in the tables waits for.
+    pub overlaps_later: bool,
 }
 
 impl Default for IngestOpts {
@@ -137,6 +141,7 @@ impl Default for IngestOpts {
         IngestOpts {
             vendor_overlap_events: true,
             op_inputs: None,
+            overlaps_later: false,
         }
     }
 }
@@ -146,7 +151,14 @@ impl IngestOpts {
     pub const ANALYSIS: IngestOpts = IngestOpts {
         vendor_overlap_events: false,
         op_inputs: None,
+        overlaps_later: false,
     };
+}
+
+/// The overlap diagnostics of finished tables read with [`IngestOpts::overlaps_later`]: what
+/// the post-pass would have added (info only; no table changes).
+pub fn overlap_diagnostics(t: &Tables) -> crate::diag::Diagnostics {
+    postpass::overlap_diagnostics(t)
 }
 
 /// One input into its own finished tables, everything read (what the exports do per file).
@@ -202,6 +214,7 @@ fn ingest_input_with(
 ) -> Result<(), IngestError> {
     b.set_vendor_overlap_sums(!opts.vendor_overlap_events);
     b.set_op_inputs(opts.op_inputs);
+    b.set_overlaps_later(opts.overlaps_later);
     match input.format {
         detect::InputFormat::ChromeJson if input.parts.is_empty() => {
             chrome_json::ingest_file(&input.path, b, progress)?

@@ -2,7 +2,7 @@
 //! from metadata, `B`/`E` matching, stream fill, event classification, overlap accounting and
 //! phase statistics. Each pass is O(events) (per-thread sorts only where a thread is unsorted).
 
-use crate::diag::Severity;
+use crate::diag::{Diagnostics, Severity};
 use crate::model::category::{ClassifyInput, KINETO_DEVICE_CATS, classify};
 use crate::model::events::EventKind;
 use crate::model::hash::FxHashMap;
@@ -16,6 +16,8 @@ pub(super) struct Merged {
     pub pending_be: Vec<PendingBe>,
     /// Per file: events per phase byte.
     pub phase_counts: Vec<[u64; 128]>,
+    /// The overlap counts are left to the caller ([`overlap_diagnostics`]).
+    pub overlaps_later: bool,
 }
 
 /// A `B` or `E` event waiting to be matched, with global ids.
@@ -47,8 +49,11 @@ pub(super) fn run(m: Merged) -> Tables {
     lap("streams");
     classify_all(&mut t);
     lap("classify");
-    count_overlaps(&mut t);
-    lap("overlaps");
+    if !m.overlaps_later {
+        let d = overlap_diagnostics(&t);
+        t.diagnostics.merge(d);
+        lap("overlaps");
+    }
     t
 }
 
@@ -290,13 +295,14 @@ fn classify_all(t: &mut Tables) {
     t.events.category = cats;
 }
 
-/// Counts overlaps per thread: partial overlaps anywhere (improper nesting, which Perfetto's
+/// Overlaps per thread, as diagnostics: partial overlaps anywhere (improper nesting, which Perfetto's
 /// JSON importer drops) and any overlap on device streams. Nothing is removed.
 ///
 /// Each thread is walked in (start, longest first) order. One pass in event order walks every
 /// thread whose events already come in that order (the threads of every trace and db seen so
 /// far); a thread found out of order is then gathered, sorted and walked on its own.
-fn count_overlaps(t: &mut Tables) {
+pub(super) fn overlap_diagnostics(t: &Tables) -> Diagnostics {
+    let mut out = Diagnostics::default();
     let n_threads = t.threads.len();
     let e = &t.events;
     // Per thread: 0 not a device stream, 1 Ascend (every device task occupies its stream),
@@ -368,8 +374,7 @@ fn count_overlaps(t: &mut Tables) {
                 label(),
                 w.first_partial.map_or(0, |i| t.events.ts_ns[i])
             );
-            t.diagnostics
-                .add_n("improperly_nested_events", Severity::Info, partial, || ex);
+            out.add_n("improperly_nested_events", Severity::Info, partial, || ex);
         }
         if overlap > 0 {
             let ex = format!(
@@ -377,17 +382,17 @@ fn count_overlaps(t: &mut Tables) {
                 label(),
                 w.first_overlap.map_or(0, |i| t.events.ts_ns[i])
             );
-            t.diagnostics
-                .add_n("overlapping_device_events", Severity::Info, overlap, || ex);
+            out.add_n("overlapping_device_events", Severity::Info, overlap, || ex);
         }
     }
+    out
 }
 
 /// One thread's events walked in (start, longest first) order: improperly nested events (one
 /// that starts inside an open event and ends after it) and, on device streams, events that start
 /// before an earlier one ended.
 struct NestingWalk {
-    /// See [`count_overlaps`]: 0 not a device stream, 1 Ascend, 2 Kineto.
+    /// See [`overlap_diagnostics`]: 0 not a device stream, 1 Ascend, 2 Kineto.
     device: u8,
     /// Ends of the open, properly nested events, innermost last.
     stack: Vec<i64>,

@@ -20,6 +20,7 @@ use crate::ingest::detect::Input;
 use crate::ingest::{IngestError, IngestOpts, Progress, discover};
 use crate::registry::{self, Analyses, AnalyzeOpts, Part};
 use crate::report::Report;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -111,19 +112,29 @@ fn one_file(input: &Input, read: FileRead, o: &RunOpts) -> FilePart {
         Err(e) => return failed(input, &e),
     };
     let t1 = std::time::Instant::now();
-    let (tables, slice) = match o.phase {
-        Some(p) => {
-            let (t, info) = phases::slice(&tables, p);
-            (t, Some(info))
-        }
-        None => (tables, None),
-    };
-    let summary = summary::compute(&tables);
-    let part = registry::run_part(&tables, &o.analyze);
+    // The overlap counts (read with `overlaps_later`) run beside the analyses, on the whole
+    // file's tables as the post-pass would have.
+    let (overlaps, (tables, slice, summary, part)) = rayon::join(
+        || crate::ingest::overlap_diagnostics(&tables),
+        || {
+            let (tables, slice) = match o.phase {
+                Some(p) => {
+                    let (t, info) = phases::slice(&tables, p);
+                    (Cow::Owned(t), Some(info))
+                }
+                None => (Cow::Borrowed(&tables), None),
+            };
+            let summary = summary::compute(&tables);
+            let part = registry::run_part(&tables, &o.analyze);
+            (tables, slice, summary, part)
+        },
+    );
+    let mut diagnostics = tables.diagnostics.clone();
+    diagnostics.merge(overlaps);
     FilePart {
         part: Some(part),
         summary: Some(summary),
-        diagnostics: tables.diagnostics.clone(),
+        diagnostics,
         slice,
         facts_on_error: None,
         ingest_ms: read.ingest_ms,
@@ -172,6 +183,8 @@ fn analyse_files(
         o.limits(),
         IngestOpts {
             op_inputs: Some(crate::analysis::efficiency::reads_inputs_of),
+            // Counted beside the analyses, in `one_file`.
+            overlaps_later: true,
             ..IngestOpts::ANALYSIS
         },
         progress,
