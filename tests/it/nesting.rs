@@ -65,3 +65,32 @@ fn overlap_counts_do_not_depend_on_event_order() {
     assert_eq!(count(&reversed, "overlapping_device_events"), device);
     assert_eq!(in_order.events.len(), reversed.events.len());
 }
+
+/// `analyze` counts overlaps beside its analyses (`IngestOpts::overlaps_later`) instead of in
+/// the post-pass: its report carries the same exact count, and the device count the post-pass
+/// gives the same file.
+#[test]
+fn analyze_counts_overlaps_beside_its_analyses_with_the_same_result() {
+    let root = common::samples_dir().join("ascend-pt/text/level1/rank0_ascend_pt");
+    let path = root.join("ASCEND_PROFILER_OUTPUT/trace_view.json");
+    let o = profscope::pipeline::RunOpts::new(Default::default(), None);
+    let r = profscope::pipeline::run(std::slice::from_ref(&root), &o, &Default::default()).unwrap();
+    assert_eq!(r.diagnostics.count("improperly_nested_events"), 113);
+    let posted = common::ingest(&path);
+    let device = posted.diagnostics.count("overlapping_device_events");
+    assert!(device > 0);
+    assert_eq!(r.diagnostics.count("overlapping_device_events"), device);
+    let later = profscope::ingest::IngestOpts {
+        overlaps_later: true,
+        ..Default::default()
+    };
+    let input = profscope::ingest::discover(std::slice::from_ref(&path))
+        .unwrap()
+        .inputs
+        .remove(0);
+    let t = profscope::ingest::ingest_one_with(&input, later, &Default::default()).unwrap();
+    assert_eq!(t.diagnostics.count("improperly_nested_events"), 0);
+    let d = profscope::ingest::overlap_diagnostics(&t);
+    assert_eq!(d.count("improperly_nested_events"), 113);
+    assert_eq!(d.count("overlapping_device_events"), device);
+}
