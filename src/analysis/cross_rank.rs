@@ -162,6 +162,17 @@ pub(super) fn step_windows(t: &Tables) -> Vec<Windows> {
     if profiler_steps.is_empty() && scopes.is_empty() && iteration.is_none() {
         return out;
     }
+    // One bit per string: whether it names a ProfilerStep or a scope (most events name
+    // neither, and are passed over on this bit).
+    let mut named = vec![0u64; t.strings.len().div_ceil(64) + 1];
+    for id in profiler_steps.iter().map(|x| x.0).chain(scopes.iter().copied()) {
+        named[id.0 as usize / 64] |= 1 << (id.0 % 64);
+    }
+    let is_named = |id: crate::model::StrId| {
+        named
+            .get(id.0 as usize / 64)
+            .is_some_and(|w| w & (1 << (id.0 % 64)) != 0)
+    };
     let mut forward: Vec<Vec<(i64, String, i64)>> = vec![Vec::new(); t.files.len()];
     let mut iterations: Vec<Vec<(i64, String, i64, i64)>> = vec![Vec::new(); t.files.len()];
     for i in 0..t.events.len() {
@@ -179,6 +190,8 @@ pub(super) fn step_windows(t: &Tables) -> Vec<Windows> {
                 n,
                 t.events.dur_ns.at(i),
             ));
+        } else if !is_named(name) {
+            continue;
         } else if let Some(&(_, n)) = profiler_steps.iter().find(|x| x.0 == name) {
             if host_complete(i) {
                 let w = &mut out[t.event_file(i).idx()];

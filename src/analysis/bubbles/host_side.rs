@@ -36,7 +36,7 @@ pub(super) fn read(t: &Tables, d: &Device) -> HostSide {
     let mut blocks: Vec<u8> = vec![0; t.strings.len() + 1];
     let context = t.strings.lookup("update_step_context");
     let mut step_context = false;
-    let mut window: Option<(u32, u32)> = None;
+    let mut bounds: Option<((u32, i64), (u32, i64))> = None;
     for i in 0..t.events.len() {
         if t.event_file(i) != d.file {
             continue;
@@ -61,22 +61,18 @@ pub(super) fn read(t: &Tables, d: &Device) -> HostSide {
                 syncs.push(x);
             }
         }
-        window = Some(match window {
-            None => (x, x),
+        // The first start and last end so far kept beside their events (the end of a long
+        // event is a slower read than a column load).
+        let (ts, end) = (t.events.ts_ns[i], t.events.end_ns(i));
+        bounds = Some(match bounds {
+            None => ((x, ts), (x, end)),
             Some((f, l)) => (
-                if t.events.ts_ns[i] < t.events.ts_ns[f as usize] {
-                    x
-                } else {
-                    f
-                },
-                if t.events.end_ns(i) > t.events.end_ns(l as usize) {
-                    x
-                } else {
-                    l
-                },
+                if ts < f.1 { (x, ts) } else { f },
+                if end > l.1 { (x, end) } else { l },
             ),
         });
     }
+    let window = bounds.map(|(f, l)| (f.0, l.0));
     if steps.is_empty() {
         let s = &t.steps;
         steps.extend(
