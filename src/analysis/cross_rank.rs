@@ -165,7 +165,11 @@ pub(super) fn step_windows(t: &Tables) -> Vec<Windows> {
     // One bit per string: whether it names a ProfilerStep or a scope (most events name
     // neither, and are passed over on this bit).
     let mut named = vec![0u64; t.strings.len().div_ceil(64) + 1];
-    for id in profiler_steps.iter().map(|x| x.0).chain(scopes.iter().copied()) {
+    for id in profiler_steps
+        .iter()
+        .map(|x| x.0)
+        .chain(scopes.iter().copied())
+    {
         named[id.0 as usize / 64] |= 1 << (id.0 % 64);
     }
     let is_named = |id: crate::model::StrId| {
