@@ -295,8 +295,8 @@ fn classify_all(t: &mut Tables) {
     t.events.category = cats;
 }
 
-/// Overlaps per thread, as diagnostics: partial overlaps anywhere (improper nesting, which Perfetto's
-/// JSON importer drops) and any overlap on device streams. Nothing is removed.
+/// Overlaps per thread, as diagnostics: partial overlaps anywhere (improper nesting, which
+/// Perfetto's JSON importer drops) and any overlap on device streams. Nothing is removed.
 ///
 /// Each thread is walked in (start, longest first) order. One pass in event order walks every
 /// thread whose events already come in that order (the threads of every trace and db seen so
