@@ -17,7 +17,7 @@ pub use crate::contract::dispatch::*;
 use crate::model::flows::FlowPhase;
 use crate::model::hash::FxHashMap;
 use crate::model::{Category, ProcessRole, Tables, ThreadId};
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 
 pub use super::devices::launches::{Launch, Launches, NO_LAUNCH, launches};
 
@@ -272,7 +272,7 @@ fn host_apis(
     link: Link,
     top_n: usize,
 ) -> (Vec<DurStats>, (u64, u64, i64), i64) {
-    let mut by_name: HashMap<&str, Vec<i64>> = HashMap::new();
+    let mut by_name: FxHashMap<&str, Vec<i64>> = FxHashMap::default();
     for i in 0..t.events.len() {
         let p = t.event_process(i);
         if t.processes.file[p.idx()] != d.file || t.events.category[i] != Category::HostOp {

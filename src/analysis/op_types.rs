@@ -9,13 +9,13 @@ use super::devices::Device;
 use super::stats::{Durations, dur_stats, saturated, wide_sum};
 pub use crate::contract::op_types::*;
 use crate::model::events::NO_ROW;
+use crate::model::hash::FxHashMap;
 use crate::model::{StrId, Tables};
-use std::collections::HashMap;
 
 pub fn compute(t: &Tables, devices: &[Device]) -> Vec<OpTypes> {
     let mut out = Vec::new();
     for d in devices {
-        let mut groups: HashMap<(StrId, StrId), Durations> = HashMap::new();
+        let mut groups: FxHashMap<(StrId, StrId), Durations> = FxHashMap::default();
         for &i in &d.events {
             let i = i as usize;
             let k = t.events.kernel[i];

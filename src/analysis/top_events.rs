@@ -5,8 +5,8 @@
 use super::devices::Device;
 use super::stats::{DurStats, Durations, dur_stats};
 pub use crate::contract::top_events::*;
+use crate::model::hash::FxHashMap;
 use crate::model::{Category, Tables};
-use std::collections::HashMap;
 
 pub fn compute(t: &Tables, devices: &[Device], top_n: usize) -> Vec<TopEvents> {
     let mut out = Vec::new();
@@ -18,7 +18,7 @@ pub fn compute(t: &Tables, devices: &[Device], top_n: usize) -> Vec<TopEvents> {
                 &[Category::CommKernel, Category::WaitSync][..],
             ),
         ] {
-            let mut groups: HashMap<crate::model::StrId, Durations> = HashMap::new();
+            let mut groups: FxHashMap<crate::model::StrId, Durations> = FxHashMap::default();
             for &i in &d.events {
                 let i = i as usize;
                 if keep.contains(&t.events.category[i]) {
