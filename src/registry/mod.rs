@@ -36,8 +36,8 @@ pub struct Analysis {
     pub merge: fn(&mut Part, &mut Part),
     /// The run-level result over every file's part, when there is one.
     pub finish: Option<fn(&mut Part, &AnalyzeOpts)>,
-    /// Measured cost order on the 20 M-row db (docs/performance.md): lower starts first, so the
-    /// slowest tasks do not start last.
+    /// Measured cost order on the 20 M-row db and json1g (docs/performance.md): lower starts
+    /// first, so the slowest tasks do not start last.
     pub start_order: u8,
 }
 
@@ -183,7 +183,7 @@ pub const REGISTRY: &[Analysis] = &[
             append(&mut a.graph, &mut b.graph);
         },
         finish: None,
-        start_order: 3,
+        start_order: 0,
     },
     Analysis {
         name: "phases",

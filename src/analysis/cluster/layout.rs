@@ -318,9 +318,10 @@ fn inferred_groups(extracts: &[DeviceExtract], facts: &[JobFacts]) -> Vec<Layout
     for x in extracts.iter().filter(|x| x.device.rank >= 0) {
         let mut p2p_only: Vec<bool> = vec![true; x.groups.len()];
         let mut used = vec![false; x.groups.len()];
+        let p2p_name: Vec<bool> = x.names.iter().map(|n| p2p_kind(n).is_some()).collect();
         for &(name, group, _, _) in &x.collectives {
             used[group as usize] = true;
-            p2p_only[group as usize] &= p2p_kind(&x.names[name as usize]).is_some();
+            p2p_only[group as usize] &= p2p_name[name as usize];
         }
         for (g, name) in x.groups.iter().enumerate() {
             if !used[g] || name.is_empty() {

@@ -125,14 +125,21 @@ pub fn ops_in_graphs(
         graphs.push(sequence_row(q, m, spans));
     }
     let denom = total_ns;
-    let (rows, rest) = ranked(by_op, seqs, denom, top_n);
-    let (modules, _) = ranked(modules, seqs, denom, top_n);
-    let (frames, _) = ranked(frames, seqs, denom, top_n);
-    let mut fam: FxHashMap<&str, Columns> = FxHashMap::default();
-    for (id, cols) in by_name {
-        fam.entry(family_of(s.get(id))).or_default().extend(cols);
-    }
-    let (families, _) = ranked(fam, seqs, denom, top_n);
+    // The per-op and per-family statistics each read every duration: two tasks, so the other
+    // core takes one when the analysis runs last.
+    let ((rows, rest), (families, (modules, frames))) = rayon::join(
+        || ranked(by_op, seqs, denom, top_n),
+        || {
+            let mut fam: FxHashMap<&str, Columns> = FxHashMap::default();
+            for (id, cols) in by_name {
+                fam.entry(family_of(s.get(id))).or_default().extend(cols);
+            }
+            let families = ranked(fam, seqs, denom, top_n).0;
+            let modules = ranked(modules, seqs, denom, top_n).0;
+            let frames = ranked(frames, seqs, denom, top_n).0;
+            (families, (modules, frames))
+        },
+    );
     let source = per_source
         .into_iter()
         .max_by_key(|x| (x.1, x.0 as u8))

@@ -176,6 +176,12 @@ pub fn ingest_bytes(
         }
     };
     let starts = split::plan(b, first, opts.chunk_bytes.max(1));
+    // Finding the boundaries touched a page at each; where the kernel maps a whole large folio
+    // per touch (Linux 6.x page cache) that is megabytes each, resident until the chunk's
+    // release: drop them now, each chunk maps its own bytes when its parse begins.
+    if let Some(src) = src {
+        src.release(0, b.len());
+    }
     let read = chunk::ChunkRead {
         scan: opts.scan,
         op_inputs: builder.op_inputs(),
