@@ -219,19 +219,14 @@ fn fill_streams(t: &mut Tables) {
     if fill.iter().all(Option::is_none) {
         return;
     }
-    let e = &t.events;
-    let filled = |i: usize| match fill[e.thread[i].idx()] {
-        Some(s) if e.stream.at(i) < 0 => Some(s),
-        _ => None,
-    };
-    let n = e.len();
-    if (0..n).all(|i| filled(i).is_none()) {
-        return;
+    let e = &mut t.events;
+    for i in 0..e.len() {
+        if let Some(s) = fill[e.thread[i].idx()]
+            && e.stream.at(i) < 0
+        {
+            e.stream.set(i, s);
+        }
     }
-    let streams = (0..n)
-        .map(|i| filled(i).unwrap_or_else(|| e.stream.at(i)))
-        .collect();
-    t.events.stream = streams;
 }
 
 /// What decides an event's category: its thread's role, cat, task type, name, and whether it is

@@ -96,6 +96,34 @@ impl<T: Copy + Eq + Hash> Coded<T> {
         codes.push(code);
     }
 
+    /// Sets row `i` to `x` (panics when out of range, as indexing a `Vec` does). A value new to
+    /// the dictionary joins it; the 257th switches the column to plain storage.
+    pub fn set(&mut self, i: usize, x: T) {
+        let Repr::Coded { codes, dict } = &mut self.repr else {
+            let Repr::Plain(v) = &mut self.repr else {
+                unreachable!()
+            };
+            v[i] = x;
+            return;
+        };
+        assert!(i < codes.len(), "row {i} of {}", codes.len());
+        let code = match self.index.get(&x) {
+            Some(&c) => c,
+            None if dict.len() < 256 => {
+                let c = dict.len() as u8;
+                dict.push(x);
+                self.index.insert(x, c);
+                c
+            }
+            None => {
+                self.widen();
+                self.set(i, x);
+                return;
+            }
+        };
+        codes[i] = code;
+    }
+
     /// Pushes `x` `n` times (one dictionary lookup for the run).
     pub fn push_n(&mut self, x: T, n: usize) {
         if n == 0 {
@@ -199,6 +227,28 @@ mod tests {
         let want: Vec<i32> = many.iter().step_by(3).copied().collect();
         assert_eq!(m.pick(&keep).iter().collect::<Vec<_>>(), want);
         assert_eq!(format!("{:?}", m.pick(&keep)), format!("{want:?}"));
+    }
+
+    /// Rows set in place equal the column pushed with the new values, coded and plain (the
+    /// 257th distinct value arrives through `set`).
+    #[test]
+    fn set_rows_equal_the_column_pushed_with_them() {
+        let mut want: Vec<i32> = (0..1000).map(|i| i % 5 - 1).collect();
+        let mut c: Coded<i32> = want.iter().copied().collect();
+        // 334 new values beside the 5 pushed: the column turns plain on the way.
+        for i in (0..1000).step_by(3) {
+            c.set(i, 1000 + i as i32);
+            want[i] = 1000 + i as i32;
+        }
+        assert_eq!(c.iter().collect::<Vec<_>>(), want);
+        assert_eq!(c.row_bytes(), 4);
+        let mut small: Coded<i32> = [-1, -1, 3].into_iter().collect();
+        small.set(0, 9);
+        small.set(1, 3);
+        assert_eq!(small.iter().collect::<Vec<_>>(), vec![9, 3, 3]);
+        assert_eq!(small.row_bytes(), 1);
+        small.push(9);
+        assert_eq!(small.iter().collect::<Vec<_>>(), vec![9, 3, 3, 9]);
     }
 
     /// Runs pushed with `push_n` equal the same values pushed one by one, coded and plain

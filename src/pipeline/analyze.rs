@@ -112,24 +112,26 @@ fn one_file(input: &Input, read: FileRead, o: &RunOpts) -> FilePart {
         Err(e) => return failed(input, &e),
     };
     let t1 = std::time::Instant::now();
-    // The overlap counts (read with `overlaps_later`) run beside the analyses, on the whole
-    // file's tables as the post-pass would have.
-    let (overlaps, (tables, slice, summary, part)) = rayon::join(
-        || crate::ingest::overlap_diagnostics(&tables),
+    let (sliced, slice) = match o.phase {
+        Some(p) => {
+            let (t, info) = phases::slice(&tables, p);
+            (Cow::Owned(t), Some(info))
+        }
+        None => (Cow::Borrowed(&tables), None),
+    };
+    // The overlap counts (read with `overlaps_later`, on the whole file's tables as the
+    // post-pass would have) and the summary run beside the analyses, whose device lists are
+    // one thread's work before they fan out.
+    let ((overlaps, summary), part) = rayon::join(
         || {
-            let (tables, slice) = match o.phase {
-                Some(p) => {
-                    let (t, info) = phases::slice(&tables, p);
-                    (Cow::Owned(t), Some(info))
-                }
-                None => (Cow::Borrowed(&tables), None),
-            };
-            let summary = summary::compute(&tables);
-            let part = registry::run_part(&tables, &o.analyze);
-            (tables, slice, summary, part)
+            (
+                crate::ingest::overlap_diagnostics(&tables),
+                summary::compute(&sliced),
+            )
         },
+        || registry::run_part(&sliced, &o.analyze),
     );
-    let mut diagnostics = tables.diagnostics.clone();
+    let mut diagnostics = sliced.diagnostics.clone();
     diagnostics.merge(overlaps);
     FilePart {
         part: Some(part),

@@ -44,6 +44,22 @@ fn column(q: &Sequence, k: usize) -> impl Iterator<Item = i64> + '_ {
         .copied()
 }
 
+/// Each position's duration summed over the replays, [`column`] by [`column`], read in the
+/// order the durations are stored (a replay after another) rather than down each column.
+fn position_sums(q: &Sequence) -> Vec<i64> {
+    let n = q.tokens.len();
+    let mut sums = vec![0i64; n];
+    if n == 0 {
+        return sums;
+    }
+    for replay in q.durs.chunks(n) {
+        for (s, &d) in sums.iter_mut().zip(replay) {
+            *s = s.wrapping_add(d);
+        }
+    }
+    sums
+}
+
 fn or<'a>(s: &'a Strings, k: u32, none: &'a str) -> &'a str {
     if k == NO_NAME { none } else { s.get(k) }
 }
@@ -82,12 +98,12 @@ pub fn ops_in_graphs(
             *per_source.entry(m.source).or_default() += replays * m.matched;
         }
         let mut spans: Vec<OpSpan> = Vec::new();
-        for k in 0..n {
+        let sums = position_sums(q);
+        for (k, &ns) in sums.iter().enumerate() {
             let l = m.labels.get(k).copied().flatten();
             let (is_op, op) = op_of(s, q, l, k);
             let l = l.unwrap_or(Label::NONE);
             let at = (qi as u32, k as u32);
-            let ns: i64 = column(q, k).sum();
             total_ns += ns;
             by_name.entry(q.tokens[k].name).or_default().push(at);
             if is_op {
@@ -194,5 +210,30 @@ fn sequence_row(q: &Sequence, m: &SeqMatch, ops: Vec<OpSpan>) -> GraphSequence {
         },
         note: m.note.clone(),
         ops,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::graph_mode::extract::Token;
+
+    /// The sums read replay by replay equal each column summed down its stride, including a
+    /// last replay cut short (generated durations; the columns summed independently here).
+    #[test]
+    fn position_sums_equal_the_columns_summed() {
+        for (n, len) in [(1usize, 5usize), (3, 12), (4, 13), (7, 0), (5, 3)] {
+            let q = Sequence {
+                tokens: vec![Token { kind: 0, name: 0 }; n],
+                durs: (0..len as i64).map(|i| i * 37 % 101 + 1).collect(),
+                ..Sequence::default()
+            };
+            let want: Vec<i64> = (0..n)
+                .map(|k| (k..len).step_by(n).map(|i| q.durs[i]).sum())
+                .collect();
+            assert_eq!(position_sums(&q), want, "n {n}, len {len}");
+            let by_column: Vec<i64> = (0..n).map(|k| column(&q, k).sum()).collect();
+            assert_eq!(by_column, want);
+        }
     }
 }
