@@ -293,7 +293,7 @@ fn report(label: &str, mode: &str, path: &Path, runs: usize) {
         parsed / 1e6 / best,
         rows as f64 / best / 1e6,
         rows,
-        hwm as f64 / 1024.0,
+        hwm as f64 * 1024.0 / 1e6,
         hwm as f64 * 1024.0 / parsed,
     );
 }
@@ -453,7 +453,7 @@ fn main() {
             bytes as f64 / 1e6 / best,
             rows as f64 / best / 1e6,
             rows,
-            hwm as f64 / 1024.0
+            hwm as f64 * 1024.0 / 1e6
         );
     }
     let samples = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/samples/torch-traces");
@@ -500,9 +500,9 @@ fn against_perfetto(data: &Path, sizes: &str, samples: &Path, runs: usize) {
         tp.display()
     );
     println!(
-        "| input | size MB | profscope analyze s | peak RSS MB | Perfetto import s | peak RSS MB | slices | ratio |"
+        "| input | size MB | profscope analyze s | peak RSS MB | RSS / file | Perfetto import s | peak RSS MB | slices | ratio |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut inputs: Vec<(String, PathBuf)> = sizes
         .split(',')
         .filter(|s| !s.is_empty())
@@ -524,13 +524,18 @@ fn against_perfetto(data: &Path, sizes: &str, samples: &Path, runs: usize) {
             let (s, n, kb) = run("perfetto", path);
             theirs = (theirs.0.min(s), theirs.1.max(kb), n);
         }
+        // Sizes and RSS both in MB of 10^6 bytes (VmHWM is in KiB), so their ratio is the
+        // issue's "peak RSS at or under 0.25x the file".
+        let file = std::fs::metadata(path).unwrap().len() as f64;
+        let mb = |kib: u64| kib as f64 * 1024.0 / 1e6;
         println!(
-            "| {label} | {:.0} | {:.2} | {:.0} | {:.2} | {:.0} | {} | {:.1}x |",
-            std::fs::metadata(path).unwrap().len() as f64 / 1e6,
+            "| {label} | {:.0} | {:.2} | {:.1} | {:.3} | {:.2} | {:.0} | {} | {:.1}x |",
+            file / 1e6,
             ours.0,
-            ours.1 as f64 / 1024.0,
+            mb(ours.1),
+            mb(ours.1) * 1e6 / file,
             theirs.0,
-            theirs.1 as f64 / 1024.0,
+            mb(theirs.1),
             theirs.2,
             theirs.0 / ours.0
         );

@@ -46,7 +46,9 @@ fn one(t: &Tables, d: &Device, min_gap_ns: i64, top_n: usize) -> Option<DeviceDi
     }
     let l = launches(t, d);
     let mut by_call: FxHashMap<u32, Call> = FxHashMap::default();
-    for (k, &c) in l.launch.iter().enumerate() {
+    // One entry per run of tasks of one call (a graph launch's tasks come in a row).
+    for (k, n) in runs(&l.launch) {
+        let c = l.launch[k];
         if c == NO_LAUNCH {
             continue;
         }
@@ -58,7 +60,7 @@ fn one(t: &Tables, d: &Device, min_gap_ns: i64, top_n: usize) -> Option<DeviceDi
                 first: k,
                 tasks: 0,
             })
-            .tasks += 1;
+            .tasks += n as u64;
     }
     let linked_tasks = by_call.values().map(|c| c.tasks).sum();
     let mut calls: Vec<Call> = by_call.into_values().collect();
@@ -119,6 +121,17 @@ fn one(t: &Tables, d: &Device, min_gap_ns: i64, top_n: usize) -> Option<DeviceDi
     })
 }
 
+/// The runs of equal values of `v`: (start, length), in order.
+fn runs(v: &[u32]) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let mut k = 0;
+    std::iter::from_fn(move || {
+        let x = *v.get(k)?;
+        let start = k;
+        k += v[k..].iter().take_while(|&&y| y == x).count();
+        Some((start, k - start))
+    })
+}
+
 /// Queue depth at each call of `calls` (sorted by start): the tasks launched by earlier calls
 /// that had not ended when it began. A sweep over the calls, with a min-heap of the ends of the
 /// tasks launched so far; the task ends are grouped by their call's position by a counting sort
@@ -129,13 +142,21 @@ fn queue_depths(t: &Tables, d: &Device, l: &Launches, calls: &[Call]) -> Vec<i64
         .enumerate()
         .map(|(k, c)| (c.call, k as u32))
         .collect();
-    // ends[first[p]..first[p + 1]]: the ends of the tasks of calls[p].
+    // ends[first[p]..first[p + 1]]: the ends of the tasks of calls[p]. A run of tasks of one
+    // call looks its position up once.
+    let pos = &pos;
     let (first, ends) = counting_sort(calls.len(), || {
+        let mut last = (NO_LAUNCH, 0usize);
         l.launch
             .iter()
             .enumerate()
             .filter(|&(_, &c)| c != NO_LAUNCH)
-            .map(|(k, c)| (pos[c] as usize, iv(t, d.events[k]).1))
+            .map(move |(k, &c)| {
+                if c != last.0 {
+                    last = (c, pos[&c] as usize);
+                }
+                (last.1, iv(t, d.events[k]).1)
+            })
     });
     let mut heap: BinaryHeap<std::cmp::Reverse<i64>> = BinaryHeap::new();
     let mut depth: Vec<i64> = Vec::with_capacity(calls.len());
@@ -418,4 +439,19 @@ fn above(t: &Tables, pairs: &[(u32, u32)], enclose: bool) -> Vec<Option<u32>> {
         }
     }
     best.into_iter().map(|b| b.map(|x| x.1)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs cover every position once, in order, each of one value and as long as it goes.
+    #[test]
+    fn runs_split_at_every_change_of_value() {
+        let v = [7u32, 7, 7, NO_LAUNCH, 3, 7, 7, 3];
+        let got: Vec<(usize, usize)> = runs(&v).collect();
+        assert_eq!(got, vec![(0, 3), (3, 1), (4, 1), (5, 2), (7, 1)]);
+        assert_eq!(runs(&[]).count(), 0);
+        assert_eq!(runs(&[1]).collect::<Vec<_>>(), vec![(0, 1)]);
+    }
 }
