@@ -86,11 +86,10 @@ pub fn estimate(m: &Matched, files: &[&str], hosts: &[&str], order: &[usize]) ->
                 ((dom, rep), -1)
             };
             let v = samples.entry(key).or_default();
-            v.extend(
-                g.instances
-                    .iter()
-                    .map(|i| sign * (i.spans[pos].1 - i.spans[rep_pos].1)),
-            );
+            v.extend((0..g.instances.len()).map(|i| {
+                let x = g.spans_of(i);
+                sign * (x[pos].1 - x[rep_pos].1)
+            }));
         }
     }
     let mut tree = spanning_tree(&samples, domains, domain[order[0]]);
@@ -245,8 +244,10 @@ mod tests {
                 .map(|i| Instance {
                     name: 0,
                     occurrence: i as u64,
-                    spans: ends.iter().map(|e| (e[i] - 5, e[i])).collect(),
                 })
+                .collect(),
+            spans: (0..k)
+                .flat_map(|i| ends.iter().map(move |e| (e[i] - 5, e[i])))
                 .collect(),
             unmatched_names: BTreeMap::new(),
             realigned: 0,

@@ -31,8 +31,6 @@ pub struct Instance {
     pub name: u32,
     /// Occurrence of the name on the group's reference member (from 0).
     pub occurrence: u64,
-    /// Start and end on each member, in [`Group::members`] order.
-    pub spans: Vec<Iv>,
 }
 
 /// One communicator group.
@@ -42,12 +40,23 @@ pub struct Group {
     /// Device indexes, in the order the caller gave (rank order).
     pub members: Vec<usize>,
     pub instances: Vec<Instance>,
+    /// Start and end of each instance on each member, instance by instance, each in
+    /// [`Group::members`] order ([`Group::spans_of`]): one list, not one per instance.
+    pub spans: Vec<Iv>,
     /// Per member: its ops of this group left without a partner.
     pub unmatched: Vec<u64>,
     /// Unmatched ops by name index.
     pub unmatched_names: BTreeMap<u32, u64>,
     /// (member, name) sequences shifted to align.
     pub realigned: u64,
+}
+
+impl Group {
+    /// Start and end of instance `i` on each member, in [`Group::members`] order.
+    pub fn spans_of(&self, i: usize) -> &[Iv] {
+        let k = self.members.len();
+        &self.spans[i * k..(i + 1) * k]
+    }
 }
 
 /// Every group of a cohort.
@@ -115,6 +124,7 @@ pub fn match_ops(devs: &[DeviceOps<'_>], order: &[usize]) -> Matched {
             unmatched: vec![0; members.len()],
             members,
             instances: Vec::new(),
+            spans: Vec::new(),
             unmatched_names: BTreeMap::new(),
             realigned: 0,
         };
@@ -147,18 +157,16 @@ fn match_name(g: &mut Group, name: u32, by_dev: &BTreeMap<usize, Vec<Iv>>) {
     g.realigned += shifts.iter().filter(|&&s| s != 0).count() as u64;
     let mut used = vec![0u64; seq.len()];
     for i in 0..seq[r].len() as i64 {
-        let at: Option<Vec<Iv>> = (0..seq.len())
-            .map(|m| {
-                let j = i + shifts[m];
-                (j >= 0).then(|| seq[m].get(j as usize).copied()).flatten()
-            })
-            .collect();
-        if let Some(spans) = at {
+        let at = |m: usize| {
+            let j = i + shifts[m];
+            (j >= 0).then(|| seq[m].get(j as usize).copied()).flatten()
+        };
+        if (0..seq.len()).all(|m| at(m).is_some()) {
             used.iter_mut().for_each(|u| *u += 1);
+            g.spans.extend((0..seq.len()).filter_map(at));
             g.instances.push(Instance {
                 name,
                 occurrence: i as u64,
-                spans,
             });
         }
     }

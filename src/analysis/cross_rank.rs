@@ -672,8 +672,8 @@ fn align_clocks(devs: &mut [DeviceExtract]) -> (Matched, Vec<DeviceClock>) {
         }
     }
     for g in &mut matched.groups {
-        for inst in &mut g.instances {
-            for (x, &d) in inst.spans.iter_mut().zip(&g.members) {
+        for row in g.spans.chunks_mut(g.members.len().max(1)) {
+            for (x, &d) in row.iter_mut().zip(&g.members) {
                 x.0 -= clocks[d].applied_ns;
                 x.1 -= clocks[d].applied_ns;
             }
@@ -1066,8 +1066,9 @@ fn collective_skew(
         let k = g.members.len();
         let mut late = vec![(0u64, 0i64); k];
         let mut group_skews = Vec::with_capacity(g.instances.len());
-        for inst in &g.instances {
-            let starts: Vec<i64> = inst.spans.iter().map(|x| x.0).collect();
+        for (ii, inst) in g.instances.iter().enumerate() {
+            let spans = g.spans_of(ii);
+            let starts: Vec<i64> = spans.iter().map(|x| x.0).collect();
             let first = (0..k).min_by_key(|&p| (starts[p], p)).expect("k >= 2");
             // A shared last start names nobody (ties are never broken by rank order), nor does
             // one within the clocks' uncertainty of another member's.
@@ -1088,8 +1089,8 @@ fn collective_skew(
                     per[d].chance += 1.0 / k as f64;
                 }
             }
-            let transit = inst.spans.iter().map(|x| x.1 - x.0).min().expect("k >= 2");
-            for (&d, x) in g.members.iter().zip(&inst.spans) {
+            let transit = spans.iter().map(|x| x.1 - x.0).min().expect("k >= 2");
+            for (&d, x) in g.members.iter().zip(spans) {
                 per[d].transit_ns += transit;
                 per[d].wait_ns += (x.1 - x.0) - transit;
             }
