@@ -134,43 +134,34 @@ fn runs(v: &[u32]) -> impl Iterator<Item = (usize, usize)> + '_ {
 
 /// Queue depth at each call of `calls` (sorted by start): the tasks launched by earlier calls
 /// that had not ended when it began. A sweep over the calls, with a min-heap of the ends of the
-/// tasks launched so far; the task ends are grouped by their call's position by a counting sort
-/// (8 bytes per task, no comparison sort: a device can have tens of millions of tasks).
+/// tasks launched so far; each call's tasks are found as its runs of positions, grouped by the
+/// call's position by a counting sort (8 bytes per run, no comparison sort: a device can have
+/// tens of millions of tasks, and a graph launch's tasks come in one run).
 fn queue_depths(t: &Tables, d: &Device, l: &Launches, calls: &[Call]) -> Vec<i64> {
     let pos: FxHashMap<u32, u32> = calls
         .iter()
         .enumerate()
         .map(|(k, c)| (c.call, k as u32))
         .collect();
-    // ends[first[p]..first[p + 1]]: the ends of the tasks of calls[p]. A run of tasks of one
-    // call looks its position up once.
+    // runs[first[p]..first[p + 1]]: the runs (start, length) of the tasks of calls[p].
     let pos = &pos;
-    let (first, ends) = counting_sort(calls.len(), || {
-        let mut last = (NO_LAUNCH, 0usize);
-        l.launch
-            .iter()
-            .enumerate()
-            .filter(|&(_, &c)| c != NO_LAUNCH)
-            .map(move |(k, &c)| {
-                if c != last.0 {
-                    last = (c, pos[&c] as usize);
-                }
-                (last.1, iv(t, d.events[k]).1)
-            })
+    let (first, runs_of) = counting_sort(calls.len(), || {
+        runs(&l.launch)
+            .filter(|&(k, _)| l.launch[k] != NO_LAUNCH)
+            .map(|(k, n)| (pos[&l.launch[k]] as usize, (k as u32, n as u32)))
     });
     let mut heap: BinaryHeap<std::cmp::Reverse<i64>> = BinaryHeap::new();
     let mut depth: Vec<i64> = Vec::with_capacity(calls.len());
-    for (k, c) in calls.iter().enumerate() {
+    for (p, c) in calls.iter().enumerate() {
         let at = t.events.ts_ns[c.call as usize];
         while heap.peek().is_some_and(|e| e.0 <= at) {
             heap.pop();
         }
         depth.push(heap.len() as i64);
-        heap.extend(
-            ends[first[k]..first[k + 1]]
-                .iter()
-                .map(|&e| std::cmp::Reverse(e)),
-        );
+        for &(k, n) in &runs_of[first[p]..first[p + 1]] {
+            let tasks = &d.events[k as usize..k as usize + n as usize];
+            heap.extend(tasks.iter().map(|&i| std::cmp::Reverse(iv(t, i).1)));
+        }
     }
     depth
 }

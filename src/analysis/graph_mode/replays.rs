@@ -126,6 +126,11 @@ pub fn by_connection(
         }
     }
     out.retain(|b| !b.events.is_empty());
+    // Grown by pushes, a list holds up to twice its events; the lists live to the end of the
+    // analysis (json1g: 49,700 lists, 12.7 MB of capacity for 8 MB of events).
+    for b in &mut out {
+        b.events.shrink_to_fit();
+    }
     out
 }
 

@@ -46,9 +46,17 @@ pub fn sequences(t: &Tables, replays: &[Building], s: &mut Strings) -> (Vec<Sequ
         {
             q.first_launch_ns = l;
         }
-        q.durs
-            .extend(r.events.iter().map(|&i| t.events.dur_ns.at(i as usize)));
         of.push(k);
+    }
+    // The durations in a second pass, each list allocated once at its size: grown by doubling
+    // they took up to twice the room (json1g: 23.6 MB of capacity for 16 MB of durations).
+    for q in &mut out {
+        q.durs.reserve_exact(q.replays as usize * q.tokens.len());
+    }
+    for (r, &k) in replays.iter().zip(&of) {
+        out[k]
+            .durs
+            .extend(r.events.iter().map(|&i| t.events.dur_ns.at(i as usize)));
     }
     (out, of)
 }

@@ -6,8 +6,9 @@
 use memchr::memchr;
 
 /// Target bytes per chunk: small enough for load balance and bounded memory, large enough that
-/// per-chunk costs vanish.
-pub const CHUNK_BYTES: usize = 8 << 20;
+/// per-chunk costs vanish. A mapped chunk stays resident while it is parsed, one per thread: 8 MB
+/// chunks put kineto5x's peak RSS at 0.26x the file, 4 MB at 0.23x, at the same speed.
+pub const CHUNK_BYTES: usize = 4 << 20;
 
 #[inline]
 fn blank(c: u8) -> bool {
