@@ -73,24 +73,21 @@ impl<T: Copy + Eq + Hash> Coded<T> {
         let code = match self.last {
             Some((v, c)) if v == x => c,
             // Small dictionaries (the usual case) are scanned; larger ones hashed.
-            _ => match if dict.len() <= 16 {
-                dict.iter().position(|&v| v == x).map(|c| c as u8)
-            } else {
-                self.index.get(&x).copied()
-            } {
-                Some(c) => c,
-                None if dict.len() < 256 => {
-                    let c = dict.len() as u8;
-                    dict.push(x);
-                    self.index.insert(x, c);
-                    c
+            _ => {
+                let found = if dict.len() <= 16 {
+                    dict.iter().position(|&v| v == x).map(|c| c as u8)
+                } else {
+                    self.index.get(&x).copied()
+                };
+                match code_or_new(&mut self.index, dict, x, found) {
+                    Some(c) => c,
+                    None => {
+                        self.widen();
+                        self.push(x);
+                        return;
+                    }
                 }
-                None => {
-                    self.widen();
-                    self.push(x);
-                    return;
-                }
-            },
+            }
         };
         self.last = Some((x, code));
         codes.push(code);
@@ -107,19 +104,11 @@ impl<T: Copy + Eq + Hash> Coded<T> {
             return;
         };
         assert!(i < codes.len(), "row {i} of {}", codes.len());
-        let code = match self.index.get(&x) {
-            Some(&c) => c,
-            None if dict.len() < 256 => {
-                let c = dict.len() as u8;
-                dict.push(x);
-                self.index.insert(x, c);
-                c
-            }
-            None => {
-                self.widen();
-                self.set(i, x);
-                return;
-            }
+        let found = self.index.get(&x).copied();
+        let Some(code) = code_or_new(&mut self.index, dict, x, found) else {
+            self.widen();
+            self.set(i, x);
+            return;
         };
         codes[i] = code;
     }
@@ -167,6 +156,27 @@ impl<T: Copy + Eq + Hash> Coded<T> {
             Repr::Coded { .. } => 1,
             Repr::Plain(_) => std::mem::size_of::<T>(),
         }
+    }
+}
+
+/// The code of `x` from its lookup (`found`), or a new one while the dictionary has room; None
+/// when it is full (the column turns plain).
+#[inline]
+fn code_or_new<T: Copy + Eq + Hash>(
+    index: &mut FxHashMap<T, u8>,
+    dict: &mut Vec<T>,
+    x: T,
+    found: Option<u8>,
+) -> Option<u8> {
+    match found {
+        Some(c) => Some(c),
+        None if dict.len() < 256 => {
+            let c = dict.len() as u8;
+            dict.push(x);
+            index.insert(x, c);
+            Some(c)
+        }
+        None => None,
     }
 }
 
