@@ -47,11 +47,8 @@ fn one(t: &Tables, d: &Device, min_gap_ns: i64, top_n: usize) -> Option<DeviceDi
     let l = launches(t, d);
     let mut by_call: FxHashMap<u32, Call> = FxHashMap::default();
     // One entry per run of tasks of one call (a graph launch's tasks come in a row).
-    for (k, n) in runs(&l.launch) {
+    for (k, n) in linked_runs(l) {
         let c = l.launch[k];
-        if c == NO_LAUNCH {
-            continue;
-        }
         // Device events are in start order: the first seen is the first task.
         by_call
             .entry(c)
@@ -121,14 +118,19 @@ fn one(t: &Tables, d: &Device, min_gap_ns: i64, top_n: usize) -> Option<DeviceDi
     })
 }
 
+/// The runs of tasks of one launch call: (first position, length), in order; tasks without
+/// a known launch are left out. Read where needed, not stored (a device can have one run per
+/// task, tens of millions).
+fn linked_runs(l: &Launches) -> impl Iterator<Item = (usize, usize)> + '_ {
+    runs(&l.launch).filter(|&(k, _)| l.launch[k] != NO_LAUNCH)
+}
+
 /// The runs of equal values of `v`: (start, length), in order.
 fn runs(v: &[u32]) -> impl Iterator<Item = (usize, usize)> + '_ {
-    let mut k = 0;
-    std::iter::from_fn(move || {
-        let x = *v.get(k)?;
-        let start = k;
-        k += v[k..].iter().take_while(|&&y| y == x).count();
-        Some((start, k - start))
+    v.chunk_by(|a, b| a == b).scan(0, |at, run| {
+        let start = *at;
+        *at += run.len();
+        Some((start, run.len()))
     })
 }
 
@@ -146,9 +148,7 @@ fn queue_depths(t: &Tables, d: &Device, l: &Launches, calls: &[Call]) -> Vec<i64
     // runs[first[p]..first[p + 1]]: the runs (start, length) of the tasks of calls[p].
     let pos = &pos;
     let (first, runs_of) = counting_sort(calls.len(), || {
-        runs(&l.launch)
-            .filter(|&(k, _)| l.launch[k] != NO_LAUNCH)
-            .map(|(k, n)| (pos[&l.launch[k]] as usize, (k as u32, n as u32)))
+        linked_runs(l).map(|(k, n)| (pos[&l.launch[k]] as usize, (k as u32, n as u32)))
     });
     let mut heap: BinaryHeap<std::cmp::Reverse<i64>> = BinaryHeap::new();
     let mut depth: Vec<i64> = Vec::with_capacity(calls.len());
