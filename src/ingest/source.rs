@@ -87,6 +87,14 @@ impl Source {
         let _ = (start, end);
     }
 
+    /// Drops every page of the large folios (2 MiB-aligned blocks) that `[start, end)` touches from
+    /// this process's resident set: a touch maps the whole folio where the kernel uses large ones.
+    /// Only for bytes no other thread is reading.
+    pub fn release_folios(&self, start: usize, end: usize) {
+        const FOLIO: usize = 2 << 20;
+        self.release(start / FOLIO * FOLIO, end.div_ceil(FOLIO) * FOLIO);
+    }
+
     /// Drops parsed pages of `[start, end)` from this process's resident set (mapped files only;
     /// the page cache keeps them, and a later read faults them back in).
     pub fn release(&self, start: usize, end: usize) {

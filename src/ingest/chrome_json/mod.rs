@@ -175,13 +175,15 @@ pub fn ingest_bytes(
             return Ok(());
         }
     };
-    let starts = split::plan(b, first, opts.chunk_bytes.max(1));
-    // Finding the boundaries touched a page at each; where the kernel maps a whole large folio
-    // per touch (Linux 6.x page cache) that is megabytes each, resident until the chunk's
-    // release: drop them now, each chunk maps its own bytes when its parse begins.
-    if let Some(src) = src {
-        src.release(0, b.len());
-    }
+    // Finding a boundary touches a page; where the kernel maps a whole large folio per touch
+    // (Linux 6.x page cache: up to 2 MiB) that stays resident until released, and a 1 GB file's
+    // 250 probes would peak at 0.5x its size: each is dropped as soon as it is read. Each chunk
+    // maps its own bytes when its parse begins.
+    let starts = split::plan_probing(b, first, opts.chunk_bytes.max(1), |from, to| {
+        if let Some(src) = src {
+            src.release_folios(from, to);
+        }
+    });
     let read = chunk::ChunkRead {
         scan: opts.scan,
         op_inputs: builder.op_inputs(),

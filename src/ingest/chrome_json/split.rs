@@ -40,10 +40,21 @@ pub fn next_candidate(b: &[u8], from: usize) -> usize {
 
 /// Chunk start offsets: `first`, then a candidate near every `chunk_bytes`. Strictly increasing.
 pub fn plan(b: &[u8], first: usize, chunk_bytes: usize) -> Vec<usize> {
+    plan_probing(b, first, chunk_bytes, |_, _| {})
+}
+
+/// [`plan`], telling `probed` the bytes `[from, to)` each boundary search read, right after it.
+pub fn plan_probing(
+    b: &[u8],
+    first: usize,
+    chunk_bytes: usize,
+    mut probed: impl FnMut(usize, usize),
+) -> Vec<usize> {
     let mut starts = vec![first];
     let mut target = first + chunk_bytes;
     while target < b.len() {
         let c = next_candidate(b, target);
+        probed(target, (c + 1).min(b.len()));
         if c >= b.len() {
             break;
         }
@@ -69,5 +80,18 @@ mod tests {
         assert_eq!(&b[c3..c3 + 4], br#"{"c""#);
         assert_eq!(next_candidate(b, c3 + 1), b.len());
         assert_eq!(plan(b, 1, 10), vec![1, c1, c3]);
+        let mut probes = Vec::new();
+        plan_probing(b, 1, 10, |from, to| probes.push((from, to)));
+        // Searches start 10 bytes after the previous start and end one past the candidate found;
+        // none starts at or past the end (c3 + 10 = 40, the text is 39 bytes).
+        assert_eq!(b.len(), 39);
+        assert_eq!(probes, vec![(11, c1 + 1), (c1 + 10, c3 + 1)]);
+        // A search that finds no candidate reads to the end.
+        let mut probes = Vec::new();
+        assert_eq!(
+            plan_probing(b, 1, 32, |from, to| probes.push((from, to))),
+            vec![1]
+        );
+        assert_eq!(probes, vec![(33, 39)]);
     }
 }
