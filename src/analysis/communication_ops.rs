@@ -184,13 +184,18 @@ impl View<'_> {
 }
 
 /// Communication depth of every device whose file has collective ops.
-pub fn compute(t: &Tables, devices: &[Device], top_n: usize) -> Vec<DeviceCommOps> {
+pub fn compute(
+    t: &Tables,
+    devices: &[Device],
+    windows: &super::cross_rank::StepWindows,
+    top_n: usize,
+) -> Vec<DeviceCommOps> {
     let v = View {
         t,
         n: Names::new(t),
     };
     let tasks = plane_tasks(t);
-    let steps = super::cross_rank::step_windows(t);
+    let steps = windows.get();
     devices
         .iter()
         .filter(|d| {

@@ -33,6 +33,7 @@ use super::stats::pct;
 use crate::model::{Category, EventKind, FileId, Tables};
 use crate::units::human_duration;
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 impl StepRow {
     pub fn step_ns(&self) -> i64 {
@@ -69,11 +70,16 @@ pub struct DeviceExtract {
 
 /// The cross-rank extract of every device of `t`.
 /// `min_gap_ns`: the smallest idle gap counted as a bubble (the bubbles analysis' threshold).
-pub fn extract(t: &Tables, devices: &[Device], min_gap_ns: i64) -> Vec<DeviceExtract> {
+pub fn extract(
+    t: &Tables,
+    devices: &[Device],
+    windows: &StepWindows,
+    min_gap_ns: i64,
+) -> Vec<DeviceExtract> {
     if devices.is_empty() {
         return Vec::new();
     }
-    let windows = step_windows(t);
+    let windows = windows.get();
     // The launch map is a pass over every event: only worth it when some file has steps.
     let launches = windows
         .iter()
@@ -83,6 +89,27 @@ pub fn extract(t: &Tables, devices: &[Device], min_gap_ns: i64) -> Vec<DeviceExt
         .iter()
         .map(|d| one(t, d, &windows[d.file.idx()], launches.as_ref(), min_gap_ns))
         .collect()
+}
+
+/// The step windows of every file of one set of tables, found on first use and then shared: each
+/// finding is a pass over every event, and five analyses read them.
+pub struct StepWindows<'t> {
+    t: &'t Tables,
+    found: OnceLock<Vec<Windows>>,
+}
+
+impl<'t> StepWindows<'t> {
+    pub fn new(t: &'t Tables) -> Self {
+        StepWindows {
+            t,
+            found: OnceLock::new(),
+        }
+    }
+
+    /// Each file's windows, by file index.
+    pub(super) fn get(&self) -> &[Windows] {
+        self.found.get_or_init(|| step_windows(self.t))
+    }
 }
 
 /// Host step windows of a file: (start, label, key, host duration) sorted by start, and their
@@ -123,7 +150,7 @@ impl Windows {
     }
 }
 
-pub(super) fn step_windows(t: &Tables) -> Vec<Windows> {
+fn step_windows(t: &Tables) -> Vec<Windows> {
     let mut out: Vec<Windows> = (0..t.files.len())
         .map(|_| Windows {
             source: StepSource::None,

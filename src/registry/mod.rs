@@ -12,9 +12,8 @@ pub mod part;
 pub mod run;
 
 pub use part::{Analyses, AnalyzeOpts, Part};
-pub use run::{finish, run_all, run_part};
+pub use run::{Shared, finish, run_all, run_part};
 
-use crate::analysis::devices::Device;
 use crate::analysis::{
     advisor, batch_audit, bubbles, cluster, communication, communication_ops,
     communication_ops_vendor, composition, cross_rank, device_time, dispatch, efficiency,
@@ -28,9 +27,9 @@ pub struct Analysis {
     pub name: &'static str,
     /// One line for `--only`'s help and the MCP schema.
     pub help: &'static str,
-    /// Fills this analysis's fields of a part from one file's tables (the device list computed
-    /// once per file).
-    pub run: fn(&Tables, &[Device], &AnalyzeOpts, &mut Part),
+    /// Fills this analysis's fields of a part from one file's tables and what is derived from
+    /// them once for every analysis ([`Shared`]: the device lists, the step windows).
+    pub run: fn(&Tables, &Shared, &AnalyzeOpts, &mut Part),
     /// Moves this analysis's per-file results from the second part into the first, after what
     /// the first holds (files in input order).
     pub merge: fn(&mut Part, &mut Part),
@@ -129,7 +128,7 @@ pub const REGISTRY: &[Analysis] = &[
     Analysis {
         name: "efficiency",
         help: "FLOPs, bytes, MFU and roofline class per operator, from the capture's shapes",
-        run: |t, d, o, p| p.analyses.efficiency = efficiency::compute(t, d, &o.peaks),
+        run: |t, s, o, p| p.analyses.efficiency = efficiency::compute(t, s, &s.windows, &o.peaks),
         merge: |a, b| append(&mut a.analyses.efficiency, &mut b.analyses.efficiency),
         finish: None,
         start_order: 2,
@@ -155,7 +154,7 @@ pub const REGISTRY: &[Analysis] = &[
         help: "per collective: transit, wait, synchronization, bandwidth per link, slow rank",
         run: |t, d, o, p| {
             // Recomputed from HCCL plane tasks; a CSV-only export's from its communication.json.
-            let mut devices = communication_ops::compute(t, d, o.top_n);
+            let mut devices = communication_ops::compute(t, d, &d.windows, o.top_n);
             devices.extend(communication_ops_vendor::compute(t, d, o.top_n));
             p.analyses.communication_ops.devices = devices;
         },
@@ -173,7 +172,8 @@ pub const REGISTRY: &[Analysis] = &[
         help: "graph replays (CUDA/HIP graphs, Ascend ACLGraph): device time per replay and step, captures, ops inside graphs",
         run: |t, d, o, p| {
             let eager: Vec<String> = o.eager_map.iter().chain(&o.eager_beside).cloned().collect();
-            (p.analyses.graph_mode, p.graph) = graph_mode::compute(t, d, o.top_n, &eager);
+            (p.analyses.graph_mode, p.graph) =
+                graph_mode::compute(t, d, &d.windows, o.top_n, &eager);
         },
         merge: |a, b| {
             append(
@@ -228,7 +228,7 @@ pub const REGISTRY: &[Analysis] = &[
     Analysis {
         name: "cross_rank",
         help: "per step and rank: computing, exposed communication, free; who arrives last",
-        run: |t, d, o, p| p.extracts = cross_rank::extract(t, d, o.bubbles.min_gap_ns),
+        run: |t, s, o, p| p.extracts = cross_rank::extract(t, s, &s.windows, o.bubbles.min_gap_ns),
         merge: |a, b| append(&mut a.extracts, &mut b.extracts),
         finish: Some(|p, o| {
             let roles = cluster::roles(&p.job_facts, &p.extracts);

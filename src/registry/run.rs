@@ -4,9 +4,25 @@
 
 use super::part::{Analyses, AnalyzeOpts, Part};
 use super::{Analysis, REGISTRY};
+use crate::analysis::cross_rank::StepWindows;
+use crate::analysis::devices::Device;
 use crate::analysis::graph_mode::{self, extract::GraphExtract};
 use crate::analysis::{cluster, communication_ops, devices, evidence, ranks, vendor_agreement};
 use crate::model::Tables;
+
+/// What every analysis of one set of tables reads, derived once: the device lists (before the
+/// analyses start) and the step windows (on first use). Reads as the device lists.
+pub struct Shared<'t> {
+    pub devices: Vec<Device>,
+    pub windows: StepWindows<'t>,
+}
+
+impl std::ops::Deref for Shared<'_> {
+    type Target = [Device];
+    fn deref(&self) -> &[Device] {
+        &self.devices
+    }
+}
 
 /// Runs every analysis on one set of tables.
 pub fn run_all(t: &Tables, o: &AnalyzeOpts) -> Analyses {
@@ -23,7 +39,10 @@ pub fn selected(o: &AnalyzeOpts, name: &str) -> bool {
 /// are left for [`finish`].
 pub fn run_part(t: &Tables, o: &AnalyzeOpts) -> Part {
     let t0 = std::time::Instant::now();
-    let devs = devices::devices(t);
+    let devs = Shared {
+        devices: devices::devices(t),
+        windows: StepWindows::new(t),
+    };
     let mut order: Vec<&Analysis> = REGISTRY.iter().filter(|a| selected(o, a.name)).collect();
     order.sort_by_key(|a| a.start_order);
     let mut parts: Vec<Part> = order.iter().map(|_| Part::default()).collect();
@@ -43,7 +62,7 @@ pub fn run_part(t: &Tables, o: &AnalyzeOpts) -> Part {
         s.spawn_fifo(move |_| {
             let started = t0.elapsed().as_secs_f64();
             *facts = evidence::facts(t, all);
-            *job = cluster::facts(t, all);
+            *job = cluster::facts(t, all, &all.windows);
             if timing {
                 let done = t0.elapsed().as_secs_f64();
                 eprintln!("analysis evidence: {started:.3} s .. {done:.3} s");

@@ -24,7 +24,8 @@ use std::path::Path;
 fn run(root: &Path) -> Vec<DeviceCommOps> {
     let t = common::ingest(root);
     let devs = devices::devices(&t);
-    communication_ops::compute(&t, &devs, usize::MAX)
+    let windows = profscope::analysis::cross_rank::StepWindows::new(&t);
+    communication_ops::compute(&t, &devs, &windows, usize::MAX)
 }
 
 fn expected(name: &str) -> Value {

@@ -209,7 +209,7 @@ fn every_iteration_agrees_with_its_overlap_analysis_rows() {
         let t = profscope::ingest::ingest_one(&input, &Default::default()).unwrap();
         let devs = devices::devices(&t);
         assert_eq!(devs.len(), 1, "{dev}: one device, one row");
-        let x = cross_rank::extract(&t, &devs, 1_000);
+        let x = cross_rank::extract(&t, &devs, &cross_rank::StepWindows::new(&t), 1_000);
         assert_eq!(x[0].device.device_id, rank);
         assert_eq!(x[0].step_source, "Step Trace");
         let steps: BTreeMap<i64, &cross_rank::StepRow> =

@@ -5,7 +5,7 @@
 //! vendor's summaries list them (for ranks compared on vendor numbers), and the tokens its
 //! experts processed (`GroupedMatmul`). Always computed (it is small), like the evidence.
 
-use super::super::cross_rank::step_windows;
+use super::super::cross_rank::StepWindows;
 use super::super::devices::{Device, iv};
 use crate::model::files::SourceFormat;
 use crate::model::{Category, FileId, StrId, Tables};
@@ -84,8 +84,8 @@ pub struct JobFacts {
 }
 
 /// The job facts of every file of `t`.
-pub fn facts(t: &Tables, devices: &[Device]) -> Vec<JobFacts> {
-    let windows = step_windows(t);
+pub fn facts(t: &Tables, devices: &[Device], windows: &StepWindows) -> Vec<JobFacts> {
+    let windows = windows.get();
     (0..t.files.len())
         .map(|f| {
             let file = FileId(f as u32);

@@ -20,7 +20,7 @@ mod work;
 pub use crate::contract::efficiency::*;
 pub use peaks::PeakOverride;
 
-use super::cross_rank::{Windows, step_windows};
+use super::cross_rank::StepWindows;
 use super::devices::Device;
 use super::devices::launches::{NO_LAUNCH, launches};
 use super::gallop::Gallop;
@@ -40,9 +40,14 @@ pub fn reads_inputs_of(name: &str) -> bool {
 }
 
 /// Every device's efficiency (devices without compute tasks are left out).
-pub fn compute(t: &Tables, devices: &[Device], o: &PeakOverride) -> Vec<DeviceEfficiency> {
+pub fn compute(
+    t: &Tables,
+    devices: &[Device],
+    windows: &StepWindows,
+    o: &PeakOverride,
+) -> Vec<DeviceEfficiency> {
     let mut cx = Context {
-        windows: None,
+        windows,
         aten: FxHashMap::default(),
     };
     devices
@@ -55,8 +60,8 @@ pub fn compute(t: &Tables, devices: &[Device], o: &PeakOverride) -> Vec<DeviceEf
 }
 
 /// What several devices of one set of tables share, built on first use.
-struct Context {
-    windows: Option<Vec<Windows>>,
+struct Context<'w, 't> {
+    windows: &'w StepWindows<'t>,
     aten: FxHashMap<FileId, AtenIndex>,
 }
 
@@ -250,10 +255,7 @@ fn one(
             .iter()
             .any(|&k| t.events.kernel[d.events[k] as usize] != NO_ROW)
     };
-    if shapes && cx.windows.is_none() {
-        cx.windows = Some(step_windows(t));
-    }
-    let w = cx.windows.as_ref().and_then(|v| v.get(d.file.idx()));
+    let w = shapes.then(|| cx.windows.get().get(d.file.idx())).flatten();
     let labels: Vec<&str> = w.map_or_else(Vec::new, |w| w.labels().collect());
     let mut st = State {
         peaks: &dp,

@@ -10,7 +10,7 @@ use crate::analysis::devices::launches::{NO_LAUNCH, launches};
 use crate::analysis::devices::{Device, iv};
 use crate::analysis::dispatch::flow_ops_above;
 use crate::analysis::gallop::Gallop;
-use crate::analysis::intervals::{Iv, total, union};
+use crate::analysis::intervals::{RunningUnion, total, union};
 use crate::analysis::stats::{dur_stats, wide_sum};
 use crate::model::Tables;
 use crate::units::sum_ns;
@@ -68,10 +68,7 @@ pub fn fill_replays(
     g.issuing_ops = top_counts(issued.iter().map(|s| s.as_str()), top_n);
     let mut rows: Vec<Replay> = Vec::with_capacity(replays.len());
     for ((r, by), &seq) in replays.iter().zip(issued).zip(seq_of) {
-        let ivs: Vec<Iv> = r.events.iter().map(|&i| iv(t, i)).collect();
-        let start = ivs[0].0;
-        let end = ivs.iter().map(|x| x.1).max().unwrap_or(start);
-        let busy = total(&union(ivs));
+        let (start, end, busy) = span_and_busy(t, &r.events);
         g.replay_device_events += r.events.len() as u64;
         g.replay_device_ns = g.replay_device_ns.saturating_add(sum_ns(
             r.events.iter().map(|&i| t.events.dur_ns.at(i as usize)),
@@ -116,6 +113,29 @@ pub fn fill_replays(
     }
     g.replay_stats = stats;
     g.per_replay = rows;
+}
+
+/// A replay's (first event's start, latest end, busy time: the length of its events' union).
+/// A replay's events come by start: the union is swept as they come, sorted only when one is not.
+fn span_and_busy(t: &Tables, events: &[u32]) -> (i64, i64, i64) {
+    let start = iv(t, events[0]).0;
+    let mut end = start;
+    let mut busy = RunningUnion::new(0);
+    let mut last_start = i64::MIN;
+    let mut sorted = true;
+    for &i in events {
+        let x = iv(t, i);
+        end = end.max(x.1);
+        sorted &= x.0 >= last_start;
+        last_start = x.0;
+        busy.add(x);
+    }
+    let busy = if sorted {
+        busy.busy_ns()
+    } else {
+        total(&union(events.iter().map(|&i| iv(t, i)).collect()))
+    };
+    (start, end, busy)
 }
 
 /// The host op that issued each replay: the innermost op enclosing its launch on the same OS

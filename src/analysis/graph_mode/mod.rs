@@ -25,7 +25,7 @@ mod ops;
 mod replays;
 mod sequences;
 
-use super::cross_rank::step_windows;
+use super::cross_rank::StepWindows;
 use super::devices::Device;
 pub use crate::contract::graph_mode::*;
 use crate::model::{ProcessRole, Tables};
@@ -39,11 +39,12 @@ pub use replays::tasks_per_replay;
 pub fn compute(
     t: &Tables,
     devices: &[Device],
+    windows: &StepWindows,
     top_n: usize,
     eager: &[String],
 ) -> (GraphMode, Vec<GraphExtract>) {
     let calls = calls::host_calls(t);
-    let windows = step_windows(t);
+    let windows = windows.get();
     let mut files = Vec::new();
     let mut extracts = Vec::new();
     for (f, hc) in calls.iter().enumerate() {
