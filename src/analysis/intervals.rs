@@ -58,6 +58,28 @@ pub fn merged<'a>(a: &'a [Iv], b: &'a [Iv]) -> impl Iterator<Item = Iv> + 'a {
     })
 }
 
+/// [`union`] of intervals that come by start, merged as they come (no copy of the input, no
+/// sort); should one come before the one before it, the input is collected and sorted after all.
+pub fn union_by_start<I: Iterator<Item = Iv> + Clone>(v: I) -> Vec<Iv> {
+    let mut out: Vec<Iv> = Vec::new();
+    let mut last_start = i64::MIN;
+    for (a, b) in v.clone() {
+        if a < last_start {
+            return union(v.collect());
+        }
+        last_start = a;
+        if b <= a {
+            continue;
+        }
+        match out.last_mut() {
+            Some(l) if a <= l.1 => l.1 = l.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out.shrink_to_fit();
+    out
+}
+
 /// A union built as intervals arrive in start order, without storing it: its total length and
 /// the gaps of at least `min_gap` between its merged intervals (what `total(&union(v))` and
 /// `gaps(&union(v), window)` filtered by length give, for `v` sorted by start).
@@ -237,6 +259,16 @@ mod tests {
             assert_eq!(ab, union(ra.iter().chain(&rb).copied().collect()));
             let mut sorted = ra.clone();
             sorted.sort_by_key(|x| x.0);
+            assert_eq!(
+                union_by_start(sorted.iter().copied()),
+                a,
+                "merged as they come"
+            );
+            assert_eq!(
+                union_by_start(ra.iter().copied()),
+                a,
+                "sorted when out of order"
+            );
             let min_gap = rnd(6);
             let mut run = RunningUnion::new(min_gap);
             sorted.iter().for_each(|&x| run.add(x));

@@ -12,7 +12,6 @@ use crate::analysis::intervals::Iv;
 use crate::model::category::WaitKind;
 use crate::model::hash::FxHashMap;
 use crate::model::{Category, Tables, ThreadId};
-use std::collections::BTreeMap;
 
 /// What a gap can overlap on the device: waits by kind, copies, communication tasks that are not
 /// the device's busy time, and graph-replay spans (CAPTURE_RECORD → next NOTIFY_WAIT /
@@ -86,7 +85,7 @@ pub(super) struct Rules<'a> {
     d: &'a Device,
     evidence: Evidence,
     /// Gaps per graph replay (index into `evidence.replays`).
-    per_replay: BTreeMap<usize, usize>,
+    per_replay: Vec<usize>,
     pub launches: &'a Launches,
     pub host: HostSide,
     /// Graph sink (legacy CANN / MindSpore): no task has a host launch, and the steps are the
@@ -105,10 +104,10 @@ pub(super) struct Rules<'a> {
 impl<'a> Rules<'a> {
     pub fn new(t: &'a Tables, d: &'a Device, gaps: &[Iv], window: Iv) -> Self {
         let evidence = evidence_of(t, d, window);
-        let mut per_replay: BTreeMap<usize, usize> = BTreeMap::new();
+        let mut per_replay = vec![0usize; evidence.replays.len()];
         for &g in gaps {
             if let Some(k) = replay_of(&evidence.replays, g) {
-                *per_replay.entry(k).or_default() += 1;
+                per_replay[k] += 1;
             }
         }
         let launches = dispatch::launches(t, d);
@@ -161,8 +160,8 @@ impl<'a> Rules<'a> {
                 step_context || !crate::analysis::devices::decode_steps::segment(t, d).is_empty()
             })
         });
-        let dispatch_bound_replay = replay_of(&ev.replays, (a, b))
-            .is_some_and(|k| self.per_replay[&k] >= DISPATCH_MIN_GAPS);
+        let dispatch_bound_replay =
+            replay_of(&ev.replays, (a, b)).is_some_and(|k| self.per_replay[k] >= DISPATCH_MIN_GAPS);
         if let Some(w) = serving_notify {
             found(Cause::UpdateStepContextSync, Some(w))
         } else if let Some(w) = mem {
