@@ -56,6 +56,29 @@ pub struct LocalStrings<'a> {
     pub list: Vec<Cow<'a, [u8]>>,
     borrowed: FxHashMap<Bytes<'a>, u32>,
     owned: FxHashMap<Vec<u8>, u32>,
+    /// The strings interned lately, by a cheap key of their length and end words (a chunk
+    /// interns the same few op names and task types over and over): a hit, checked against the
+    /// whole string, skips the hash and the map.
+    recent: Box<[(u64, u32); RECENT]>,
+}
+
+/// Slots of [`LocalStrings::recent`].
+const RECENT: usize = 256;
+
+/// A cheap key of `s`: its length and its first and last (up to) 8 bytes; equal strings have
+/// equal keys.
+#[inline(always)]
+fn recent_key(s: &[u8]) -> u64 {
+    let n = s.len();
+    let (a, b) = if n >= 8 {
+        let w8 = |i: usize| u64::from_le_bytes(s[i..i + 8].try_into().expect("8 bytes"));
+        (w8(0), w8(n - 8))
+    } else {
+        let mut w = [0u8; 8];
+        w[..n].copy_from_slice(s);
+        (u64::from_le_bytes(w), 0)
+    };
+    a ^ b.rotate_left(31) ^ (n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
 }
 
 impl<'a> Default for LocalStrings<'a> {
@@ -64,6 +87,7 @@ impl<'a> Default for LocalStrings<'a> {
             list: Vec::new(),
             borrowed: FxHashMap::default(),
             owned: FxHashMap::default(),
+            recent: Box::new([(0, 0); RECENT]),
         };
         s.list.push(Cow::Borrowed(&[]));
         s.borrowed.insert(Bytes(&[]), 0);
@@ -94,12 +118,22 @@ impl<'a> LocalStrings<'a> {
 
     #[inline]
     pub fn intern_borrowed(&mut self, raw: &'a [u8]) -> u32 {
-        if let Some(&id) = self.borrowed.get(&Bytes(raw)) {
+        let key = recent_key(raw);
+        let slot = (key.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 56) as usize % RECENT;
+        let (k, id) = self.recent[slot];
+        if k == key && id != 0 && Bytes(&self.list[id as usize]) == Bytes(raw) {
             return id;
         }
-        let id = self.list.len() as u32;
-        self.list.push(Cow::Borrowed(raw));
-        self.borrowed.insert(Bytes(raw), id);
+        let id = match self.borrowed.get(&Bytes(raw)) {
+            Some(&id) => id,
+            None => {
+                let id = self.list.len() as u32;
+                self.list.push(Cow::Borrowed(raw));
+                self.borrowed.insert(Bytes(raw), id);
+                id
+            }
+        };
+        self.recent[slot] = (key, id);
         id
     }
 }
@@ -180,5 +214,45 @@ impl LocalThreads {
         });
         self.last = Some((key, id));
         id
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Strings that share the recent-slot key (the same length and end words, a different middle)
+    /// or collide on a slot get their own ids; a string met again gets its first id.
+    #[test]
+    fn recent_strings_are_checked_whole() {
+        let text = b"aaaaaaaaXYZbbbbbbbbbaaaaaaaaQRSbbbbbbbbbAI_COREAI_VECTOR_COREab";
+        let a = &text[0..20];
+        let b = &text[20..40];
+        assert_eq!(recent_key(a), recent_key(b));
+        assert_ne!(a, b);
+        let core = &text[40..47];
+        let vector = &text[47..61];
+        let short = &text[61..63];
+        let mut s = LocalStrings::default();
+        let ids: Vec<u32> = [a, b, core, vector, short, a, b, core, vector, short]
+            .iter()
+            .map(|x| s.intern_borrowed(x))
+            .collect();
+        assert_eq!(ids, vec![1, 2, 3, 4, 5, 1, 2, 3, 4, 5]);
+        // 300 distinct strings: more than the slots, so slots are shared; each keeps its id.
+        let many: Vec<String> = (0..300).map(|k| format!("op_{k:04}_name")).collect();
+        let first: Vec<u32> = many
+            .iter()
+            .map(|x| s.intern_borrowed(x.as_bytes()))
+            .collect();
+        let again: Vec<u32> = many
+            .iter()
+            .map(|x| s.intern_borrowed(x.as_bytes()))
+            .collect();
+        assert_eq!(first, again);
+        assert_eq!(first, (6..306).collect::<Vec<u32>>());
+        assert_eq!(s.list.len(), 306);
+        assert_eq!(&*s.list[1], a);
+        assert_eq!(&*s.list[2], b);
     }
 }
