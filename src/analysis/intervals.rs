@@ -80,6 +80,21 @@ pub fn union_by_start<I: Iterator<Item = Iv> + Clone>(v: I) -> Vec<Iv> {
     out
 }
 
+/// `total(&union(v))` for intervals that come by start, swept as they come ([`RunningUnion`]: no
+/// copy, no allocation); should one come before the one before it, [`union`] after all.
+pub fn union_total_by_start<I: Iterator<Item = Iv> + Clone>(v: I) -> i64 {
+    let mut run = RunningUnion::new(0);
+    let mut last_start = i64::MIN;
+    for x in v.clone() {
+        if x.0 < last_start {
+            return total(&union(v.collect()));
+        }
+        last_start = x.0;
+        run.add(x);
+    }
+    run.busy_ns()
+}
+
 /// A union built as intervals arrive in start order, without storing it: its total length and
 /// the gaps of at least `min_gap` between its merged intervals (what `total(&union(v))` and
 /// `gaps(&union(v), window)` filtered by length give, for `v` sorted by start).
@@ -269,6 +284,8 @@ mod tests {
                 a,
                 "sorted when out of order"
             );
+            assert_eq!(union_total_by_start(sorted.iter().copied()), total(&a));
+            assert_eq!(union_total_by_start(ra.iter().copied()), total(&a));
             let min_gap = rnd(6);
             let mut run = RunningUnion::new(min_gap);
             sorted.iter().for_each(|&x| run.add(x));

@@ -10,7 +10,7 @@ use crate::analysis::devices::launches::{NO_LAUNCH, launches};
 use crate::analysis::devices::{Device, iv};
 use crate::analysis::dispatch::flow_ops_above;
 use crate::analysis::gallop::Gallop;
-use crate::analysis::intervals::{RunningUnion, total, union};
+use crate::analysis::intervals::union_total_by_start;
 use crate::analysis::stats::{dur_stats, wide_sum};
 use crate::model::Tables;
 use crate::units::sum_ns;
@@ -115,27 +115,13 @@ pub fn fill_replays(
     g.per_replay = rows;
 }
 
-/// A replay's (first event's start, latest end, busy time: the length of its events' union).
-/// A replay's events come by start: the union is swept as they come, sorted only when one is not.
+/// A replay's (first event's start, latest end, busy time: the length of its events' union; they
+/// come by start).
 fn span_and_busy(t: &Tables, events: &[u32]) -> (i64, i64, i64) {
+    let ivs = events.iter().map(|&i| iv(t, i));
     let start = iv(t, events[0]).0;
-    let mut end = start;
-    let mut busy = RunningUnion::new(0);
-    let mut last_start = i64::MIN;
-    let mut sorted = true;
-    for &i in events {
-        let x = iv(t, i);
-        end = end.max(x.1);
-        sorted &= x.0 >= last_start;
-        last_start = x.0;
-        busy.add(x);
-    }
-    let busy = if sorted {
-        busy.busy_ns()
-    } else {
-        total(&union(events.iter().map(|&i| iv(t, i)).collect()))
-    };
-    (start, end, busy)
+    let end = ivs.clone().map(|x| x.1).max().unwrap_or(start);
+    (start, end, union_total_by_start(ivs))
 }
 
 /// The host op that issued each replay: the innermost op enclosing its launch on the same OS

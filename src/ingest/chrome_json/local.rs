@@ -56,30 +56,14 @@ pub struct LocalStrings<'a> {
     pub list: Vec<Cow<'a, [u8]>>,
     borrowed: FxHashMap<Bytes<'a>, u32>,
     owned: FxHashMap<Vec<u8>, u32>,
-    /// The strings interned lately, by a cheap key of their length and end words (a chunk
-    /// interns the same few op names and task types over and over): a hit, checked against the
-    /// whole string, skips the hash and the map.
+    /// The strings interned lately, by their [`bytes_hash`] (a chunk interns the same few op
+    /// names and task types over and over): a hit, checked against the whole string, skips the
+    /// map's probe.
     recent: Box<[(u64, u32); RECENT]>,
 }
 
-/// Slots of [`LocalStrings::recent`].
+/// Slots of [`LocalStrings::recent`] (a hash's top byte).
 const RECENT: usize = 256;
-
-/// A cheap key of `s`: its length and its first and last (up to) 8 bytes; equal strings have
-/// equal keys.
-#[inline(always)]
-fn recent_key(s: &[u8]) -> u64 {
-    let n = s.len();
-    let (a, b) = if n >= 8 {
-        let w8 = |i: usize| u64::from_le_bytes(s[i..i + 8].try_into().expect("8 bytes"));
-        (w8(0), w8(n - 8))
-    } else {
-        let mut w = [0u8; 8];
-        w[..n].copy_from_slice(s);
-        (u64::from_le_bytes(w), 0)
-    };
-    a ^ b.rotate_left(31) ^ (n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
-}
 
 impl<'a> Default for LocalStrings<'a> {
     fn default() -> Self {
@@ -118,8 +102,8 @@ impl<'a> LocalStrings<'a> {
 
     #[inline]
     pub fn intern_borrowed(&mut self, raw: &'a [u8]) -> u32 {
-        let key = recent_key(raw);
-        let slot = (key.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 56) as usize % RECENT;
+        let key = bytes_hash(raw);
+        let slot = (key >> 56) as usize;
         let (k, id) = self.recent[slot];
         if k == key && id != 0 && Bytes(&self.list[id as usize]) == Bytes(raw) {
             return id;
@@ -221,14 +205,14 @@ impl LocalThreads {
 mod tests {
     use super::*;
 
-    /// Strings that share the recent-slot key (the same length and end words, a different middle)
-    /// or collide on a slot get their own ids; a string met again gets its first id.
+    /// Strings that collide on a recent slot, or share their length and end words (a different
+    /// middle), get their own ids; a string met again gets its first id.
     #[test]
     fn recent_strings_are_checked_whole() {
         let text = b"aaaaaaaaXYZbbbbbbbbbaaaaaaaaQRSbbbbbbbbbAI_COREAI_VECTOR_COREab";
         let a = &text[0..20];
         let b = &text[20..40];
-        assert_eq!(recent_key(a), recent_key(b));
+        assert_eq!((a.len(), &a[..8], &a[12..]), (b.len(), &b[..8], &b[12..]));
         assert_ne!(a, b);
         let core = &text[40..47];
         let vector = &text[47..61];
