@@ -56,6 +56,8 @@ pub struct TablesBuilder {
     /// Vendor `Overlap Analysis` events become per-device sums in vendor_overlap (what
     /// `analyze` asks for: they only feed device_time's vendor comparison).
     vendor_overlap_sums: bool,
+    /// Vendor overlap rows a reader summed while parsing, before the merge (tests read it).
+    overlap_rows_summed_while_parsing: u64,
     op_inputs: super::OpInputs,
     overlaps_later: bool,
 }
@@ -128,6 +130,15 @@ impl TablesBuilder {
         self.vendor_overlap_sums
     }
 
+    /// Vendor overlap rows summed while parsing ([`Self::add_vendor_overlap`] counts them all).
+    pub fn overlap_rows_summed_while_parsing(&self) -> u64 {
+        self.overlap_rows_summed_while_parsing
+    }
+
+    pub fn count_overlap_rows_summed_while_parsing(&mut self, rows: u64) {
+        self.overlap_rows_summed_while_parsing += rows;
+    }
+
     /// The vendor overlap kind (index into `OVERLAP_KINDS`) of `thread` when its process's
     /// metadata gives it the `Overlap Analysis` role and it is named after a kind, as far as metadata has said so far.
     pub fn vendor_overlap_kind(&self, thread: ThreadId) -> Option<u8> {
@@ -142,6 +153,28 @@ impl TablesBuilder {
             .iter()
             .position(|k| *k == name)
             .map(|k| k as u8)
+    }
+
+    /// The threads of `file` with numeric pid and tid that metadata so far names as vendor
+    /// overlap rows ([`Self::vendor_overlap_kind`]): ((pid, tid), kind), in no particular order.
+    pub fn vendor_overlap_threads(&self, file: FileId) -> Vec<((i64, i64), u8)> {
+        let pids: FxHashMap<ProcessId, i64> = self
+            .processes
+            .iter()
+            .filter_map(|(&(f, key), &p)| match key {
+                Key::Num(pid) if f == file => Some((p, pid)),
+                _ => None,
+            })
+            .collect();
+        self.threads
+            .iter()
+            .filter_map(|(&(p, key), &t)| {
+                let (Key::Num(tid), Some(&pid)) = (key, pids.get(&p)) else {
+                    return None;
+                };
+                Some(((pid, tid), self.vendor_overlap_kind(t)?))
+            })
+            .collect()
     }
 
     /// Adds `rows` vendor overlap rows of `kind` lasting `dur_ns` in all to `thread`'s process's

@@ -8,8 +8,11 @@ use crate::common;
 use profscope::ingest::chrome_json::ingest_slice;
 use profscope::model::Tables;
 
+/// One event, with strings resolved: name, thread, ts, dur, stream, category, task type.
+type EventPrint = (String, String, i64, i64, i32, String, String);
+
 /// Everything observable about the events, in table order, with strings resolved.
-fn fingerprint(t: &Tables) -> Vec<(String, String, i64, i64, i32, String, String)> {
+fn fingerprint(t: &Tables) -> Vec<EventPrint> {
     (0..t.events.len())
         .map(|i| {
             (
@@ -95,4 +98,124 @@ fn streamed_blocks_parse_identically() {
             assert!(t.diagnostics.is_empty() == want.diagnostics.is_empty());
         }
     }
+}
+
+/// The vendor overlap rows and the events, as `analyze` reads a trace (overlap rows as sums).
+type Summed = (Vec<(u32, i32, u8, u64, i64)>, usize, u64);
+
+fn summed(t: &Tables) -> (Summed, Vec<EventPrint>) {
+    let v = &t.vendor_overlap;
+    let rows = (0..v.len())
+        .map(|r| {
+            (
+                v.file[r].0,
+                v.device_id[r],
+                v.kind[r],
+                v.rows[r],
+                v.dur_ns[r],
+            )
+        })
+        .collect();
+    let diag = t.diagnostics.count("vendor_overlap_as_sums");
+    ((rows, t.events.len(), diag), fingerprint(t))
+}
+
+/// Overlap rows summed while chunks are parsed ([`profscope::ingest::chrome_json::overlap_sums`])
+/// give the tables the merge gives when it sums them all, at every chunk size. Real file: the
+/// level1 trace_view.json (2.2 MB) whose 382 `Overlap Analysis` rows are also the db's 382
+/// OVERLAP_ANALYSIS rows (tests/it/ascend_db.rs; `python3 -c` counting the events whose pid is
+/// the process named `Overlap Analysis`: 382).
+#[test]
+fn overlap_rows_summed_while_parsing_equal_the_merge_sums() {
+    use profscope::ingest::chrome_json::ingest_slice_summing;
+    let rel = "ascend-pt/text/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json";
+    let b = std::fs::read(common::samples_dir().join(rel)).unwrap();
+    for chunk in [usize::MAX / 2, 300, 4096, 65_536] {
+        let (merged, none) = ingest_slice_summing(rel, &b, chunk, false).unwrap();
+        let (t, early) = ingest_slice_summing(rel, &b, chunk, true).unwrap();
+        let want = summed(&merged);
+        let total: u64 = want.0.0.iter().map(|r| r.3).sum();
+        assert_eq!((total, want.0.2, none), (382, 382, 0));
+        assert_eq!(summed(&t), want, "{chunk}-byte chunks");
+        // One chunk: nothing is parsed after metadata merged. Small chunks: those parsed after
+        // the first chunk's metadata merged sum their rows themselves.
+        if chunk == usize::MAX / 2 {
+            assert_eq!(early, 0);
+        } else {
+            assert!(early > total / 2, "{chunk}: {early} of {total}");
+        }
+    }
+}
+
+/// Generated trace whose overlap threads are renamed mid-file (a kind changes, the process stops
+/// and starts again being `Overlap Analysis`), with overlap events that carry a device hint (not
+/// plain: emitted, then summed by the merge): chunks parsed under names that changed before
+/// their merge are read again, and every chunk size gives the tables the merge gives alone at
+/// that size (the merge applies a chunk's metadata before summing its rows, so the sums depend
+/// on where chunks start when names change mid-file; real traces name every thread first).
+#[test]
+fn overlap_rows_renamed_mid_file_are_summed_under_their_current_names() {
+    use profscope::ingest::chrome_json::ingest_slice_summing;
+    let meta = |name: &str, pid: u32, tid: u32, value: &str| {
+        format!(
+            r#"{{"name": "{name}", "pid": {pid}, "tid": {tid}, "args": {{"name": "{value}"}}, "ph": "M"}}"#
+        )
+    };
+    let mut ev = vec![
+        meta("process_name", 7, 0, "Overlap Analysis"),
+        meta("thread_name", 7, 0, "Computing"),
+        meta("thread_name", 7, 3, "Free"),
+        meta("process_name", 9, 0, "Ascend Hardware"),
+        meta("thread_name", 9, 2, "Stream 2"),
+    ];
+    for i in 0..3000u64 {
+        match i {
+            1500 => ev.push(meta("thread_name", 7, 0, "Communication")),
+            2200 => ev.push(meta("process_name", 7, 0, "Elsewhere")),
+            2600 => ev.push(meta("process_name", 7, 0, "Overlap Analysis")),
+            _ => {}
+        }
+        let ts = 1_000_000 + 10 * i;
+        ev.push(format!(
+            r#"{{"name": "MatMul", "pid": 9, "tid": 2, "ts": "{ts}.000", "dur": 2.5, "args": {{"Task Type": "AI_CORE"}}, "ph": "X"}}"#
+        ));
+        ev.push(format!(
+            r#"{{"name": "Computing", "pid": 7, "tid": 0, "ts": "{ts}.000", "dur": {}.125, "ph": "X"}}"#,
+            1 + i % 5
+        ));
+        let hint = if i % 97 == 0 {
+            r#", "args": {"device": 0}"#
+        } else {
+            ""
+        };
+        ev.push(format!(
+            r#"{{"name": "Free", "pid": 7, "tid": 3, "ts": "{}.500", "dur": 7.5{hint}, "ph": "X"}}"#,
+            ts + 3
+        ));
+    }
+    let text = format!("[{}]", ev.join(", "));
+    let b = text.as_bytes();
+    // One chunk: the last names hold for every row (Computing renamed Communication, kind 1).
+    let (one, _) = ingest_slice_summing("renamed.json", b, usize::MAX / 2, true).unwrap();
+    let kinds: Vec<(u8, u64)> = one
+        .vendor_overlap
+        .kind
+        .iter()
+        .copied()
+        .zip(one.vendor_overlap.rows.iter().copied())
+        .collect();
+    assert_eq!(kinds, vec![(1, 3000), (3, 3000)]);
+    assert_eq!(one.events.len(), 3000);
+    let mut early_any = 0;
+    let mut differs = 0;
+    for chunk in [150, 1000, 4096, 30_000] {
+        let (merged, _) = ingest_slice_summing("renamed.json", b, chunk, false).unwrap();
+        let (t, early) = ingest_slice_summing("renamed.json", b, chunk, true).unwrap();
+        assert_eq!(summed(&t), summed(&merged), "{chunk}-byte chunks");
+        early_any += early;
+        differs += (summed(&merged).0 != summed(&one).0) as u32;
+    }
+    assert!(early_any > 0);
+    // The renames matter at these sizes (rows between the renames stay events or change kind).
+    assert!(differs > 0);
 }

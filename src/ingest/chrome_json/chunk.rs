@@ -8,12 +8,14 @@ use super::keys::{self, Arg, Member};
 use super::lexer::{LexError, Lexer, RawStr};
 use super::local::{IdKey, LocalStrings, LocalThreads, StringArena};
 use super::number::{parse_f64, parse_i64, us_to_ns};
+use super::overlap_sums::{ChunkOverlap, KnownOverlap};
 use super::structural::ScanMode;
 use super::value_memo::{Known, Lookup, Reader, ValueMemo};
 use crate::ingest::OpInputs;
 use crate::model::events::EventKind;
 use crate::model::flows::FlowPhase;
 use crate::units::{MAX_SPAN_NS, MAX_TS_NS};
+use std::sync::Arc;
 
 /// Which metadata record an `M` event carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,6 +112,9 @@ pub struct ChunkOut<'a> {
     /// Events whose graph id is not one ([`INVALID_GRAPH`]), and the byte offset of the first.
     pub graph_invalid: u64,
     pub graph_invalid_at: usize,
+    /// The plain events of the vendor overlap threads the chunk was told of, summed rather than
+    /// emitted.
+    pub overlap: ChunkOverlap,
 }
 
 /// The event columns of a merged chunk, emptied, for a later chunk to fill: a chunk's columns are
@@ -282,6 +287,21 @@ impl Raw {
         self.nums_overflow = false;
     }
 
+    /// Nothing but the event itself: no HCCL details, recorded inputs, launched kernel or device
+    /// hint (such an event of an overlap thread is emitted, and the merge sums it).
+    #[inline]
+    fn plain(&self) -> bool {
+        (self.transport.len
+            | self.process_group.len
+            | self.input_dims.len
+            | self.input_type.len
+            | self.kernel.len
+            | self.item_id.len)
+            == 0
+            && !self.inputs_dropped
+            && self.device < 0
+    }
+
     fn stream(&self) -> i64 {
         [
             self.phys_stream,
@@ -303,16 +323,18 @@ pub struct ChunkRead {
 }
 
 /// Parses events of the array from `start` (an event's `{`, or the first byte after `[`), into
-/// the columns of `spare`.
+/// the columns of `spare`; the plain events of the threads `known` lists are summed instead.
 pub fn parse_chunk(
     b: &[u8],
     start: usize,
     limit: usize,
     read: ChunkRead,
     spare: Spare,
+    known: Arc<KnownOverlap>,
 ) -> ChunkOut<'_> {
     let mut out = ChunkOut {
         start,
+        overlap: ChunkOverlap::new(known),
         phase_counts: vec![0; 128],
         ev_thread: spare.ev_thread,
         ev_ts: spare.ev_ts,
@@ -994,6 +1016,9 @@ fn emit_span<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw, pid: IdKey, tid
         return Err(implausible(dur));
     }
     let thread = out.threads.get(pid, tid);
+    if raw.plain() && out.overlap.try_sum(thread, pid, tid, dur) {
+        return Ok(());
+    }
     out.ev_thread.push(thread);
     out.ev_ts.push(ts);
     out.ev_dur.push(dur);

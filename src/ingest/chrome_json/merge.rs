@@ -179,6 +179,13 @@ fn sum_vendor_overlap(
         return;
     }
     let mut sums = vec![(0u64, 0i64); kinds.len()];
+    // Summed while parsing (the waves re-parse a chunk whose list went stale, so the kinds agree).
+    for (t, kind, n, dur) in out.overlap.summed() {
+        debug_assert_eq!(kinds[t as usize], Some(kind));
+        sums[t as usize] = (n, dur);
+    }
+    b.count_overlap_rows_summed_while_parsing(out.overlap.rows);
+    let mut removed = false;
     let keep: Vec<bool> = out
         .ev_thread
         .iter()
@@ -188,6 +195,7 @@ fn sum_vendor_overlap(
             if vendor {
                 let s = &mut sums[t as usize];
                 *s = (s.0 + 1, s.1 + dur);
+                removed = true;
             }
             !vendor
         })
@@ -201,7 +209,9 @@ fn sum_vendor_overlap(
     b.diag().add_n("vendor_overlap_as_sums", Severity::Info, rows, || {
         format!("{path}: `Overlap Analysis` events read as per-device sums (device_time's vendor comparison), not as events; `export` and `query` read them as events")
     });
-    keep_events(out, &keep);
+    if removed {
+        keep_events(out, &keep);
+    }
 }
 
 /// Keeps the chunk's events that `keep` says, in order; its HCCL task records follow their

@@ -18,6 +18,7 @@ pub mod lexer;
 pub mod local;
 pub mod merge;
 pub mod number;
+pub mod overlap_sums;
 pub mod split;
 pub mod stream;
 pub mod structural;
@@ -69,6 +70,7 @@ pub fn ingest_file(
         ParseOpts {
             chunk_bytes: split::CHUNK_BYTES,
             scan: ScanMode::from_env(),
+            sum_while_parsing: true,
         },
     )
 }
@@ -79,6 +81,9 @@ pub struct ParseOpts {
     /// Target bytes per chunk ([`split::CHUNK_BYTES`] outside tests).
     pub chunk_bytes: usize,
     pub scan: ScanMode,
+    /// Whether chunks sum the vendor overlap rows of threads named before they are parsed
+    /// ([`overlap_sums`]; tests turn it off to compare).
+    pub sum_while_parsing: bool,
 }
 
 /// Ingests one trace held in memory, with a chosen chunk size, into fresh tables (tests, fuzzing).
@@ -122,9 +127,47 @@ pub fn ingest_slice_keeping(
         &mut meta,
         &mut builder,
         &Progress::default(),
-        ParseOpts { chunk_bytes, scan },
+        ParseOpts {
+            chunk_bytes,
+            scan,
+            sum_while_parsing: true,
+        },
     )?;
     Ok(builder.finish())
+}
+
+/// Ingests one trace held in memory as `analyze` does (the vendor overlap rows as sums), with a
+/// chosen chunk size, summing overlap rows while parsing or only in the merge (tests): the
+/// tables, and how many overlap rows were summed while parsing ([`overlap_sums`]).
+pub fn ingest_slice_summing(
+    path: &str,
+    b: &[u8],
+    chunk_bytes: usize,
+    while_parsing: bool,
+) -> Result<(crate::model::Tables, u64), IngestError> {
+    let mut builder = TablesBuilder::new();
+    builder.set_vendor_overlap_sums(true);
+    let mut meta = FileMeta {
+        size_bytes: b.len() as u64,
+        parsed_bytes: b.len() as u64,
+        ..Default::default()
+    };
+    let opts = ParseOpts {
+        chunk_bytes,
+        scan: ScanMode::from_env(),
+        sum_while_parsing: while_parsing,
+    };
+    ingest_bytes(
+        path,
+        b,
+        None,
+        &mut meta,
+        &mut builder,
+        &Progress::default(),
+        opts,
+    )?;
+    let summed = builder.overlap_rows_summed_while_parsing();
+    Ok((builder.finish(), summed))
 }
 
 /// Ingests one trace through the streaming path, reading `b` in `block`-byte blocks (tests).
@@ -189,6 +232,7 @@ pub fn ingest_bytes(
         op_inputs: builder.op_inputs(),
     };
     let mut st = MergeState::new(first, b.len() - first, read);
+    st.sum_while_parsing = opts.sum_while_parsing;
     waves::run(
         b,
         &starts,

@@ -98,21 +98,12 @@ pub(super) fn ends_token(c: u8) -> bool {
 /// The ASCII digits that begin `b[p..p + 8]`: (their value, how many: 0 to 8), from one word.
 #[inline(always)]
 fn digits8(b: &[u8], p: usize) -> (u64, usize) {
-    let w = u64::from_le_bytes(b[p..p + 8].try_into().expect("8 bytes"));
-    let t = w ^ 0x3030_3030_3030_3030;
-    // A byte's high bit is set here when it is not a digit (t > 9); a carry out of such a byte
-    // only disturbs later bytes, and only the first non-digit counts.
-    let bad = (t | t.wrapping_add(0x7676_7676_7676_7676)) & 0x8080_8080_8080_8080;
-    let n = (bad.trailing_zeros() / 8) as usize;
+    let t = u64::from_le_bytes(b[p..p + 8].try_into().expect("8 bytes")) ^ ASCII_ZEROS;
+    let n = (non_digits(t).trailing_zeros() / 8) as usize;
     if n == 0 {
         return (0, 0);
     }
-    // The n digits moved to the top bytes (the first digit most significant), zeros below.
-    let mut v = t << (8 * (8 - n));
-    v = (v & 0x0F0F_0F0F_0F0F_0F0F).wrapping_mul(2561) >> 8;
-    v = (v & 0x00FF_00FF_00FF_00FF).wrapping_mul(6_553_601) >> 16;
-    v = (v & 0x0000_FFFF_0000_FFFF).wrapping_mul(42_949_672_960_001) >> 32;
-    (v, n)
+    (first_digits(t, n), n)
 }
 
 /// The run of digits from `b[p]`, a word at a time, read until a non-digit or past `limit` and
@@ -136,9 +127,99 @@ fn digit_run(b: &[u8], mut p: usize, limit: usize, mut v: u64) -> (u64, usize) {
 /// (they could overflow) or a trailing point.
 #[inline(always)]
 fn plain_digits<const QUOTED: bool>(b: &[u8], start: usize) -> Option<(u64, i32, usize)> {
-    if start + WORDS_AHEAD > b.len() {
+    let Some(w) = b.get(start..start + WORDS_AHEAD) else {
         return plain_digits_bytewise::<QUOTED>(b, start);
+    };
+    let w: &[u8; WORDS_AHEAD] = w.try_into().expect("32 bytes");
+    if let Some((v, frac, len)) = common_shape::<QUOTED>(w) {
+        return Some((v, frac, start + len));
     }
+    plain_digits_words::<QUOTED>(b, start)
+}
+
+const ASCII_ZEROS: u64 = 0x3030_3030_3030_3030;
+
+/// Bit 7 of each byte of `t` (a word of bytes minus `'0'`, as `w ^ ASCII_ZEROS`) that is not a
+/// digit; bits after the first such byte may be wrong (carries), the first one is exact.
+#[inline(always)]
+fn non_digits(t: u64) -> u64 {
+    (t | t.wrapping_add(0x7676_7676_7676_7676)) & 0x8080_8080_8080_8080
+}
+
+/// The value of the eight digits of `t` (bytes minus `'0'`, the first byte most significant;
+/// leading zero bytes allowed).
+#[inline(always)]
+fn eight_digits(t: u64) -> u64 {
+    let mut v = (t & 0x0F0F_0F0F_0F0F_0F0F).wrapping_mul(2561) >> 8;
+    v = (v & 0x00FF_00FF_00FF_00FF).wrapping_mul(6_553_601) >> 16;
+    (v & 0x0000_FFFF_0000_FFFF).wrapping_mul(42_949_672_960_001) >> 32
+}
+
+/// The value of the first `n` (1 to 8) digits of `t`.
+#[inline(always)]
+fn first_digits(t: u64, n: usize) -> u64 {
+    eight_digits(t << (64 - 8 * n as u32))
+}
+
+#[inline(always)]
+fn word_at(w: &[u8; WORDS_AHEAD], at: usize) -> u64 {
+    u64::from_le_bytes(w[at..at + 8].try_into().expect("8 bytes")) ^ ASCII_ZEROS
+}
+
+/// [`plain_digits`] on the shapes nearly every trace writes (1 to 16 integer digits, then
+/// optionally a point and 1 to 7 digits), from the 32 bytes at the value with no loop: (the
+/// digits as one integer, how many follow the point, the value's length). None for anything
+/// else, which [`plain_digits_words`] then decides (it gives the same answer on these shapes).
+#[inline(always)]
+fn common_shape<const QUOTED: bool>(w: &[u8; WORDS_AHEAD]) -> Option<(u64, i32, usize)> {
+    let t0 = word_at(w, 0);
+    let m0 = non_digits(t0);
+    let (mut v, mut p) = if m0 != 0 {
+        let n = (m0.trailing_zeros() / 8) as usize;
+        if n == 0 {
+            return None;
+        }
+        (first_digits(t0, n), n)
+    } else {
+        let t1 = word_at(w, 8);
+        let m1 = non_digits(t1);
+        let high = eight_digits(t0);
+        if m1 == 0 {
+            if w[16].is_ascii_digit() {
+                return None;
+            }
+            (high * 100_000_000 + eight_digits(t1), 16)
+        } else {
+            let n = (m1.trailing_zeros() / 8) as usize;
+            if n == 0 {
+                (high, 8)
+            } else {
+                (high * POW10[n] + first_digits(t1, n), 8 + n)
+            }
+        }
+    };
+    let mut frac = 0;
+    if w[p] == b'.' {
+        let t = word_at(w, p + 1);
+        let m = non_digits(t);
+        let n = (m.trailing_zeros() / 8) as usize;
+        if m == 0 || n == 0 || p + 1 + n > 20 {
+            return None;
+        }
+        v = v * POW10[n] + first_digits(t, n);
+        frac = n as i32;
+        p += 1 + n;
+    }
+    let closed = if QUOTED {
+        w[p] == b'"'
+    } else {
+        ends_token(w[p])
+    };
+    closed.then_some((v, frac, p))
+}
+
+/// [`plain_digits`] a word at a time, for every shape (32 bytes must follow `start`).
+fn plain_digits_words<const QUOTED: bool>(b: &[u8], start: usize) -> Option<(u64, i32, usize)> {
     let (mut v, mut p) = digit_run(b, start, start + 20, 0);
     let mut frac = -1;
     if b[p] == b'.' && p - start < 20 {
@@ -707,6 +788,79 @@ mod tests {
                 assert_eq!(scan_i64(b, 0), scan_i64_bytewise(b, 0), "integer {text:?}");
             }
         }
+    }
+
+    /// The loop-free read of the common shapes answers, where it answers, what the word loop
+    /// answers; it does answer on the shapes real traces write (Ascend's quoted 16.3-digit
+    /// timestamps, Kineto's 13.3, durations, integers), so the test fails if it stops firing.
+    #[test]
+    fn common_shapes_equal_the_word_loop() {
+        let tail = "0123456789.0123456789012345678901234567890";
+        let pad = |c: &str, end: &str| {
+            let text = format!("{c}{end}{tail}");
+            let mut w = [0u8; WORDS_AHEAD];
+            w.copy_from_slice(&text.as_bytes()[..WORDS_AHEAD]);
+            (text, w)
+        };
+        for (c, end, quoted) in [
+            ("1736408883000052.406", "\"", true),
+            ("3605065558143.941", ",", false),
+            ("19.788", ",", false),
+            ("120.000", "}", false),
+            ("7", " ", false),
+            ("12345678", "\n", false),
+            ("1234567890123456", ",", false),
+            ("1.2345678", ",", false),
+        ] {
+            let (text, w) = pad(c, end);
+            let got = if quoted {
+                common_shape::<true>(&w)
+            } else {
+                common_shape::<false>(&w)
+            };
+            assert!(got.is_some(), "declined {text:?}");
+        }
+        let mut cases = generated_digits(0x5DEE_CE66_D1CE_4E5B, 21, |s, x, len| {
+            if x >> 62 != 0 {
+                s.insert(((x >> 8) as usize) % (len + 1), '.');
+            }
+        });
+        cases.extend(
+            [
+                ".5",
+                "7.",
+                ".",
+                "",
+                "1..2",
+                "12345678.",
+                "1234567812345678.",
+            ]
+            .map(String::from),
+        );
+        let mut answered = 0;
+        for c in &cases {
+            for end in ["\"", ",", "}", " ", "x", "."] {
+                let (text, w) = pad(c, end);
+                let b = text.as_bytes();
+                if let Some((v, frac, len)) = common_shape::<true>(&w) {
+                    assert_eq!(
+                        Some((v, frac, len)),
+                        plain_digits_words::<true>(b, 0),
+                        "{text:?}"
+                    );
+                    answered += 1;
+                }
+                if let Some((v, frac, len)) = common_shape::<false>(&w) {
+                    assert_eq!(
+                        Some((v, frac, len)),
+                        plain_digits_words::<false>(b, 0),
+                        "{text:?}"
+                    );
+                    answered += 1;
+                }
+            }
+        }
+        assert!(answered > 50_000, "{answered}");
     }
 
     /// Fuzz regression (kernel_csv): an exponent that saturates i32 overflowed the scale sum.

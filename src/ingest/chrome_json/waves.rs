@@ -4,12 +4,13 @@
 
 use super::chunk::{ChunkEnd, ChunkOut, ChunkRead, Spare, parse_chunk};
 use super::merge::merge_chunk;
+use super::overlap_sums::KnownOverlap;
 use crate::ingest::builder::TablesBuilder;
 use crate::ingest::progress::Progress;
 use crate::ingest::source::Source;
 use crate::model::FileId;
 use std::collections::BTreeMap;
-use std::sync::{Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 /// Where the in-order merge of verified chunks stands (offsets relative to the current buffer).
 pub struct MergeState {
@@ -25,6 +26,11 @@ pub struct MergeState {
     pub origin: usize,
     /// How chunks are read.
     pub read: ChunkRead,
+    /// The vendor overlap threads named by the metadata merged so far, for chunks parsed from now
+    /// on to sum ([`super::overlap_sums`]).
+    pub known: Arc<KnownOverlap>,
+    /// Whether `known` is kept (tests turn it off to compare with the merge's sums alone).
+    pub sum_while_parsing: bool,
 }
 
 impl MergeState {
@@ -36,6 +42,8 @@ impl MergeState {
             total_estimate,
             origin: first,
             read,
+            known: Arc::default(),
+            sum_while_parsing: true,
         }
     }
 }
@@ -64,6 +72,8 @@ pub fn run(
     progress: &Progress,
 ) {
     let read = st.read;
+    // The merge's current list, which each parse takes when it starts.
+    let known = Mutex::new(st.known.clone());
     let spares = Mutex::new(Vec::<Spare>::new());
     let spare = || {
         spares
@@ -77,7 +87,8 @@ pub fn run(
         if let Some(src) = src {
             src.prefault(starts[i], limit(starts, i));
         }
-        let out = parse_chunk(b, starts[i], limit(starts, i), read, spare());
+        let list = lock(&known).clone();
+        let out = parse_chunk(b, starts[i], limit(starts, i), read, spare(), list);
         let end = match out.end {
             Some(ChunkEnd::NextEvent(p)) | Some(ChunkEnd::ArrayEnd(p)) => p,
             _ => limit(starts, i).min(b.len()),
@@ -117,6 +128,7 @@ pub fn run(
                     if i + 1 == reserve_after.min(count) {
                         reserve(st, builder);
                     }
+                    *lock(&known) = st.known.clone();
                     r
                 };
                 if let Ok(mut s) = spares.lock() {
@@ -184,14 +196,39 @@ fn merge_one<'a>(
     spare: &dyn Fn() -> Spare,
 ) -> (Vec<Spare>, bool) {
     let mut used = Vec::with_capacity(2);
-    let mut out = if out.start == st.expected {
+    // A chunk that summed overlap rows under names that changed since (or that may change in
+    // the chunk itself) is read again without the list, as is one that started at a false
+    // boundary (rare).
+    let stale = out.overlap.rows > 0
+        && (out.overlap.generation() != st.known.generation || !out.metas.is_empty());
+    let mut out = if out.start == st.expected && !stale {
         out
     } else {
         used.push(out.into_spare());
-        parse_chunk(b, st.expected, limit(starts, i), st.read, spare())
+        parse_chunk(
+            b,
+            st.expected,
+            limit(starts, i),
+            st.read,
+            spare(),
+            Arc::default(),
+        )
     };
     let this_end = out.end.expect("a parsed chunk always records its end");
+    let named = !out.metas.is_empty();
     merge_chunk(builder, file, &mut out);
+    if named {
+        let generation = st.known.generation + 1;
+        let threads = if st.sum_while_parsing && builder.vendor_overlap_sums() {
+            builder.vendor_overlap_threads(file)
+        } else {
+            Vec::new()
+        };
+        st.known = Arc::new(KnownOverlap {
+            threads,
+            generation,
+        });
+    }
     used.push(out.into_spare());
     match this_end {
         ChunkEnd::NextEvent(p) => st.expected = p,
