@@ -455,8 +455,24 @@ fn graph_value(lx: &mut Lexer<'_>) -> Result<i64, LexError> {
         .unwrap_or(INVALID_GRAPH))
 }
 
+/// A `ts` or `dur` value as ns: the common shapes at the cursor read in one pass here, anything
+/// else (blanks first, other shapes, the indexed mode) by [`time_value_rare`].
 #[inline]
 fn time_value(lx: &mut Lexer<'_>) -> Result<Option<i64>, LexError> {
+    let scanned = match lx.b.get(lx.pos) {
+        Some(b'"') => lx.quoted_us_to_ns(),
+        Some(b'0'..=b'9') => lx.plain_us_to_ns(),
+        _ => None,
+    };
+    match scanned {
+        Some(ns) => Ok(Some(ns)),
+        None => time_value_rare(lx),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn time_value_rare(lx: &mut Lexer<'_>) -> Result<Option<i64>, LexError> {
     let t = if lx.peek()? == b'"' {
         if let Some(ns) = lx.quoted_us_to_ns() {
             return Ok(Some(ns));

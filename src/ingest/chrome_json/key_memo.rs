@@ -3,24 +3,24 @@
 //! so for the n-th member of an object the memo keeps the bytes last seen from the end of the
 //! previous member (after its `,` or the `{`) to the start of the value, e.g. ` "pid": `, with the
 //! member's class. When the input at the cursor starts with those bytes (two 16-byte compares) the
-//! member is known without scanning its name, its colon and its blanks, or classifying its name.
+//! member is known without scanning its name, its colon and its blanks, or classifying its name
+//! ([`super::byte_match`]: two SSE2 compares on x86_64).
 //! Two entries per position (the newest first) cover writers that alternate two kinds of events.
 //! A miss takes the lexer's path and teaches the memo; names with escapes are never memorised.
 
+use super::byte_match::{self, Run};
 use super::lexer::RawStr;
 
 /// Member positions memorised per object (later members always take the lexer's path).
 pub(super) const POSITIONS: usize = 16;
 /// Longest memorised prefix (blanks, quoted name, colon, blanks) in bytes.
-const MAX_PREFIX: usize = 32;
+const MAX_PREFIX: usize = byte_match::WIDTH;
 
 #[derive(Clone, Copy, Default)]
 struct Entry<C> {
-    lo: u128,
-    hi: u128,
-    mask_lo: u128,
-    mask_hi: u128,
-    /// Prefix length; 0 = empty entry.
+    /// The prefix (an empty run matches nothing: an empty entry).
+    run: Run,
+    /// Prefix length.
     len: u8,
     /// Offset of the name's first byte from the prefix start, and the name's length.
     name_at: u8,
@@ -48,30 +48,16 @@ impl<C: Copy + Default> Default for KeyMemo<C> {
     }
 }
 
-/// A mask of the low `n` bytes of a 16-byte word (all of it from 16 on).
-#[inline(always)]
-pub(super) fn low_bytes_mask(n: usize) -> u128 {
-    if n >= 16 { !0 } else { (1u128 << (8 * n)) - 1 }
-}
-
-#[inline(always)]
-fn load(b: &[u8], at: usize) -> (u128, u128) {
-    let w: &[u8; MAX_PREFIX] = b[at..at + MAX_PREFIX].try_into().expect("32 bytes");
-    let lo = u128::from_le_bytes(w[..16].try_into().expect("16 bytes"));
-    let hi = u128::from_le_bytes(w[16..].try_into().expect("16 bytes"));
-    (lo, hi)
-}
-
 impl<C: Copy + Default> KeyMemo<C> {
     /// The member at `ordinal` of its object, when `b[pos..]` starts with a prefix memorised there.
     #[inline(always)]
     pub fn lookup(&self, b: &[u8], pos: usize, ordinal: usize) -> Option<Hit<C>> {
-        if ordinal >= POSITIONS || pos + MAX_PREFIX > b.len() {
+        if ordinal >= POSITIONS {
             return None;
         }
-        let (lo, hi) = load(b, pos);
+        let at = byte_match::load_at(b, pos)?;
         for e in &self.entries[ordinal] {
-            if e.len != 0 && (((lo ^ e.lo) & e.mask_lo) | ((hi ^ e.hi) & e.mask_hi)) == 0 {
+            if e.run.starts(at) {
                 return Some(Hit {
                     key: RawStr {
                         start: pos + e.name_at as usize,
@@ -102,25 +88,13 @@ impl<C: Copy + Default> KeyMemo<C> {
         if ordinal >= POSITIONS || key.escaped || len == 0 || len > MAX_PREFIX {
             return;
         }
-        if start + MAX_PREFIX > b.len() {
+        let Some(w) = b.get(start..start + MAX_PREFIX) else {
             return;
-        }
-        let (lo, hi) = load(b, start);
-        let (mask_lo, mask_hi) = (
-            low_bytes_mask(len),
-            if len > 16 {
-                low_bytes_mask(len - 16)
-            } else {
-                0
-            },
-        );
+        };
         let slot = &mut self.entries[ordinal];
         slot[1] = slot[0];
         slot[0] = Entry {
-            lo: lo & mask_lo,
-            hi: hi & mask_hi,
-            mask_lo,
-            mask_hi,
+            run: Run::new(w.try_into().expect("32 bytes"), len),
             len: len as u8,
             name_at: (key.start - start) as u8,
             name_len: key.len as u8,

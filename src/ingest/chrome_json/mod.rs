@@ -9,6 +9,7 @@
 //! diagnostic with the byte offset; a syntax error elsewhere is an error naming file and offset;
 //! an empty file is a diagnostic.
 
+pub mod byte_match;
 pub mod chunk;
 pub mod container_memo;
 pub mod key_memo;

@@ -127,12 +127,22 @@ fn digit_run(b: &[u8], mut p: usize, limit: usize, mut v: u64) -> (u64, usize) {
 /// (they could overflow) or a trailing point.
 #[inline(always)]
 fn plain_digits<const QUOTED: bool>(b: &[u8], start: usize) -> Option<(u64, i32, usize)> {
-    let Some(w) = b.get(start..start + WORDS_AHEAD) else {
+    if let Some(w) = b.get(start..start + WORDS_AHEAD) {
+        let w: &[u8; WORDS_AHEAD] = w.try_into().expect("32 bytes");
+        if let Some((v, frac, len)) = common_shape::<QUOTED>(w) {
+            return Some((v, frac, start + len));
+        }
+    }
+    plain_digits_rare::<QUOTED>(b, start)
+}
+
+/// [`plain_digits`] of the shapes [`common_shape`] declines, or near the end of the bytes: out
+/// of line, so that the common path stays small.
+#[cold]
+#[inline(never)]
+fn plain_digits_rare<const QUOTED: bool>(b: &[u8], start: usize) -> Option<(u64, i32, usize)> {
+    if start + WORDS_AHEAD > b.len() {
         return plain_digits_bytewise::<QUOTED>(b, start);
-    };
-    let w: &[u8; WORDS_AHEAD] = w.try_into().expect("32 bytes");
-    if let Some((v, frac, len)) = common_shape::<QUOTED>(w) {
-        return Some((v, frac, start + len));
     }
     plain_digits_words::<QUOTED>(b, start)
 }

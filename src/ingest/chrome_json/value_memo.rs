@@ -2,12 +2,13 @@
 //! after event (`"pid": 3170820544`, `"ph": "X"`, `"Model Id": 4294967295`, `"Task Type":
 //! "AI_CORE"`), so for the n-th member of an object the memo keeps the last two values read
 //! there, as their bytes plus the one byte after them, with what the reader made of them. When
-//! the input at the value starts with those bytes (one masked 16-byte compare) the reader's
+//! the input at the value starts with those bytes (one 16-byte compare, [`super::byte_match`]) the reader's
 //! answer is reused without reading the value. The byte after the value is part of the compare, so
 //! `2` never matches the start of `23`, and a value is a pure function of those bytes: every reader
 //! of a scalar stops at a byte it has seen. Values longer than 15 bytes are not memorised.
 
-use super::key_memo::{POSITIONS, low_bytes_mask};
+use super::byte_match::{self, Run16};
+use super::key_memo::POSITIONS;
 use super::lexer::RawStr;
 
 /// Bytes compared: the value and the byte after it.
@@ -76,9 +77,9 @@ pub enum Reader {
 
 #[derive(Clone, Copy)]
 struct Entry {
-    bytes: u128,
-    mask: u128,
-    /// Value length in bytes (the compare covers one more); 0 = empty entry.
+    /// The value and the byte after it (an empty run matches nothing: an empty entry).
+    run: Run16,
+    /// Value length in bytes (the compare covers one more).
     len: u8,
     reader: Reader,
     known: Known,
@@ -87,8 +88,7 @@ struct Entry {
 impl Default for Entry {
     fn default() -> Self {
         Entry {
-            bytes: 0,
-            mask: 0,
+            run: Run16::default(),
             len: 0,
             reader: Reader::Id,
             known: Known::Int(0),
@@ -125,20 +125,18 @@ pub enum Lookup {
     Miss { learn: bool },
 }
 
-#[inline(always)]
-fn load(b: &[u8], at: usize) -> u128 {
-    u128::from_le_bytes(b[at..at + WIDTH].try_into().expect("16 bytes"))
-}
-
 impl ValueMemo {
     /// The value at `at` of the member at `ordinal`: a hit when `b[at..]` starts with one
     /// memorised there by `reader`. A position that missed [`GIVE_UP`] times in a row is not
     /// compared (nor taught) for the next [`REST`] values.
     #[inline(always)]
     pub fn lookup(&mut self, b: &[u8], at: usize, ordinal: usize, reader: Reader) -> Lookup {
-        if ordinal >= POSITIONS || at + WIDTH > b.len() {
+        if ordinal >= POSITIONS {
             return Lookup::Miss { learn: false };
         }
+        let Some(w) = byte_match::load16_at(b, at) else {
+            return Lookup::Miss { learn: false };
+        };
         let misses = &mut self.misses[ordinal];
         if *misses >= GIVE_UP {
             *misses = if *misses == GIVE_UP + REST {
@@ -148,10 +146,9 @@ impl ValueMemo {
             };
             return Lookup::Miss { learn: false };
         }
-        let w = load(b, at);
         match self.entries[ordinal]
             .iter()
-            .find(|e| e.len != 0 && e.reader == reader && (w ^ e.bytes) & e.mask == 0)
+            .find(|e| e.reader == reader && e.run.starts(w))
         {
             Some(e) => {
                 *misses = 0;
@@ -175,15 +172,16 @@ impl ValueMemo {
         ordinal: usize,
     ) {
         let len = end - at;
-        if ordinal >= POSITIONS || len == 0 || len >= WIDTH || at + WIDTH > b.len() {
+        if ordinal >= POSITIONS || len == 0 || len >= WIDTH {
             return;
         }
-        let mask = low_bytes_mask(len + 1);
+        let Some(w) = b.get(at..at + WIDTH) else {
+            return;
+        };
         let slot = &mut self.entries[ordinal];
         slot[1] = slot[0];
         slot[0] = Entry {
-            bytes: load(b, at) & mask,
-            mask,
+            run: Run16::new(w.try_into().expect("16 bytes"), len + 1),
             len: len as u8,
             reader,
             known,
