@@ -40,11 +40,6 @@ fn has_byte(w: u64, c: u8) -> u64 {
     x.wrapping_sub(0x0101_0101_0101_0101) & !x & 0x8080_8080_8080_8080
 }
 
-#[inline]
-fn is_ws(c: u8) -> bool {
-    matches!(c, b' ' | b'\n' | b'\r' | b'\t')
-}
-
 impl<'a> Lexer<'a> {
     /// A scalar lexer (no index).
     pub fn new(b: &'a [u8], pos: usize) -> Self {
@@ -72,9 +67,17 @@ impl<'a> Lexer<'a> {
 
     #[inline]
     pub fn ws(&mut self) {
-        while self.pos < self.b.len() && is_ws(self.b[self.pos]) {
-            self.pos += 1;
+        let (b, p) = (self.b, self.pos);
+        // Most tokens follow another with no blank, or with one space: a compare or two.
+        match b.get(p) {
+            Some(&c) if c > b' ' => return,
+            Some(b' ') if b.get(p + 1).is_some_and(|&c| c > b' ') => {
+                self.pos = p + 1;
+                return;
+            }
+            _ => {}
         }
+        self.pos = super::byte_match::blanks_end(b, p);
     }
 
     /// The next non-whitespace byte, not consumed.
