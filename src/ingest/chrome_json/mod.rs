@@ -116,24 +116,12 @@ pub fn ingest_slice_keeping(
 ) -> Result<crate::model::Tables, IngestError> {
     let mut builder = TablesBuilder::new();
     builder.set_op_inputs(op_inputs);
-    let mut meta = FileMeta {
-        size_bytes: b.len() as u64,
-        parsed_bytes: b.len() as u64,
-        ..Default::default()
+    let opts = ParseOpts {
+        chunk_bytes,
+        scan,
+        sum_while_parsing: true,
     };
-    ingest_bytes(
-        path,
-        b,
-        None,
-        &mut meta,
-        &mut builder,
-        &Progress::default(),
-        ParseOpts {
-            chunk_bytes,
-            scan,
-            sum_while_parsing: true,
-        },
-    )?;
+    ingest_slice_into(path, b, &mut builder, opts)?;
     Ok(builder.finish())
 }
 
@@ -148,27 +136,37 @@ pub fn ingest_slice_summing(
 ) -> Result<(crate::model::Tables, u64), IngestError> {
     let mut builder = TablesBuilder::new();
     builder.set_vendor_overlap_sums(true);
-    let mut meta = FileMeta {
-        size_bytes: b.len() as u64,
-        parsed_bytes: b.len() as u64,
-        ..Default::default()
-    };
     let opts = ParseOpts {
         chunk_bytes,
         scan: ScanMode::from_env(),
         sum_while_parsing: while_parsing,
+    };
+    ingest_slice_into(path, b, &mut builder, opts)?;
+    let summed = builder.overlap_rows_summed_while_parsing();
+    Ok((builder.finish(), summed))
+}
+
+/// Ingests bytes held in memory (no mapping to release) into `builder`.
+fn ingest_slice_into(
+    path: &str,
+    b: &[u8],
+    builder: &mut TablesBuilder,
+    opts: ParseOpts,
+) -> Result<(), IngestError> {
+    let mut meta = FileMeta {
+        size_bytes: b.len() as u64,
+        parsed_bytes: b.len() as u64,
+        ..Default::default()
     };
     ingest_bytes(
         path,
         b,
         None,
         &mut meta,
-        &mut builder,
+        builder,
         &Progress::default(),
         opts,
-    )?;
-    let summed = builder.overlap_rows_summed_while_parsing();
-    Ok((builder.finish(), summed))
+    )
 }
 
 /// Ingests one trace through the streaming path, reading `b` in `block`-byte blocks (tests).
