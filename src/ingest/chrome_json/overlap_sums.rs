@@ -5,16 +5,17 @@
 //! far ([`super::merge`]'s `sum_vendor_overlap`). A chunk parsed after some metadata was merged
 //! is given those threads ([`KnownOverlap`]) and sums their plain events itself; the merge adds
 //! the sums where it would have added the events. The answer is the same only while the names
-//! the chunk was given are still the names at its merge: the merge checks the metadata
-//! generation and that the chunk holds no metadata of its own, and re-parses the chunk without
-//! the list when either fails ([`super::waves`]).
+//! the chunk was given are still the names at its merge: the list's generation moves whenever
+//! merged metadata changes the list, and the merge re-parses a chunk without the list when its
+//! generation is not the current one or when it holds metadata of a listed process
+//! ([`super::waves`]).
 
 use super::local::IdKey;
 use std::sync::Arc;
 
 /// The threads of one file that metadata merged so far names as vendor overlap rows, by numeric
-/// (pid, tid), with their kind (index into `OVERLAP_KINDS`); and the metadata generation (how
-/// many merged chunks held metadata) the list was read at.
+/// (pid, tid) in order, with their kind (index into `OVERLAP_KINDS`); and the list's generation
+/// (how many times merged metadata changed it).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct KnownOverlap {
     pub threads: Vec<((i64, i64), u8)>,
@@ -49,6 +50,12 @@ impl ChunkOverlap {
     /// The metadata generation of the list this chunk was given.
     pub fn generation(&self) -> u64 {
         self.known.generation
+    }
+
+    /// Whether metadata of process `pid` could rename a thread this chunk may have summed (a
+    /// process on its list).
+    pub fn listed_process(&self, pid: IdKey) -> bool {
+        matches!(pid, IdKey::Num(p) if self.known.threads.iter().any(|&((q, _), _)| q == p))
     }
 
     /// Adds an event of local thread `thread` (`pid`, `tid`) lasting `dur` ns to the sums when
@@ -107,6 +114,9 @@ mod tests {
         });
         let mut c = ChunkOverlap::new(known);
         assert_eq!(c.generation(), 2);
+        assert!(c.listed_process(IdKey::Num(7)));
+        assert!(!c.listed_process(IdKey::Num(5)));
+        assert!(!c.listed_process(IdKey::Text(7)));
         assert!(c.try_sum(4, IdKey::Num(7), IdKey::Num(3), 10));
         assert!(!c.try_sum(0, IdKey::Num(5), IdKey::Num(0), 99));
         assert!(c.try_sum(2, IdKey::Num(7), IdKey::Num(0), 5));

@@ -196,11 +196,12 @@ fn merge_one<'a>(
     spare: &dyn Fn() -> Spare,
 ) -> (Vec<Spare>, bool) {
     let mut used = Vec::with_capacity(2);
-    // A chunk that summed overlap rows under names that changed since (or that may change in
-    // the chunk itself) is read again without the list, as is one that started at a false
+    // A chunk that summed overlap rows under names that changed since (or that its own
+    // metadata may change) is read again without the list, as is one that started at a false
     // boundary (rare).
     let stale = out.overlap.rows > 0
-        && (out.overlap.generation() != st.known.generation || !out.metas.is_empty());
+        && (out.overlap.generation() != st.known.generation
+            || out.metas.iter().any(|m| out.overlap.listed_process(m.pid)));
     let mut out = if out.start == st.expected && !stale {
         out
     } else {
@@ -217,17 +218,15 @@ fn merge_one<'a>(
     let this_end = out.end.expect("a parsed chunk always records its end");
     let named = !out.metas.is_empty();
     merge_chunk(builder, file, &mut out);
-    if named {
-        let generation = st.known.generation + 1;
-        let threads = if st.sum_while_parsing && builder.vendor_overlap_sums() {
-            builder.vendor_overlap_threads(file)
-        } else {
-            Vec::new()
-        };
-        st.known = Arc::new(KnownOverlap {
-            threads,
-            generation,
-        });
+    if named && st.sum_while_parsing && builder.vendor_overlap_sums() {
+        let mut threads = builder.vendor_overlap_threads(file);
+        threads.sort_unstable();
+        if threads != st.known.threads {
+            st.known = Arc::new(KnownOverlap {
+                threads,
+                generation: st.known.generation + 1,
+            });
+        }
     }
     used.push(out.into_spare());
     match this_end {
