@@ -55,7 +55,12 @@ impl ChunkOverlap {
     /// Whether metadata of process `pid` could rename a thread this chunk may have summed (a
     /// process on its list).
     pub fn listed_process(&self, pid: IdKey) -> bool {
-        matches!(pid, IdKey::Num(p) if self.known.threads.iter().any(|&((q, _), _)| q == p))
+        let IdKey::Num(p) = pid else {
+            return false;
+        };
+        let t = &self.known.threads;
+        t.get(t.partition_point(|&((q, _), _)| q < p))
+            .is_some_and(|&((q, _), _)| q == p)
     }
 
     /// Adds an event of local thread `thread` (`pid`, `tid`) lasting `dur` ns to the sums when
@@ -72,12 +77,12 @@ impl ChunkOverlap {
         }
         if self.kind[t] == UNSEEN {
             self.kind[t] = match (pid, tid) {
-                (IdKey::Num(p), IdKey::Num(q)) => self
-                    .known
-                    .threads
-                    .iter()
-                    .find(|&&(k, _)| k == (p, q))
-                    .map_or(NOT_OVERLAP, |&(_, kind)| kind),
+                // Sorted: a file naming many threads costs a binary search per local thread.
+                (IdKey::Num(p), IdKey::Num(q)) => {
+                    let t = &self.known.threads;
+                    t.binary_search_by_key(&(p, q), |&(k, _)| k)
+                        .map_or(NOT_OVERLAP, |i| t[i].1)
+                }
                 _ => NOT_OVERLAP,
             };
         }
