@@ -11,6 +11,7 @@
 //! enclosing the runtime call on its thread.
 
 use super::devices::{Device, iv};
+use super::gallop::Gallop;
 use super::grouping::counting_sort;
 use super::stats::{DurStats, dur_stats, pct, quantile};
 pub use crate::contract::dispatch::*;
@@ -377,9 +378,11 @@ fn above(t: &Tables, pairs: &[(u32, u32)], enclose: bool) -> Vec<Option<u32>> {
     let mut best: Vec<Option<(i64, u32)>> = vec![None; pairs.len()];
     // Pairs a flow names, by the flow's host end; the others (enclosing search) by thread.
     let mut by_start: FxHashMap<(ThreadId, i64), Vec<usize>> = FxHashMap::default();
-    // Per thread: (call start, pair) sorted by start, so an op finds the calls that start
-    // inside it by binary search instead of testing every pair of its thread.
-    let mut by_thread: FxHashMap<ThreadId, Vec<(i64, usize)>> = FxHashMap::default();
+    // Per thread (by index): (call start, pair) sorted by start, so an op finds the calls that
+    // start inside it by binary search instead of testing every pair of its thread.
+    let mut by_thread: Vec<Vec<(i64, usize)>> = vec![Vec::new(); t.threads.len()];
+    // Threads some flow's host end is on: only their ops look `by_start` up.
+    let mut flow_thread = vec![false; t.threads.len()];
     for (k, &(_, call)) in pairs.iter().enumerate() {
         // A flow that starts on the runtime call itself (Kineto's `ac2g`) names no op above it.
         let own = (
@@ -388,25 +391,32 @@ fn above(t: &Tables, pairs: &[(u32, u32)], enclose: bool) -> Vec<Option<u32>> {
         );
         let runtime = t.events.correlation_id.at(call as usize) >= 0;
         match start_of[k].filter(|&at| at != own || !runtime) {
-            Some(at) => by_start.entry(at).or_default().push(k),
-            None if enclose => by_thread
-                .entry(t.events.thread[call as usize])
-                .or_default()
-                .push((iv(t, call).0, k)),
+            Some(at) => {
+                flow_thread[at.0.idx()] = true;
+                by_start.entry(at).or_default().push(k);
+            }
+            None if enclose => {
+                by_thread[t.events.thread[call as usize].idx()].push((iv(t, call).0, k));
+            }
             None => {}
         }
     }
-    for v in by_thread.values_mut() {
+    for v in by_thread.iter_mut() {
         v.sort_unstable();
     }
+    let mut cursor = vec![Gallop::default(); t.threads.len()];
     for i in 0..t.events.len() {
         if t.events.category[i] != Category::HostOp {
             continue;
         }
         let th = t.events.thread[i];
-        let flows = by_start.get(&(th, t.events.ts_ns[i]));
-        let enclosing = by_thread.get(&th);
-        if flows.is_none() && enclosing.is_none() {
+        let enclosing = &by_thread[th.idx()];
+        let flows = if flow_thread[th.idx()] {
+            by_start.get(&(th, t.events.ts_ns[i]))
+        } else {
+            None
+        };
+        if flows.is_none() && enclosing.is_empty() {
             continue;
         }
         let (s, e) = iv(t, i as u32);
@@ -415,11 +425,10 @@ fn above(t: &Tables, pairs: &[(u32, u32)], enclose: bool) -> Vec<Option<u32>> {
                 best[k] = Some((s, i as u32));
             }
         }
-        let inside = enclosing.map_or(&[][..], |v| {
-            let lo = v.partition_point(|&(cs, _)| cs < s);
-            let hi = v.partition_point(|&(cs, _)| cs <= e);
-            &v[lo..hi.max(lo)]
-        });
+        // The calls that start inside [s, e]: searched from where this thread's last op's
+        // search ended (a thread's ops come nearly in start order).
+        let lo = cursor[th.idx()].partition_point(enclosing, |&(cs, _)| cs < s);
+        let inside = enclosing[lo..].iter().take_while(|&&(cs, _)| cs <= e);
         for &(_, k) in inside {
             let (cs, ce) = iv(t, pairs[k].1);
             let hit =

@@ -341,11 +341,14 @@ pub(super) fn overlap_diagnostics(t: &Tables) -> Diagnostics {
             .par_iter_mut()
             .zip(lists)
             .filter(|(_, idx)| !idx.is_empty())
-            .for_each(|(w, mut idx)| {
-                // Stable: events with equal keys keep their file order, as in the pass above.
-                idx.sort_by_key(|&i| key(i as usize));
+            .for_each(|(w, idx)| {
+                // Keys copied beside the index (no column lookups while sorting); the index
+                // last, so events with equal keys keep their file order, as in the pass above.
+                // A stable sort: such a thread is mostly in order, in runs it merges.
+                let mut keyed: Vec<_> = idx.iter().map(|&i| (key(i as usize), i)).collect();
+                keyed.sort();
                 *w = NestingWalk::new(w.device);
-                for &i in &idx {
+                for &(_, i) in &keyed {
                     w.step(e, i as usize);
                 }
             });

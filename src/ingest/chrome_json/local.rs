@@ -166,44 +166,123 @@ impl LocalStrings<'_> {
 /// Threads of a chunk looked up by scanning rather than hashing.
 const SCANNED_THREADS: usize = 16;
 
+/// Slots of [`LocalThreads`]' direct-mapped cache (a power of two).
+const THREAD_SLOTS: usize = 256;
+
+/// A (pid, tid) key as two words and their kinds (bit 0: pid is text, bit 1: tid is text), so
+/// the cache compares three integers; [`NO_SLOT`] kinds mark an empty slot.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct PackedKey(u64, u64, u8);
+
+const NO_SLOT: u8 = u8::MAX;
+
+impl PackedKey {
+    #[inline(always)]
+    fn of(pid: IdKey, tid: IdKey) -> Self {
+        let word = |k: IdKey| match k {
+            IdKey::Num(v) => (v as u64, 0u8),
+            IdKey::Text(s) => (u64::from(s), 1u8),
+        };
+        let ((p, pk), (t, tk)) = (word(pid), word(tid));
+        PackedKey(p, t, pk | (tk << 1))
+    }
+
+    #[inline(always)]
+    fn slot(self) -> usize {
+        let h = self.0.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            ^ self.1.wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
+            ^ u64::from(self.2);
+        (h >> (64 - THREAD_SLOTS.trailing_zeros())) as usize
+    }
+}
+
 /// Local thread table of one chunk: (pid, tid) → local thread id.
-#[derive(Default)]
 pub struct LocalThreads {
     pub keys: Vec<(IdKey, IdKey)>,
     map: FxHashMap<(IdKey, IdKey), u32>,
-    last: Option<((IdKey, IdKey), u32)>,
+    /// The last id found per slot of the key's hash: events alternate among a few threads,
+    /// so nearly every lookup ends here.
+    recent: Box<[(PackedKey, u32); THREAD_SLOTS]>,
+}
+
+impl Default for LocalThreads {
+    fn default() -> Self {
+        LocalThreads {
+            keys: Vec::new(),
+            map: FxHashMap::default(),
+            recent: Box::new([(PackedKey(0, 0, NO_SLOT), 0); THREAD_SLOTS]),
+        }
+    }
 }
 
 impl LocalThreads {
-    /// The local id of (pid, tid): the last one, else a scan of the first few threads (a chunk
-    /// rarely has more, and events alternate among them), else the map.
+    /// The local id of (pid, tid): from the recent slot of its hash, else a scan of the first
+    /// few threads (a chunk rarely has more), else the map.
     #[inline]
     pub fn get(&mut self, pid: IdKey, tid: IdKey) -> u32 {
-        let key = (pid, tid);
-        if let Some((k, id)) = self.last
-            && k == key
-        {
-            return id;
+        let packed = PackedKey::of(pid, tid);
+        let slot = &mut self.recent[packed.slot()];
+        if slot.0 == packed {
+            return slot.1;
         }
+        let id = self.find(pid, tid);
+        self.recent[packed.slot()] = (packed, id);
+        id
+    }
+
+    #[cold]
+    fn find(&mut self, pid: IdKey, tid: IdKey) -> u32 {
+        let key = (pid, tid);
         let found = if self.keys.len() <= SCANNED_THREADS {
             self.keys.iter().position(|&k| k == key).map(|i| i as u32)
         } else {
             self.map.get(&key).copied()
         };
-        let id = found.unwrap_or_else(|| {
+        found.unwrap_or_else(|| {
             let id = self.keys.len() as u32;
             self.keys.push(key);
             self.map.insert(key, id);
             id
-        });
-        self.last = Some((key, id));
-        id
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Ids are given in first-seen order and found again whatever the lookup path: 600 keys
+    /// (more than the scan and the cache hold, so slots collide), numeric and text, the same
+    /// number as pid and tid, looked up in a shuffled order three times.
+    #[test]
+    fn thread_ids_survive_collisions() {
+        let mut th = LocalThreads::default();
+        let keys: Vec<(IdKey, IdKey)> = (0..600i64)
+            .map(|k| match k % 3 {
+                0 => (IdKey::Num(k / 3), IdKey::Num(-k)),
+                1 => (IdKey::Text(k as u32), IdKey::Num(k)),
+                _ => (IdKey::Num(k), IdKey::Text(k as u32)),
+            })
+            .collect();
+        let first: Vec<u32> = keys.iter().map(|&(p, t)| th.get(p, t)).collect();
+        assert_eq!(first, (0..600).collect::<Vec<u32>>());
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        for _ in 0..3 {
+            for _ in 0..2000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let k = (x % 600) as usize;
+                assert_eq!(th.get(keys[k].0, keys[k].1), k as u32);
+            }
+        }
+        assert_eq!(th.keys, keys);
+        // Num(1) and Text(1) are different threads.
+        assert_ne!(
+            th.get(IdKey::Num(1), IdKey::Num(0)),
+            th.get(IdKey::Text(1), IdKey::Num(0))
+        );
+    }
 
     /// Strings that collide on a recent slot, or share their length and end words (a different
     /// middle), get their own ids; a string met again gets its first id.

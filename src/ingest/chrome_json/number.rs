@@ -92,8 +92,20 @@ const POW10: [u64; 9] = [
 /// Whether `c` ends an unquoted token (the lexer's scalar tokens end there too).
 #[inline(always)]
 pub(super) fn ends_token(c: u8) -> bool {
-    matches!(c, b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t')
+    TOKEN_ENDS[c as usize]
 }
+
+/// [`ends_token`] by byte: one load instead of a chain of compares.
+static TOKEN_ENDS: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut k = 0;
+    let ends = b",}] \n\r\t";
+    while k < ends.len() {
+        t[ends[k] as usize] = true;
+        k += 1;
+    }
+    t
+};
 
 /// The ASCII digits that begin `b[p..p + 8]`: (their value, how many: 0 to 8), from one word.
 #[inline(always)]
@@ -469,6 +481,13 @@ pub fn parse_f64(s: &[u8]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The table ends a token at exactly the seven bytes JSON allows after a number.
+    #[test]
+    fn token_ends_are_the_seven_bytes() {
+        let ends: Vec<u8> = (0..=255u8).filter(|&c| ends_token(c)).collect();
+        assert_eq!(ends, b"\t\n\r ,]}".to_vec());
+    }
 
     /// 50,000 generated digit strings (xorshift from `seed`) of 1 to `max_len` digits, each then
     /// given its shape (a point, a sign, another byte) by `shape` from the generator's state and
