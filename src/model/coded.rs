@@ -181,12 +181,24 @@ fn code_or_new<T: Copy + Eq + Hash>(
 }
 
 impl<T: Copy + Eq + Hash> Extend<T> for Coded<T> {
+    /// Pushes the values a run of equal ones at a time (a chunk's cat, task types and streams
+    /// come in runs): one lookup per run.
     fn extend<I: IntoIterator<Item = T>>(&mut self, it: I) {
-        let it = it.into_iter();
+        let mut it = it.into_iter();
         self.reserve(it.size_hint().0);
+        let Some(mut run) = it.next() else {
+            return;
+        };
+        let mut n = 1;
         for x in it {
-            self.push(x);
+            if x == run {
+                n += 1;
+            } else {
+                self.push_n(run, n);
+                (run, n) = (x, 1);
+            }
         }
+        self.push_n(run, n);
     }
 }
 
@@ -283,5 +295,19 @@ mod tests {
             by_one.iter().collect::<Vec<_>>()
         );
         assert_eq!(by_run.row_bytes(), 4);
+        // `extend` (runs found in the input) keeps the same rows, across the switch to plain
+        // storage and onto a column that already holds rows.
+        let flat: Vec<i32> = (0..2)
+            .flat_map(|pass| {
+                runs.iter()
+                    .flat_map(move |&(x, n)| std::iter::repeat_n(x + pass, n))
+            })
+            .collect();
+        let mut extended: Coded<i32> = Coded::default();
+        extended.extend(flat[..100].iter().copied());
+        extended.extend(flat[100..].iter().copied());
+        extended.extend(std::iter::empty());
+        assert_eq!(extended.iter().collect::<Vec<_>>(), flat);
+        assert_eq!(extended.row_bytes(), 4);
     }
 }
