@@ -226,3 +226,114 @@ fn overlap_rows_renamed_mid_file_are_summed_under_their_current_names() {
     // The renames matter at these sizes (rows between the renames stay events or change kind).
     assert!(differs > 0);
 }
+
+/// Generated trace repeating its metadata (as Kineto's MTIA traces do: 310,046 of kineto5x's
+/// 1.04 M records) and renaming processes and threads back and forth between the repeats: at any
+/// chunk size the tables hold each process's and thread's last name, labels and sort index in
+/// file order, computed here by replaying the records (independently of the parser), and the
+/// processes and threads in the order they were first named.
+#[test]
+fn repeated_metadata_keeps_the_last_value_in_file_order() {
+    use std::collections::BTreeMap;
+    // (kind, pid, tid, value): kind 0 process_name, 1 process_labels, 2 process_sort_index,
+    // 3 thread_name, 4 thread_sort_index.
+    let mut records: Vec<(u8, u32, u32, String)> = Vec::new();
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = |n: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % n
+    };
+    let mut ev = Vec::new();
+    for i in 0..4000u64 {
+        let pid = 1 + next(3) as u32;
+        let tid = next(4) as u32;
+        let kind = next(5) as u8;
+        // Mostly the same few values, so most records repeat the latest of their key.
+        let value = match kind {
+            2 | 4 => format!("{}", next(3) * 10),
+            _ => format!("name {}", next(2)),
+        };
+        let (name, arg) = match kind {
+            0 => ("process_name", format!(r#""name": "{value}""#)),
+            1 => ("process_labels", format!(r#""labels": "{value}""#)),
+            2 => ("process_sort_index", format!(r#""sort_index": {value}"#)),
+            3 => ("thread_name", format!(r#""name": "{value}""#)),
+            _ => ("thread_sort_index", format!(r#""sort_index": {value}"#)),
+        };
+        ev.push(format!(
+            r#"{{"name": "{name}", "ph": "M", "ts": 0.000, "pid": {pid}, "tid": {tid}, "args": {{{arg}}}}}"#
+        ));
+        records.push((kind, pid, tid, value));
+        if i % 3 == 0 {
+            ev.push(format!(
+                r#"{{"ph": "X", "cat": "cpu_op", "name": "op", "pid": {pid}, "tid": {tid}, "ts": {}.5, "dur": 1.0}}"#,
+                100 + i
+            ));
+        }
+    }
+    let text = format!("[{}]", ev.join(",\n"));
+    let b = text.as_bytes();
+    let mut want_p: BTreeMap<(u32, u8), String> = BTreeMap::new();
+    let mut want_t: BTreeMap<(u32, u32, u8), String> = BTreeMap::new();
+    for (kind, pid, tid, value) in &records {
+        if *kind < 3 {
+            want_p.insert((*pid, *kind), value.clone());
+        } else {
+            want_t.insert((*pid, *tid, *kind), value.clone());
+        }
+    }
+    let one = ingest_slice("meta.json", b, usize::MAX / 2).unwrap();
+    for chunk in [200, 1000, 4096, 50_000, usize::MAX / 2] {
+        let t = ingest_slice("meta.json", b, chunk).unwrap();
+        let p = &t.processes;
+        let mut got_p: BTreeMap<(u32, u8), String> = BTreeMap::new();
+        for i in 0..p.pid.len() {
+            let pid = p.pid[i] as u32;
+            for (kind, v) in [
+                (0u8, t.str(p.name[i]).to_string()),
+                (1, t.str(p.labels[i]).to_string()),
+            ] {
+                if want_p.contains_key(&(pid, kind)) {
+                    got_p.insert((pid, kind), v);
+                }
+            }
+            if want_p.contains_key(&(pid, 2)) {
+                got_p.insert((pid, 2), p.sort_index[i].to_string());
+            }
+        }
+        assert_eq!(got_p, want_p, "{chunk}-byte chunks: processes");
+        let th = &t.threads;
+        let mut got_t: BTreeMap<(u32, u32, u8), String> = BTreeMap::new();
+        for i in 0..th.tid.len() {
+            let pid = p.pid[th.process[i].idx()] as u32;
+            let tid = th.tid[i] as u32;
+            if want_t.contains_key(&(pid, tid, 3)) {
+                got_t.insert((pid, tid, 3), t.str(th.name[i]).to_string());
+            }
+            if want_t.contains_key(&(pid, tid, 4)) {
+                got_t.insert((pid, tid, 4), th.sort_index[i].to_string());
+            }
+        }
+        assert_eq!(got_t, want_t, "{chunk}-byte chunks: threads");
+        assert_eq!(t.events.len(), 1334, "{chunk}-byte chunks: events");
+        // The same processes and threads as one chunk gives (their order follows where chunks
+        // start, with or without repeated records: the same at 200-byte chunks before and after
+        // repeats were dropped).
+        let keys = |t: &Tables| {
+            let mut v: Vec<(i64, i64)> = (0..t.threads.len())
+                .map(|i| {
+                    (
+                        t.processes.pid[t.threads.process[i].idx()],
+                        t.threads.tid[i],
+                    )
+                })
+                .collect();
+            v.sort_unstable();
+            v
+        };
+        assert_eq!(keys(&t), keys(&one), "{chunk}");
+        assert_eq!(p.len(), one.processes.len(), "{chunk}");
+    }
+}

@@ -27,6 +27,7 @@ pub enum MetaKind {
     ThreadSortIndex,
 }
 
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct MetaRecord {
     pub pid: IdKey,
     pub tid: IdKey,
@@ -89,6 +90,10 @@ pub struct ChunkOut<'a> {
     pub launched: Vec<(u32, u32)>,
     pub begin_end: Vec<BeginEnd>,
     pub metas: Vec<MetaRecord>,
+    /// The last metadata record kept per slot of its key's hash: a record that repeats the
+    /// latest one of its process or thread (Kineto writes the same names hundreds of thousands
+    /// of times) changes nothing when the merge applies it, so it is not kept.
+    meta_recent: Vec<Option<MetaRecord>>,
     pub ctr_pid: Vec<IdKey>,
     pub ctr_name: Vec<u32>,
     pub ctr_series: Vec<u32>,
@@ -1206,11 +1211,41 @@ fn emit_meta<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw, pid: IdKey, tid
         _ => 0,
     };
     let int = raw.sort_index.unwrap_or(i64::MIN);
-    out.metas.push(MetaRecord {
+    let record = MetaRecord {
         pid,
-        tid,
+        // A process's records apply to the process whatever thread they name.
+        tid: match kind {
+            MetaKind::ThreadName | MetaKind::ThreadSortIndex => tid,
+            _ => IdKey::Num(0),
+        },
         kind,
         text,
         int,
-    });
+    };
+    if out.meta_recent.is_empty() {
+        out.meta_recent = vec![None; META_SLOTS];
+    }
+    let slot = &mut out.meta_recent[meta_slot(&record)];
+    if *slot == Some(record) {
+        return;
+    }
+    *slot = Some(record);
+    out.metas.push(MetaRecord { tid, ..record });
+}
+
+/// Slots of [`ChunkOut::meta_recent`] (a power of two).
+const META_SLOTS: usize = 64;
+
+/// The slot of a metadata record's key (process or thread, and kind). Records of one key always
+/// share a slot, so a slot holding the key holds its latest record; a slot taken by another key
+/// only means the record is kept.
+fn meta_slot(m: &MetaRecord) -> usize {
+    let word = |k: IdKey| match k {
+        IdKey::Num(v) => v as u64,
+        IdKey::Text(s) => u64::from(s) ^ 0x5555_5555_0000_0000,
+    };
+    let h = word(m.pid).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ word(m.tid).wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
+        ^ m.kind as u64;
+    (h >> (64 - META_SLOTS.trailing_zeros())) as usize
 }
