@@ -379,7 +379,7 @@ fn above(t: &Tables, pairs: &[(u32, u32)], enclose: bool) -> Vec<Option<u32>> {
     // Pairs a flow names, by the flow's host end; the others (enclosing search) by thread.
     let mut by_start: FxHashMap<(ThreadId, i64), Vec<usize>> = FxHashMap::default();
     // Per thread (by index): (call start, pair) sorted by start, so an op finds the calls that
-    // start inside it by binary search instead of testing every pair of its thread.
+    // start inside it by a search (from its thread's cursor) instead of testing every pair.
     let mut by_thread: Vec<Vec<(i64, usize)>> = vec![Vec::new(); t.threads.len()];
     // Threads some flow's host end is on: only their ops look `by_start` up.
     let mut flow_thread = vec![false; t.threads.len()];

@@ -239,10 +239,11 @@ const RECENT_CLASSES: usize = 64;
 /// The recent slot of a key: its name, category, task type and role mixed, the top bits.
 #[inline]
 fn recent_slot(k: ClassKey) -> usize {
-    let h = (u64::from(k.3) << 32 | u64::from(k.1)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        ^ (u64::from(k.2) << 9 | u64::from(k.0) << 1 | u64::from(k.4))
-            .wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
-    (h >> (64 - RECENT_CLASSES.trailing_zeros())) as usize
+    crate::model::hash::slot_of(
+        u64::from(k.3) << 32 | u64::from(k.1),
+        u64::from(k.2) << 9 | u64::from(k.0) << 1 | u64::from(k.4),
+        RECENT_CLASSES,
+    )
 }
 
 fn classify_all(t: &mut Tables) {

@@ -59,6 +59,15 @@ impl Hasher for FxHasher {
     }
 }
 
+/// The slot of a key given as two words among `slots` (a power of two above 1) of a small
+/// direct-mapped table: each word times its own odd constant, the top bits of their xor.
+#[inline(always)]
+pub fn slot_of(a: u64, b: u64, slots: usize) -> usize {
+    debug_assert!(slots.is_power_of_two() && slots > 1);
+    let h = a.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ b.wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+    (h >> (64 - slots.trailing_zeros())) as usize
+}
+
 /// The high and low halves of the 128-bit product, xored (the mixing step of wyhash / foldhash).
 #[inline(always)]
 fn fold_mul(a: u64, b: u64) -> u64 {

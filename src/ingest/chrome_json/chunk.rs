@@ -6,7 +6,7 @@ use super::container_memo::ContainerMemo;
 use super::key_memo::KeyMemo;
 use super::keys::{self, Arg, Member};
 use super::lexer::{LexError, Lexer, RawStr};
-use super::local::{IdKey, LocalStrings, LocalThreads, StringArena};
+use super::local::{IdKey, LocalStrings, LocalThreads, PackedKey, StringArena};
 use super::number::{parse_f64, parse_i64, us_to_ns};
 use super::overlap_sums::{ChunkOverlap, KnownOverlap};
 use super::structural::ScanMode;
@@ -1240,12 +1240,5 @@ const META_SLOTS: usize = 64;
 /// share a slot, so a slot holding the key holds its latest record; a slot taken by another key
 /// only means the record is kept.
 fn meta_slot(m: &MetaRecord) -> usize {
-    let word = |k: IdKey| match k {
-        IdKey::Num(v) => v as u64,
-        IdKey::Text(s) => u64::from(s) ^ 0x5555_5555_0000_0000,
-    };
-    let h = word(m.pid).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        ^ word(m.tid).wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
-        ^ m.kind as u64;
-    (h >> (64 - META_SLOTS.trailing_zeros())) as usize
+    PackedKey::of(m.pid, m.tid).slot(META_SLOTS, m.kind as u64)
 }

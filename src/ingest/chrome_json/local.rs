@@ -170,15 +170,15 @@ const SCANNED_THREADS: usize = 16;
 const THREAD_SLOTS: usize = 256;
 
 /// A (pid, tid) key as two words and their kinds (bit 0: pid is text, bit 1: tid is text), so
-/// the cache compares three integers; [`NO_SLOT`] kinds mark an empty slot.
+/// a cache compares three integers; [`NO_SLOT`] kinds mark an empty slot.
 #[derive(Clone, Copy, PartialEq, Eq)]
-struct PackedKey(u64, u64, u8);
+pub(super) struct PackedKey(u64, u64, u8);
 
 const NO_SLOT: u8 = u8::MAX;
 
 impl PackedKey {
     #[inline(always)]
-    fn of(pid: IdKey, tid: IdKey) -> Self {
+    pub(super) fn of(pid: IdKey, tid: IdKey) -> Self {
         let word = |k: IdKey| match k {
             IdKey::Num(v) => (v as u64, 0u8),
             IdKey::Text(s) => (u64::from(s), 1u8),
@@ -187,12 +187,10 @@ impl PackedKey {
         PackedKey(p, t, pk | (tk << 1))
     }
 
+    /// Its slot among `slots`, with `salt` (the rest of a longer key) mixed in.
     #[inline(always)]
-    fn slot(self) -> usize {
-        let h = self.0.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            ^ self.1.wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
-            ^ u64::from(self.2);
-        (h >> (64 - THREAD_SLOTS.trailing_zeros())) as usize
+    pub(super) fn slot(self, slots: usize, salt: u64) -> usize {
+        crate::model::hash::slot_of(self.0 ^ salt, self.1 ^ u64::from(self.2), slots)
     }
 }
 
@@ -221,12 +219,12 @@ impl LocalThreads {
     #[inline]
     pub fn get(&mut self, pid: IdKey, tid: IdKey) -> u32 {
         let packed = PackedKey::of(pid, tid);
-        let slot = &mut self.recent[packed.slot()];
-        if slot.0 == packed {
-            return slot.1;
+        let at = packed.slot(THREAD_SLOTS, 0);
+        if self.recent[at].0 == packed {
+            return self.recent[at].1;
         }
         let id = self.find(pid, tid);
-        self.recent[packed.slot()] = (packed, id);
+        self.recent[at] = (packed, id);
         id
     }
 
