@@ -296,12 +296,12 @@ impl Raw {
     /// hint (such an event of an overlap thread is emitted, and the merge sums it).
     #[inline]
     fn plain(&self) -> bool {
-        (self.transport.len
-            | self.process_group.len
-            | self.input_dims.len
-            | self.input_type.len
-            | self.kernel.len
-            | self.item_id.len)
+        (self.transport.len()
+            | self.process_group.len()
+            | self.input_dims.len()
+            | self.input_type.len()
+            | self.kernel.len()
+            | self.item_id.len())
             == 0
             && !self.inputs_dropped
             && self.device < 0
@@ -405,7 +405,7 @@ fn id_key(lx: &mut Lexer<'_>, strings_hint: &mut Option<RawStr>) -> Result<IdKey
             return Ok(IdKey::Num(v));
         }
         *strings_hint = Some(s);
-        Ok(IdKey::Text(u32::MAX))
+        Ok(IdKey::Text(u64::from(u32::MAX)))
     } else if let Some(v) = lx.plain_i64() {
         Ok(IdKey::Num(v))
     } else {
@@ -546,11 +546,7 @@ fn text_or_raw(
             (start, lx.pos - start)
         }
     };
-    Ok(RawStr {
-        start,
-        len: u32::try_from(len).unwrap_or(0),
-        escaped: false,
-    })
+    Ok(RawStr::new(start, u32::try_from(len).unwrap_or(0), false))
 }
 
 /// The array or object at the cursor, passed over through the container memo (scalar mode
@@ -728,7 +724,7 @@ fn parse_event(lx: &mut Lexer<'_>, raw: &mut Raw, memos: &mut Memos) -> Result<(
         match member {
             Member::Ph => {
                 let s = memo_str(lx, values, n)?;
-                raw.ph = if s.len > 0 { lx.b[s.start] } else { 0 };
+                raw.ph = if !s.is_empty() { lx.b[s.start] } else { 0 };
             }
             Member::Name => {
                 raw.name = memo_str(lx, values, n)?;
@@ -756,7 +752,7 @@ fn parse_event(lx: &mut Lexer<'_>, raw: &mut Raw, memos: &mut Memos) -> Result<(
     }
     // Inputs read before the name (args written first): dropped now if the name is not kept,
     // so the tables do not depend on the members' order.
-    if (raw.input_dims.len > 0 || raw.input_type.len > 0)
+    if (!raw.input_dims.is_empty() || !raw.input_type.is_empty())
         && !inputs_wanted(lx, raw, memos.op_inputs, &mut memos.kept)
     {
         raw.input_dims = RawStr::default();
@@ -775,7 +771,7 @@ fn inputs_wanted(lx: &Lexer<'_>, raw: &mut Raw, op_inputs: OpInputs, kept: &mut 
     let Some(keep) = op_inputs else {
         return true;
     };
-    if !raw.has_name || raw.name.escaped {
+    if !raw.has_name || raw.name.escaped() {
         return true;
     }
     // Asked once per input member and once after the event: the name is tested once.
@@ -801,17 +797,17 @@ impl Default for NameKeeps {
 impl NameKeeps {
     #[inline]
     fn decide(&mut self, b: &[u8], name: RawStr, keep: fn(&str) -> bool) -> bool {
-        let bytes = &b[name.start..name.start + name.len as usize];
+        let bytes = &b[name.start..name.start + name.len() as usize];
         let slot = &mut self.slots[(crate::model::hash::bytes_hash(bytes) >> 58) as usize];
-        if slot.1 == name.len
-            && name.len > 0
+        if slot.1 == name.len()
+            && !name.is_empty()
             && super::local::Bytes(&b[slot.0..slot.0 + slot.1 as usize])
                 == super::local::Bytes(bytes)
         {
             return slot.2;
         }
         let answer = std::str::from_utf8(bytes).map_or(true, keep);
-        *slot = (name.start, name.len, answer);
+        *slot = (name.start, name.len(), answer);
         answer
     }
 }
@@ -954,11 +950,11 @@ fn parse_args(lx: &mut Lexer<'_>, raw: &mut Raw, memos: &mut Memos) -> Result<()
 
 fn resolve_ids<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw) -> (IdKey, IdKey) {
     let pid = match (raw.pid, raw.pid_text) {
-        (IdKey::Text(_), Some(s)) => IdKey::Text(out.strings.intern(b, s)),
+        (IdKey::Text(_), Some(s)) => IdKey::Text(u64::from(out.strings.intern(b, s))),
         (k, _) => k,
     };
     let tid = match (raw.tid, raw.tid_text) {
-        (IdKey::Text(_), Some(s)) => IdKey::Text(out.strings.intern(b, s)),
+        (IdKey::Text(_), Some(s)) => IdKey::Text(u64::from(out.strings.intern(b, s))),
         (k, _) => k,
     };
     (pid, tid)
@@ -1054,11 +1050,11 @@ fn emit_span<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw, pid: IdKey, tid
     out.ev_conn.push(raw.conn);
     out.ev_corr.push(raw.corr);
     out.ev_graph.push(raw.graph);
-    if raw.transport.len > 0 || raw.process_group.len > 0 {
+    if !raw.transport.is_empty() || !raw.process_group.is_empty() {
         let event = (out.ev_ts.len() - 1) as u32;
         emit_comm(out, b, raw, event);
     }
-    if raw.input_dims.len > 0 || raw.input_type.len > 0 || raw.inputs_dropped {
+    if !raw.input_dims.is_empty() || !raw.input_type.is_empty() || raw.inputs_dropped {
         let event = (out.ev_ts.len() - 1) as u32;
         let dims = out.strings.intern(b, raw.input_dims);
         let types = out.strings.intern(b, raw.input_type);
@@ -1070,16 +1066,16 @@ fn emit_span<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw, pid: IdKey, tid
             concrete,
         });
     }
-    let launched = if raw.kernel.len > 0 {
+    let launched = if !raw.kernel.is_empty() {
         raw.kernel
-    } else if raw.item_id.len > 0
-        && b.get(raw.name.start..raw.name.start + raw.name.len as usize) == Some(b"Node@launch")
+    } else if !raw.item_id.is_empty()
+        && b.get(raw.name.start..raw.name.start + raw.name.len() as usize) == Some(b"Node@launch")
     {
         raw.item_id
     } else {
         RawStr::default()
     };
-    if launched.len > 0 {
+    if !launched.is_empty() {
         let event = (out.ev_ts.len() - 1) as u32;
         let s = out.strings.intern(b, launched);
         out.launched.push((event, s));
@@ -1193,7 +1189,7 @@ fn emit_flow<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw, pid: IdKey, tid
 }
 
 fn emit_meta<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw, pid: IdKey, tid: IdKey) {
-    let name = &b[raw.name.start..raw.name.start + raw.name.len as usize];
+    let name = &b[raw.name.start..raw.name.start + raw.name.len() as usize];
     let kind = match name {
         b"process_name" => MetaKind::ProcessName,
         b"process_labels" => MetaKind::ProcessLabels,

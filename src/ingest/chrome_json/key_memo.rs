@@ -59,11 +59,7 @@ impl<C: Copy + Default> KeyMemo<C> {
         for e in &self.entries[ordinal] {
             if e.run.starts(at) {
                 return Some(Hit {
-                    key: RawStr {
-                        start: pos + e.name_at as usize,
-                        len: e.name_len as u32,
-                        escaped: false,
-                    },
+                    key: RawStr::new(pos + e.name_at as usize, e.name_len as u32, false),
                     class: e.class,
                     value_at: pos + e.len as usize,
                 });
@@ -85,7 +81,7 @@ impl<C: Copy + Default> KeyMemo<C> {
         ordinal: usize,
     ) {
         let len = value_at - start;
-        if ordinal >= POSITIONS || key.escaped || len == 0 || len > MAX_PREFIX {
+        if ordinal >= POSITIONS || key.escaped() || len == 0 || len > MAX_PREFIX {
             return;
         }
         let Some(w) = b.get(start..start + MAX_PREFIX) else {
@@ -97,7 +93,7 @@ impl<C: Copy + Default> KeyMemo<C> {
             run: Run::new(w.try_into().expect("32 bytes"), len),
             len: len as u8,
             name_at: (key.start - start) as u8,
-            name_len: key.len as u8,
+            name_len: key.len() as u8,
             class,
         };
     }
@@ -112,11 +108,7 @@ mod tests {
         let e = q + 1 + b[q + 1..].iter().position(|&c| c == b'"').unwrap();
         let colon = e + 1 + b[e + 1..].iter().position(|&c| c == b':').unwrap();
         let value = colon + 1 + b[colon + 1..].iter().take_while(|&&c| c == b' ').count();
-        let key = RawStr {
-            start: q + 1,
-            len: (e - q - 1) as u32,
-            escaped: false,
-        };
+        let key = RawStr::new(q + 1, (e - q - 1) as u32, false);
         (key, value)
     }
 

@@ -28,7 +28,7 @@ impl Ids {
     fn key(&self, k: IdKey) -> Key {
         match k {
             IdKey::Num(n) => Key::Num(n),
-            IdKey::Text(s) => Key::Text(self.str(s)),
+            IdKey::Text(s) => Key::Text(self.str(s as u32)),
         }
     }
 }

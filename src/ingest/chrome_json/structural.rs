@@ -331,7 +331,7 @@ mod tests {
                 let mut checked = 0;
                 for open in (0..b.len()).filter(|&i| b[i] == b'"').step_by(37) {
                     let mut l = Lexer::new(&b, open);
-                    let want = l.string().ok().map(|s| (l.pos - 1, s.escaped));
+                    let want = l.string().ok().map(|s| (l.pos - 1, s.escaped()));
                     assert_eq!(ix.string_end(&b, open), want, "seed {seed} open {open}");
                     checked += 1;
                 }

@@ -39,11 +39,7 @@ impl Known {
                 len,
                 escaped,
                 located: true,
-            } => RawStr {
-                start: at + 1,
-                len,
-                escaped,
-            },
+            } => RawStr::new(at + 1, len, escaped),
             _ => RawStr::default(),
         }
     }
@@ -56,8 +52,8 @@ impl Known {
             return None;
         }
         Some(Known::Str {
-            len: s.len,
-            escaped: s.escaped,
+            len: s.len(),
+            escaped: s.escaped(),
             located,
         })
     }
@@ -316,13 +312,9 @@ mod tests {
 
     #[test]
     fn strings_are_located_relative_to_the_value() {
-        let s = RawStr {
-            start: 11,
-            len: 7,
-            escaped: true,
-        };
+        let s = RawStr::new(11, 7, true);
         let k = Known::of_str(s, 10).unwrap();
-        assert_eq!(k.raw_str(50), RawStr { start: 51, ..s });
+        assert_eq!(k.raw_str(50), RawStr::new(51, s.len(), s.escaped()));
         assert_eq!(Known::of_str(s, 9), None, "not at the value's start");
         let skipped = Known::of_str(RawStr::default(), 10).unwrap();
         assert_eq!(skipped.raw_str(50), RawStr::default());
