@@ -97,28 +97,26 @@ fn type_unions(
 /// last boundary of the three unions, by one merge of their boundaries.
 fn class_times(u: [&[Iv]; 3]) -> [i64; 8] {
     // Point p of union k: start of u[k][p / 2] when p is even, its end when odd. The points of
-    // one union strictly increase (merged unions neither overlap nor touch).
-    let point = |k: usize, p: usize| {
-        let x = u[k][p / 2];
-        if p.is_multiple_of(2) { x.0 } else { x.1 }
+    // one union strictly increase (merged unions neither overlap nor touch), so the unions open
+    // at the current point are the ones whose cursor is odd: `mask` is kept by flipping bits.
+    let point = |k: usize, p: usize| -> Option<i64> {
+        let x = u[k].get(p / 2)?;
+        Some(if p.is_multiple_of(2) { x.0 } else { x.1 })
     };
     let mut pos = [0usize; 3];
+    let mut next = [point(0, 0), point(1, 0), point(2, 0)];
     let mut class_ns = [0i64; 8];
+    let mut mask = 0usize;
     let mut prev: Option<i64> = None;
-    while let Some(x) = (0..3)
-        .filter(|&k| pos[k] < 2 * u[k].len())
-        .map(|k| point(k, pos[k]))
-        .min()
-    {
+    while let Some(x) = next.iter().flatten().copied().min() {
         if let Some(p) = prev {
-            let mask = (0..3)
-                .filter(|&k| pos[k] % 2 == 1)
-                .fold(0, |m, k| m | (1 << k));
             class_ns[mask] += x - p;
         }
         for k in 0..3 {
-            if pos[k] < 2 * u[k].len() && point(k, pos[k]) == x {
+            if next[k] == Some(x) {
                 pos[k] += 1;
+                mask ^= 1 << k;
+                next[k] = point(k, pos[k]);
             }
         }
         prev = Some(x);
