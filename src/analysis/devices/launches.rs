@@ -89,12 +89,16 @@ fn link(t: &Tables, d: &Device) -> Launches {
     };
     // The host calls of the device's file by link id, only for the ids the device's tasks carry
     // (a file has far more host calls than launches); the earliest when several share one.
+    // A launch's tasks come one after another (a graph replay's hundreds share one id): an id
+    // equal to the previous task's is not looked up again.
     let mut wanted: FxHashMap<i64, u32> = FxHashMap::default();
+    let mut last = -1;
     for &i in &d.events {
         let k = key(i as usize);
-        if k >= 0 {
+        if k >= 0 && k != last {
             wanted.insert(k, NO_LAUNCH);
         }
+        last = k;
     }
     let host_role = if kineto {
         ProcessRole::Host
@@ -142,6 +146,7 @@ fn link(t: &Tables, d: &Device) -> Launches {
         calls = flow_calls(t, d);
         link = Link::Flow;
     }
+    let mut last = (-1, NO_LAUNCH);
     let launch = d
         .events
         .iter()
@@ -149,8 +154,12 @@ fn link(t: &Tables, d: &Device) -> Launches {
             let k = key(i as usize);
             if k < 0 {
                 NO_LAUNCH
+            } else if k == last.0 {
+                last.1
             } else {
-                calls.get(&k).copied().unwrap_or(NO_LAUNCH)
+                let c = calls.get(&k).copied().unwrap_or(NO_LAUNCH);
+                last = (k, c);
+                c
             }
         })
         .collect();
