@@ -5,31 +5,37 @@
 use super::devices::Device;
 use super::stats::{DurStats, Durations, dur_stats};
 pub use crate::contract::top_events::*;
-use crate::model::hash::FxHashMap;
-use crate::model::{Category, Tables};
+use crate::model::{Category, StrId, Tables};
 
 pub fn compute(t: &Tables, devices: &[Device], top_n: usize) -> Vec<TopEvents> {
+    let subsets = [EventSubset::Compute, EventSubset::CommunicationAndWait];
+    // Each name's group per subset, found by the name's id (ids are dense): one pass over the
+    // device's events for both subsets, no hashing.
+    let mut slot: Vec<[u32; 2]> = vec![[NONE; 2]; t.strings.len()];
     let mut out = Vec::new();
     for d in devices {
-        for (subset, keep) in [
-            (EventSubset::Compute, &[Category::ComputeKernel][..]),
-            (
-                EventSubset::CommunicationAndWait,
-                &[Category::CommKernel, Category::WaitSync][..],
-            ),
-        ] {
-            let mut groups: FxHashMap<crate::model::StrId, Durations> = FxHashMap::default();
-            for &i in &d.events {
-                let i = i as usize;
-                if keep.contains(&t.events.category[i]) {
-                    groups
-                        .entry(t.events.name[i])
-                        .or_default()
-                        .push(t.events.dur_ns.at(i));
-                }
+        let mut groups: [Vec<(StrId, Durations)>; 2] = Default::default();
+        for &i in &d.events {
+            let i = i as usize;
+            let s = match t.events.category[i] {
+                Category::ComputeKernel => 0,
+                Category::CommKernel | Category::WaitSync => 1,
+                _ => continue,
+            };
+            let name = t.events.name[i];
+            let g = &mut slot[name.0 as usize][s];
+            if *g == NONE {
+                *g = groups[s].len() as u32;
+                groups[s].push((name, Durations::default()));
             }
-            let total = super::stats::wide_sum(groups.values().flat_map(Durations::iter));
-            let events = groups.values().map(|v| v.len() as u64).sum();
+            groups[s][*g as usize].1.push(t.events.dur_ns.at(i));
+        }
+        for (subset, groups) in subsets.into_iter().zip(groups) {
+            for (name, _) in &groups {
+                slot[name.0 as usize] = [NONE; 2];
+            }
+            let total = super::stats::wide_sum(groups.iter().flat_map(|g| g.1.iter()));
+            let events = groups.iter().map(|g| g.1.len() as u64).sum();
             let mut stats: Vec<DurStats> = groups
                 .into_iter()
                 .map(|(n, v)| dur_stats(t.str(n).to_string(), v.iter().collect(), total))
@@ -50,3 +56,6 @@ pub fn compute(t: &Tables, devices: &[Device], top_n: usize) -> Vec<TopEvents> {
     }
     out
 }
+
+/// No group yet, in the name → group table.
+const NONE: u32 = u32::MAX;
