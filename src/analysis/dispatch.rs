@@ -260,8 +260,12 @@ pub fn next_launch(t: &Tables, d: &Device, l: &Launches, b: i64) -> Option<Launc
 fn host_bound(t: &Tables, d: &Device, l: &Launches, min_gap_ns: i64) -> HostBound {
     let gaps = super::devices::busy::device_gaps(t, d, min_gap_ns);
     let (mut n, mut ns) = (0, 0);
+    // The gaps come in time order: each next task is found from the previous one's position
+    // (a binary search over the whole list missed the cache at every step).
+    let mut cursor = Gallop::default();
     for &(a, b) in &gaps {
-        if next_launch(t, d, l, b).is_some_and(|x| x.late(a)) {
+        let k = cursor.partition_point(&d.events, |&i| t.events.ts_ns[i as usize] < b);
+        if l.of(d, t, k).is_some_and(|x| x.late(a)) {
             n += 1;
             ns += b - a;
         }
