@@ -7,7 +7,7 @@
 
 use super::phases::{DECODE_SCOPE, scopes};
 pub use crate::contract::batch_audit::*;
-use crate::model::Tables;
+use crate::model::{StrId, Tables};
 use std::collections::BTreeMap;
 
 pub const BATCH_PREFIX: &str = "decode_actual_batch_size=";
@@ -46,11 +46,19 @@ fn range(v: impl Iterator<Item = f64>) -> Option<Range> {
 pub fn compute(t: &Tables, requested: Option<i64>) -> BatchAudit {
     let replays = scopes(t, DECODE_SCOPE);
     // Markers by thread, sorted by start.
+    // Whether each distinct name is a marker's, tested once per name rather than once per event.
+    let marker: Vec<bool> = (0..t.strings.len())
+        .map(|k| {
+            let n = t.str(StrId(k as u32));
+            n.starts_with(BATCH_PREFIX) || n.starts_with(KV_PREFIX)
+        })
+        .collect();
     let mut markers: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
-    for i in 0..t.events.len() {
-        let n = t.event_name(i);
-        if n.starts_with(BATCH_PREFIX) || n.starts_with(KV_PREFIX) {
-            markers.entry(t.events.thread[i].0).or_default().push(i);
+    if marker.contains(&true) {
+        for i in 0..t.events.len() {
+            if marker[t.events.name[i].0 as usize] {
+                markers.entry(t.events.thread[i].0).or_default().push(i);
+            }
         }
     }
     for v in markers.values_mut() {
