@@ -425,6 +425,26 @@ pub fn unescape(raw: &[u8]) -> Vec<u8> {
 mod tests {
     use super::*;
 
+    /// The length and the escape flag share one word: each reads back as written at the
+    /// extremes, and neither leaks into the other.
+    #[test]
+    fn a_string_location_keeps_its_length_and_flag_apart() {
+        for (start, len, escaped) in [
+            (0, 0, false),
+            (0, 0, true),
+            (7, 1, false),
+            (usize::MAX, u32::MAX, false),
+            (usize::MAX, u32::MAX, true),
+            (1 << 40, 1 << 31, true),
+        ] {
+            let s = RawStr::new(start, len, escaped);
+            assert_eq!((s.start, s.len(), s.escaped()), (start, len, escaped));
+            assert_eq!(s.is_empty(), len == 0);
+        }
+        assert_eq!(RawStr::default(), RawStr::new(0, 0, false));
+        assert_ne!(RawStr::new(3, 5, false), RawStr::new(3, 5, true));
+    }
+
     #[test]
     fn strings_skip_and_unescape() {
         let src = br#" "a\"b" , {"x": [1, "}", {"y": null}]} ]"#;
