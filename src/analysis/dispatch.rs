@@ -249,23 +249,26 @@ fn depth_stats(v: &[i64]) -> DepthStats {
 }
 
 /// For one gap `[a, b)` of `d`: the first device task starting at or after `b` and its launch
-/// call, when the call is known.
-pub fn next_launch(t: &Tables, d: &Device, l: &Launches, b: i64) -> Option<Launch> {
-    let k = d
-        .events
-        .partition_point(|&i| t.events.ts_ns[i as usize] < b);
+/// call, when the call is known. Searched from where `cursor` last ended: gaps asked in time
+/// order each start next to the previous answer (a binary search over the whole list missed the
+/// cache at every step).
+pub fn next_launch(
+    t: &Tables,
+    d: &Device,
+    l: &Launches,
+    cursor: &mut Gallop,
+    b: i64,
+) -> Option<Launch> {
+    let k = cursor.partition_point(&d.events, |&i| t.events.ts_ns[i as usize] < b);
     l.of(d, t, k)
 }
 
 fn host_bound(t: &Tables, d: &Device, l: &Launches, min_gap_ns: i64) -> HostBound {
     let gaps = super::devices::busy::device_gaps(t, d, min_gap_ns);
     let (mut n, mut ns) = (0, 0);
-    // The gaps come in time order: each next task is found from the previous one's position
-    // (a binary search over the whole list missed the cache at every step).
     let mut cursor = Gallop::default();
     for &(a, b) in &gaps {
-        let k = cursor.partition_point(&d.events, |&i| t.events.ts_ns[i as usize] < b);
-        if l.of(d, t, k).is_some_and(|x| x.late(a)) {
+        if next_launch(t, d, l, &mut cursor, b).is_some_and(|x| x.late(a)) {
             n += 1;
             ns += b - a;
         }

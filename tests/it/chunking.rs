@@ -238,13 +238,8 @@ fn repeated_metadata_keeps_the_last_value_in_file_order() {
     // (kind, pid, tid, value): kind 0 process_name, 1 process_labels, 2 process_sort_index,
     // 3 thread_name, 4 thread_sort_index.
     let mut records: Vec<(u8, u32, u32, String)> = Vec::new();
-    let mut x = 0x2545_F491_4F6C_DD1Du64;
-    let mut next = |n: u64| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x % n
-    };
+    let mut rng = common::Lcg(0x2545_F491_4F6C_DD1D);
+    let mut next = |n: u64| rng.next(n as usize) as u64;
     let mut ev = Vec::new();
     for i in 0..4000u64 {
         let pid = 1 + next(3) as u32;

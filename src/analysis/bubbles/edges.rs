@@ -9,6 +9,7 @@ use super::neighbour;
 use crate::analysis::devices::{Device, iv};
 use crate::analysis::dispatch::{Launch, launches, next_launch};
 use crate::analysis::evidence::DEVICE_SLIVER_MAX_HOST_WINDOW_NS;
+use crate::analysis::gallop::Gallop;
 use crate::analysis::intervals::Iv;
 use crate::contract::bubbles::{Cause, Gap};
 use crate::model::{Category, Tables};
@@ -55,7 +56,7 @@ pub(super) fn edges(
         .find(|&&i| iv(t, i).1 <= window.1);
     let mut out = Vec::new();
     if window.0 - lo >= min_gap_ns.max(1) {
-        let launch = next_launch(t, d, launches(t, d), window.0);
+        let launch = next_launch(t, d, launches(t, d), &mut Gallop::default(), window.0);
         out.push(edge(t, (lo, window.0), first, (None, first_kernel), launch));
     }
     if hi - window.1 >= min_gap_ns.max(1) {
