@@ -226,44 +226,59 @@ pub fn enclosing_ops(t: &Tables, calls: &[u32]) -> Vec<String> {
 type Open = (i64, i64, u32);
 
 /// The innermost event of `category` whose name passes `keep` enclosing each call on its OS
-/// thread (file and tid).
+/// thread (file and tid). The calls' (file, tid) keys are numbered once, and each thread of the
+/// tables gets its key's number up front, so the pass over every event looks up a thread's
+/// number, not a map; no calls, no pass.
 fn enclosing_of(
     t: &Tables,
     calls: &[u32],
     category: Category,
     keep: impl Fn(&str) -> bool,
 ) -> Vec<Option<u32>> {
-    let key = |i: usize| {
-        let th = t.events.thread[i];
-        (t.event_file(i), t.threads.tid[th.idx()])
-    };
-    let mut by_thread: FxHashMap<(FileId, i64), Vec<usize>> = FxHashMap::default();
-    for (k, &c) in calls.iter().enumerate() {
-        by_thread.entry(key(c as usize)).or_default().push(k);
+    let mut out = vec![None; calls.len()];
+    if calls.is_empty() {
+        return out;
     }
-    let mut ops: FxHashMap<(FileId, i64), Vec<Open>> = FxHashMap::default();
+    let key = |th: usize| (t.process_file(t.threads.process[th]), t.threads.tid[th]);
+    let mut group: FxHashMap<(FileId, i64), u32> = FxHashMap::default();
+    let mut by_thread: Vec<Vec<usize>> = Vec::new();
+    for (k, &c) in calls.iter().enumerate() {
+        let g = *group
+            .entry(key(t.events.thread[c as usize].idx()))
+            .or_insert_with(|| {
+                by_thread.push(Vec::new());
+                by_thread.len() as u32 - 1
+            });
+        by_thread[g as usize].push(k);
+    }
+    // Each thread's group; none for device-side threads or (file, tid)s without calls.
+    const NONE: u32 = u32::MAX;
+    let thread_group: Vec<u32> = (0..t.threads.len())
+        .map(|th| {
+            if t.processes.role[t.threads.process[th].idx()].is_device() {
+                NONE
+            } else {
+                group.get(&key(th)).copied().unwrap_or(NONE)
+            }
+        })
+        .collect();
+    let mut ops: Vec<Vec<Open>> = vec![Vec::new(); by_thread.len()];
     let mut memo: FxHashMap<StrId, bool> = FxHashMap::default();
     for i in 0..t.events.len() {
-        if t.events.category[i] != category || t.event_is_device_side(i) {
+        if t.events.category[i] != category {
             continue;
         }
-        let Some(list) = by_thread
-            .get(&key(i))
-            .map(|_| ops.entry(key(i)).or_default())
-        else {
+        let g = thread_group[t.events.thread[i].idx()];
+        if g == NONE {
             continue;
-        };
+        }
         let name = t.events.name[i];
         if *memo.entry(name).or_insert_with(|| keep(t.str(name))) {
             let (s, e) = iv(t, i as u32);
-            list.push((s, e, i as u32));
+            ops[g as usize].push((s, e, i as u32));
         }
     }
-    let mut out = vec![None; calls.len()];
-    for (th, mut ks) in by_thread {
-        let Some(mut v) = ops.remove(&th) else {
-            continue;
-        };
+    for (mut ks, mut v) in by_thread.into_iter().zip(ops) {
         // By start, outer (longer) first; a stack sweep keeps the ops open at each call.
         v.sort_by_key(|x| (x.0, std::cmp::Reverse(x.1)));
         ks.sort_by_key(|&k| t.events.ts_ns[calls[k] as usize]);
