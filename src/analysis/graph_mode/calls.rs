@@ -18,16 +18,32 @@ pub struct HostCalls {
     pub span: Option<(i64, i64)>,
 }
 
-/// Graph launches, launches and capture calls of every file, one pass over the events.
+/// Graph launches, launches and capture calls of every file, one pass over the events (each
+/// thread's file looked up once, none for a device-side thread).
 pub fn host_calls(t: &Tables) -> Vec<HostCalls> {
     let mut out: Vec<HostCalls> = (0..t.files.len()).map(|_| HostCalls::default()).collect();
     let mut memo: FxHashMap<StrId, Call> = FxHashMap::default();
+    const DEVICE: usize = usize::MAX;
+    let file_of_thread: Vec<usize> = (0..t.threads.len())
+        .map(|th| {
+            let p = t.threads.process[th];
+            if t.processes.role[p.idx()].is_device() {
+                DEVICE
+            } else {
+                t.process_file(p).idx()
+            }
+        })
+        .collect();
     for i in 0..t.events.len() {
         let c = t.events.category[i];
-        if c.is_device() || c == Category::VendorOverlap || t.event_is_device_side(i) {
+        if c.is_device() || c == Category::VendorOverlap {
             continue;
         }
-        let h = &mut out[t.event_file(i).idx()];
+        let f = file_of_thread[t.events.thread[i].idx()];
+        if f == DEVICE {
+            continue;
+        }
+        let h = &mut out[f];
         let (s, e) = (t.events.ts_ns[i], t.events.end_ns(i));
         h.span = Some(h.span.map_or((s, e), |(a, b)| (a.min(s), b.max(e))));
         if c != Category::HostOp {

@@ -42,7 +42,8 @@ pub fn top_counts<'a>(names: impl Iterator<Item = &'a str>, top_n: usize) -> Vec
 }
 
 /// Counts, device time, per-replay rows (with the index of each replay's sequence in
-/// `ops_in_graphs.graphs`) and distributions.
+/// `ops_in_graphs.graphs`) and distributions; gives each replay's device time (ns, the sum of
+/// its events' durations) for [`fill_steps`].
 pub fn fill_replays(
     t: &Tables,
     g: &mut GraphFile,
@@ -51,7 +52,7 @@ pub fn fill_replays(
     w: &Windows,
     top_n: usize,
     kineto: bool,
-) {
+) -> Vec<i64> {
     g.replays = replays.len() as u64;
     let paired = replays.iter().filter(|r| r.launch != NO_LAUNCH).count() as u64;
     g.replays_without_launch = g.replays - paired;
@@ -67,12 +68,13 @@ pub fn fill_replays(
     let issued = issuing_ops(t, replays, kineto);
     g.issuing_ops = top_counts(issued.iter().map(|s| s.as_str()), top_n);
     let mut rows: Vec<Replay> = Vec::with_capacity(replays.len());
+    let mut device_ns: Vec<i64> = Vec::with_capacity(replays.len());
     for ((r, by), &seq) in replays.iter().zip(issued).zip(seq_of) {
         let (start, end, busy) = span_and_busy(t, &r.events);
         g.replay_device_events += r.events.len() as u64;
-        g.replay_device_ns = g.replay_device_ns.saturating_add(sum_ns(
-            r.events.iter().map(|&i| t.events.dur_ns.at(i as usize)),
-        ));
+        let ns = sum_ns(r.events.iter().map(|&i| t.events.dur_ns.at(i as usize)));
+        device_ns.push(ns);
+        g.replay_device_ns = g.replay_device_ns.saturating_add(ns);
         let launch_ns = (r.launch != NO_LAUNCH).then(|| t.events.ts_ns[r.launch as usize]);
         rows.push(Replay {
             launch_ns: launch_ns.unwrap_or(-1),
@@ -113,6 +115,7 @@ pub fn fill_replays(
     }
     g.replay_stats = stats;
     g.per_replay = rows;
+    device_ns
 }
 
 /// A replay's (first event's start, latest end, busy time: the length of its events' union; they
@@ -157,12 +160,14 @@ pub fn issuing_ops(t: &Tables, replays: &[Building], kineto: bool) -> Vec<String
     out
 }
 
-/// Per step: replays by their launch's step; eager device work by its own launch's step (its
-/// start when no launch is linked).
+/// Per step: replays by their launch's step (each replay's span from its row in
+/// `g.per_replay`, its device time from `device_ns`, both from [`fill_replays`]); eager device
+/// work by its own launch's step (its start when no launch is linked).
 pub fn fill_steps(
     t: &Tables,
     g: &mut GraphFile,
     replays: &[Building],
+    device_ns: &[i64],
     devs: &[&Device],
     w: &Windows,
 ) {
@@ -177,7 +182,7 @@ pub fn fill_steps(
     }
     let mut in_replay = vec![false; t.events.len()];
     let mut acc: BTreeMap<i64, Acc> = BTreeMap::new();
-    for r in replays {
+    for ((r, row), &ns) in replays.iter().zip(&g.per_replay).zip(device_ns) {
         for &i in &r.events {
             in_replay[i as usize] = true;
         }
@@ -189,17 +194,13 @@ pub fn fill_steps(
         };
         let a = acc.entry(step).or_default();
         a.replays += 1;
-        a.graph = a.graph.saturating_add(sum_ns(
-            r.events.iter().map(|&i| t.events.dur_ns.at(i as usize)),
-        ));
-        let start = t.events.ts_ns[r.events[0] as usize];
+        a.graph = a.graph.saturating_add(ns);
         if let Some(e) = a.last_end {
-            let gap = (start - e).max(0);
+            let gap = (row.start_ns - e).max(0);
             a.gaps = a.gaps.saturating_add(gap);
             a.max_gap = a.max_gap.max(gap);
         }
-        let end = r.events.iter().map(|&i| t.events.end_ns(i as usize)).max();
-        a.last_end = end.max(a.last_end);
+        a.last_end = a.last_end.max(Some(row.end_ns));
     }
     let mut eager_total = 0i64;
     for d in devs {

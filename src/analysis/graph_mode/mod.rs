@@ -140,8 +140,8 @@ fn one_file(
     g.captured_launches = caps.launches.iter().map(|l| l.len() as u64).sum();
     g.captured_ops = fill::top_counts(caps.ops.iter().flatten().map(|s| s.as_str()), top_n);
     let (seqs, seq_of) = sequences::sequences(t, &replays, &mut s);
-    fill::fill_replays(t, &mut g, &replays, &seq_of, w, top_n, kineto);
-    fill::fill_steps(t, &mut g, &replays, devs, w);
+    let device_ns = fill::fill_replays(t, &mut g, &replays, &seq_of, w, top_n, kineto);
+    fill::fill_steps(t, &mut g, &replays, &device_ns, devs, w);
     let matches = match_in_file(&seqs, &caps.recorded, &g.file, kineto);
     g.ops_in_graphs = ops::ops_in_graphs(&seqs, &matches, &s, top_n);
     g.caveats = fill::caveats(&g, &replays, attribution);
