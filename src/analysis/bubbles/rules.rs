@@ -8,6 +8,7 @@ use super::sorted::Sorted;
 use super::{Cause, DISPATCH_MIN_GAPS};
 use crate::analysis::devices::{CommSource, Device, WaitKinds};
 use crate::analysis::dispatch::{self, Launch, Launches, NO_LAUNCH};
+use crate::analysis::gallop::Gallop;
 use crate::analysis::intervals::Iv;
 use crate::model::category::WaitKind;
 use crate::model::hash::FxHashMap;
@@ -99,14 +100,17 @@ pub(super) struct Rules<'a> {
     /// (training, eager serving) it is HCCL's wait for a peer's notify: a collective. Decided on
     /// the first NOTIFY_WAIT gap only (decode segmentation is a pass over the device).
     serving: Option<bool>,
+    /// Where the last gap's replay search ended.
+    replay_cursor: Gallop,
 }
 
 impl<'a> Rules<'a> {
     pub fn new(t: &'a Tables, d: &'a Device, gaps: &[Iv], window: Iv) -> Self {
         let evidence = evidence_of(t, d, window);
         let mut per_replay = vec![0usize; evidence.replays.len()];
+        let mut cursor = Gallop::default();
         for &g in gaps {
-            if let Some(k) = replay_of(&evidence.replays, g) {
+            if let Some(k) = replay_of(&evidence.replays, g, &mut cursor) {
                 per_replay[k] += 1;
             }
         }
@@ -127,6 +131,7 @@ impl<'a> Rules<'a> {
             host,
             graph_sunk,
             serving: None,
+            replay_cursor: Gallop::default(),
         }
     }
 
@@ -160,8 +165,8 @@ impl<'a> Rules<'a> {
                 step_context || !crate::analysis::devices::decode_steps::segment(t, d).is_empty()
             })
         });
-        let dispatch_bound_replay =
-            replay_of(&ev.replays, (a, b)).is_some_and(|k| self.per_replay[k] >= DISPATCH_MIN_GAPS);
+        let dispatch_bound_replay = replay_of(&ev.replays, (a, b), &mut self.replay_cursor)
+            .is_some_and(|k| self.per_replay[k] >= DISPATCH_MIN_GAPS);
         if let Some(w) = serving_notify {
             found(Cause::UpdateStepContextSync, Some(w))
         } else if let Some(w) = mem {
@@ -241,10 +246,11 @@ fn task_waits(t: &Tables, d: &Device) -> FxHashMap<(ThreadId, i64), i64> {
         .collect()
 }
 
-/// The graph replay (index into `replays`, sorted by start) that holds gap `g` whole.
-fn replay_of(replays: &[Iv], g: Iv) -> Option<usize> {
-    replays
-        .partition_point(|r| r.0 <= g.0)
+/// The graph replay (index into `replays`, sorted by start) that holds gap `g` whole; the search
+/// starts where `cursor`'s last one ended (gaps come in time order).
+fn replay_of(replays: &[Iv], g: Iv, cursor: &mut Gallop) -> Option<usize> {
+    cursor
+        .partition_point(replays, |r| r.0 <= g.0)
         .checked_sub(1)
         .filter(|&k| g.1 <= replays[k].1)
 }
