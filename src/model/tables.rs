@@ -57,8 +57,11 @@ impl Tables {
     pub fn process_file(&self, p: ProcessId) -> FileId {
         self.processes.file[p.idx()]
     }
+    pub fn thread_file(&self, t: ThreadId) -> FileId {
+        self.process_file(self.thread_process(t))
+    }
     pub fn event_file(&self, i: usize) -> FileId {
-        self.process_file(self.event_process(i))
+        self.thread_file(self.events.thread[i])
     }
     pub fn event_rank(&self, i: usize) -> i32 {
         self.files.rank[self.event_file(i).idx()]
@@ -66,9 +69,13 @@ impl Tables {
     pub fn event_role(&self, i: usize) -> ProcessRole {
         self.processes.role[self.event_process(i).idx()]
     }
+    /// True when the thread's process is a device process.
+    pub fn thread_is_device_side(&self, t: ThreadId) -> bool {
+        self.processes.role[self.thread_process(t).idx()].is_device()
+    }
     /// True when the event's process is a device process.
     pub fn event_is_device_side(&self, i: usize) -> bool {
-        self.event_role(i).is_device()
+        self.thread_is_device_side(self.events.thread[i])
     }
     pub fn event_device_id(&self, i: usize) -> i32 {
         self.processes.device_id[self.event_process(i).idx()]

@@ -7,7 +7,7 @@ use crate::analysis::devices::iv;
 use crate::analysis::host_calls::{Call, capture_windows, classify};
 use crate::analysis::intervals::Iv;
 use crate::model::hash::FxHashMap;
-use crate::model::{Category, FileId, StrId, Tables};
+use crate::model::{Category, FileId, StrId, Tables, ThreadId};
 
 /// The host calls of one file that graph mode reads, in time order.
 #[derive(Default)]
@@ -24,13 +24,13 @@ pub fn host_calls(t: &Tables) -> Vec<HostCalls> {
     let mut out: Vec<HostCalls> = (0..t.files.len()).map(|_| HostCalls::default()).collect();
     let mut memo: FxHashMap<StrId, Call> = FxHashMap::default();
     const DEVICE: usize = usize::MAX;
-    let file_of_thread: Vec<usize> = (0..t.threads.len())
+    let file_of_thread: Vec<usize> = (0..t.threads.len() as u32)
+        .map(ThreadId)
         .map(|th| {
-            let p = t.threads.process[th];
-            if t.processes.role[p.idx()].is_device() {
+            if t.thread_is_device_side(th) {
                 DEVICE
             } else {
-                t.process_file(p).idx()
+                t.thread_file(th).idx()
             }
         })
         .collect();
@@ -255,12 +255,12 @@ fn enclosing_of(
     if calls.is_empty() {
         return out;
     }
-    let key = |th: usize| (t.process_file(t.threads.process[th]), t.threads.tid[th]);
+    let key = |th: ThreadId| (t.thread_file(th), t.threads.tid[th.idx()]);
     let mut group: FxHashMap<(FileId, i64), u32> = FxHashMap::default();
     let mut by_thread: Vec<Vec<usize>> = Vec::new();
     for (k, &c) in calls.iter().enumerate() {
         let g = *group
-            .entry(key(t.events.thread[c as usize].idx()))
+            .entry(key(t.events.thread[c as usize]))
             .or_insert_with(|| {
                 by_thread.push(Vec::new());
                 by_thread.len() as u32 - 1
@@ -269,9 +269,10 @@ fn enclosing_of(
     }
     // Each thread's group; none for device-side threads or (file, tid)s without calls.
     const NONE: u32 = u32::MAX;
-    let thread_group: Vec<u32> = (0..t.threads.len())
+    let thread_group: Vec<u32> = (0..t.threads.len() as u32)
+        .map(ThreadId)
         .map(|th| {
-            if t.processes.role[t.threads.process[th].idx()].is_device() {
+            if t.thread_is_device_side(th) {
                 NONE
             } else {
                 group.get(&key(th)).copied().unwrap_or(NONE)
