@@ -191,6 +191,13 @@ pub fn blanks_end(b: &[u8], mut p: usize) -> usize {
     p
 }
 
+/// Bit i set when byte i of the 16 bytes `w` is a quote or a backslash (where a string's body
+/// ends or has an escape).
+#[inline(always)]
+pub fn quotes_or_escapes16(w: &[u8; 16]) -> u32 {
+    imp::class16(w, b"\"\\")
+}
+
 /// A remembered run of 1 to 16 bytes (the [`Run`] of a 16-byte window).
 #[derive(Clone, Copy, Default)]
 pub struct Run16 {

@@ -63,14 +63,6 @@ pub struct Lexer<'a> {
     index: Option<StructuralIndex>,
 }
 
-/// Bit 7 of each byte of the result is set where `w` has byte `c` (exact: no false positives
-/// below the first match, which is all the callers use).
-#[inline(always)]
-fn has_byte(w: u64, c: u8) -> u64 {
-    let x = w ^ (0x0101_0101_0101_0101u64 * c as u64);
-    x.wrapping_sub(0x0101_0101_0101_0101) & !x & 0x8080_8080_8080_8080
-}
-
 impl<'a> Lexer<'a> {
     /// A scalar lexer (no index).
     pub fn new(b: &'a [u8], pos: usize) -> Self {
@@ -151,16 +143,16 @@ impl<'a> Lexer<'a> {
             self.pos = end + 1;
             return Ok(RawStr::new(start, (end - start) as u32, escaped));
         }
-        // Most strings are short: test 8 bytes at a time for `"` or `\` (SWAR) before paying
-        // memchr's set-up; long strings (call stacks) fall through to memchr2.
+        // Most strings are short: test 16 bytes at a time for `"` or `\` (SSE2 byte compares)
+        // before paying memchr's set-up; long strings (call stacks) fall through to memchr2.
         let b = self.b;
         let mut q = start;
-        let swar_end = (start + 32).min(b.len().saturating_sub(8));
-        while q < swar_end {
-            let w = u64::from_le_bytes(b[q..q + 8].try_into().expect("8 bytes"));
-            let m = has_byte(w, b'"') | has_byte(w, b'\\');
+        let fast_end = (start + 48).min(b.len().saturating_sub(16));
+        while q < fast_end {
+            let m =
+                super::byte_match::quotes_or_escapes16(b[q..q + 16].try_into().expect("16 bytes"));
             if m != 0 {
-                let k = q + (m.trailing_zeros() / 8) as usize;
+                let k = q + m.trailing_zeros() as usize;
                 if b[k] == b'"' {
                     self.pos = k + 1;
                     return Ok(RawStr::new(start, (k - start) as u32, false));

@@ -86,16 +86,22 @@ impl<'a> Default for LocalStrings<'a> {
 }
 
 impl<'a> LocalStrings<'a> {
-    /// Interns a located string of `src`, decoding escapes when present.
-    #[inline]
+    /// Interns a located string of `src`, decoding escapes when present. Inlined in the scanner:
+    /// a string met lately costs its hash and one compare ([`Self::intern_borrowed`]).
+    #[inline(always)]
     pub fn intern(&mut self, src: &'a [u8], s: RawStr) -> u32 {
         if s.is_empty() {
             return 0;
         }
-        let raw = &src[s.start..s.start + s.len() as usize];
-        if !s.escaped() {
-            return self.intern_borrowed(raw);
+        if s.escaped() {
+            return self.intern_escaped(&src[s.start..s.start + s.len() as usize]);
         }
+        self.intern_borrowed(&src[s.start..s.start + s.len() as usize])
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn intern_escaped(&mut self, raw: &[u8]) -> u32 {
         let decoded = unescape(raw);
         if let Some(&id) = self.owned.get(&decoded) {
             return id;
@@ -106,7 +112,7 @@ impl<'a> LocalStrings<'a> {
         id
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn intern_borrowed(&mut self, raw: &'a [u8]) -> u32 {
         let key = bytes_hash(raw);
         let slot = (key >> 56) as usize;
@@ -114,6 +120,12 @@ impl<'a> LocalStrings<'a> {
         if k == key && id != 0 && Bytes(&self.list[id as usize]) == Bytes(raw) {
             return id;
         }
+        self.intern_in_map(raw, key, slot)
+    }
+
+    /// [`Self::intern_borrowed`] of a string not met lately: the map's probe, and an insert when new.
+    #[inline(never)]
+    fn intern_in_map(&mut self, raw: &'a [u8], key: u64, slot: usize) -> u32 {
         let id = match self.borrowed.get(&Bytes(raw)) {
             Some(&id) => id,
             None => {
