@@ -7,6 +7,7 @@ use super::key_memo::KeyMemo;
 use super::keys::{self, Arg, Member};
 use super::lexer::{LexError, Lexer, RawStr};
 use super::local::{IdKey, LocalStrings, LocalThreads, PackedKey, StringArena};
+use super::member_memo::{Hit as MemberHit, MemberMemo, Read};
 use super::number::{parse_f64, parse_i64, three_decimals, us_to_ns};
 use super::overlap_sums::{ChunkOverlap, KnownOverlap};
 use super::structural::ScanMode;
@@ -593,6 +594,8 @@ fn memo_container(
 struct Memos {
     event: KeyMemo<Member>,
     args: KeyMemo<Arg>,
+    event_members: MemberMemo<Member>,
+    arg_members: MemberMemo<Arg>,
     event_values: ValueMemo,
     arg_values: ValueMemo,
     /// Graph ids that are not one ([`INVALID_GRAPH`]), and the byte offset of the first (counted
@@ -626,6 +629,7 @@ fn remembered<T>(
         Lookup::Hit(known, end) => match hit(known, at) {
             Some(v) => {
                 lx.pos = end;
+                memo.hit = Some(known);
                 return Ok(v);
             }
             None => true,
@@ -641,22 +645,24 @@ fn remembered<T>(
 
 #[inline(always)]
 fn memo_int(lx: &mut Lexer<'_>, memo: &mut ValueMemo, ordinal: usize) -> Result<i64, LexError> {
-    memo_int_with(lx, memo, ordinal, int_value)
+    memo_int_with(lx, memo, ordinal, Reader::Int, int_value)
 }
 
-/// [`memo_int`] with another reader of the integer on a miss.
+/// [`memo_int`] with another reader of the integer (`reader` names it: readers that differ on
+/// some bytes must not share answers).
 #[inline(always)]
 fn memo_int_with(
     lx: &mut Lexer<'_>,
     memo: &mut ValueMemo,
     ordinal: usize,
+    reader: Reader,
     read: fn(&mut Lexer<'_>) -> Result<i64, LexError>,
 ) -> Result<i64, LexError> {
     remembered(
         lx,
         memo,
         ordinal,
-        Reader::Int,
+        reader,
         |k, _| match k {
             Known::Int(v) => Some(v),
             _ => None,
@@ -728,6 +734,28 @@ fn next_member<C: Copy + Default>(
     Ok((key, class))
 }
 
+/// An event member recognised whole by the member memo: what its member's arm of [`parse_event`]
+/// does with the value memo's answer (only those members are memorised).
+#[inline(always)]
+fn event_member(raw: &mut Raw, b: &[u8], hit: MemberHit<Member>) {
+    let s = hit.known.raw_str(hit.value_at);
+    let id = match hit.known {
+        Known::Int(v) => IdKey::Num(v),
+        _ => IdKey::Num(0),
+    };
+    match hit.class {
+        Member::Ph => raw.ph = if !s.is_empty() { b[s.start] } else { 0 },
+        Member::Name => {
+            raw.name = s;
+            raw.has_name = true;
+        }
+        Member::Cat => raw.cat = s,
+        Member::Pid => raw.pid = id,
+        Member::Tid => raw.tid = id,
+        _ => unreachable!("only the members above are memorised"),
+    }
+}
+
 fn parse_event(lx: &mut Lexer<'_>, raw: &mut Raw, memos: &mut Memos) -> Result<(), LexError> {
     lx.expect(b'{', "expected '{'")?;
     if lx.peek()? == b'}' {
@@ -736,8 +764,22 @@ fn parse_event(lx: &mut Lexer<'_>, raw: &mut Raw, memos: &mut Memos) -> Result<(
     }
     let mut ordinal = 0;
     loop {
-        let (_, member) = next_member(lx, &mut memos.event, ordinal, keys::member)?;
+        let start = lx.pos;
+        if !lx.indexed()
+            && let Some(hit) = memos.event_members.lookup(lx.b, start, ordinal)
+        {
+            event_member(raw, lx.b, hit);
+            lx.pos = hit.end;
+            ordinal += 1;
+            if !lx.comma_or_close(b'}')? {
+                break;
+            }
+            continue;
+        }
+        let (key, member) = next_member(lx, &mut memos.event, ordinal, keys::member)?;
         let (n, values) = (ordinal, &mut memos.event_values);
+        let value_at = lx.pos;
+        values.hit = None;
         ordinal += 1;
         match member {
             Member::Ph => {
@@ -763,6 +805,22 @@ fn parse_event(lx: &mut Lexer<'_>, raw: &mut Raw, memos: &mut Memos) -> Result<(
             }
             Member::Args => parse_args(lx, raw, memos)?,
             Member::Other => lx.skip_value()?,
+        }
+        if let Some(known) = memos.event_values.hit.take()
+            && matches!(
+                member,
+                Member::Ph | Member::Name | Member::Cat | Member::Pid | Member::Tid
+            )
+        {
+            let read = Read {
+                start,
+                key,
+                class: member,
+                known,
+                value_at,
+                end: lx.pos,
+            };
+            memos.event_members.learn(lx.b, read, n);
         }
         if !lx.comma_or_close(b'}')? {
             break;
@@ -875,6 +933,7 @@ fn parse_args(lx: &mut Lexer<'_>, raw: &mut Raw, memos: &mut Memos) -> Result<()
     let Memos {
         args: memo,
         arg_values: values,
+        arg_members: members,
         graph_invalid,
         op_inputs,
         containers,
@@ -892,8 +951,22 @@ fn parse_args(lx: &mut Lexer<'_>, raw: &mut Raw, memos: &mut Memos) -> Result<()
     }
     let mut ordinal = 0;
     loop {
+        let start = lx.pos;
+        if !lx.indexed()
+            && let Some(hit) = members.lookup(lx.b, start, ordinal)
+        {
+            arg_member(raw, hit, graph_invalid);
+            lx.pos = hit.end;
+            ordinal += 1;
+            if !lx.comma_or_close(b'}')? {
+                return Ok(());
+            }
+            continue;
+        }
         let (key, arg) = next_member(lx, memo, ordinal, keys::arg)?;
         let n = ordinal;
+        let value_at = lx.pos;
+        values.hit = None;
         ordinal += 1;
         match arg {
             Arg::TaskType => raw.task_type = memo_str(lx, values, n)?,
@@ -905,7 +978,7 @@ fn parse_args(lx: &mut Lexer<'_>, raw: &mut Raw, memos: &mut Memos) -> Result<()
             Arg::Correlation => raw.corr = memo_int(lx, values, n)?,
             Arg::GraphId => {
                 let at = lx.pos;
-                raw.graph = memo_int_with(lx, values, n, graph_value)?;
+                raw.graph = memo_int_with(lx, values, n, Reader::Graph, graph_value)?;
                 if raw.graph == INVALID_GRAPH {
                     invalid_graph(graph_invalid, at);
                 }
@@ -951,18 +1024,81 @@ fn parse_args(lx: &mut Lexer<'_>, raw: &mut Raw, memos: &mut Memos) -> Result<()
                         |lx| Ok(lx.scalar_token()?.len() as u32),
                         |&len, _| Some(Known::Token(len)),
                     )?;
-                    if raw.n_nums < raw.nums.len() {
-                        raw.nums[raw.n_nums] = (key, (start, len));
-                        raw.n_nums += 1;
-                    } else {
-                        raw.nums_overflow = true;
-                    }
+                    push_num(raw, key, (start, len));
                 }
             },
+        }
+        if let Some(known) = values.hit.take()
+            && matches!(
+                arg,
+                Arg::TaskType
+                    | Arg::PhysicStreamId
+                    | Arg::StreamId
+                    | Arg::Stream
+                    | Arg::StreamIdLc
+                    | Arg::ConnectionId
+                    | Arg::Correlation
+                    | Arg::GraphId
+                    | Arg::Device
+                    | Arg::Other
+            )
+        {
+            let read = Read {
+                start,
+                key,
+                class: arg,
+                known,
+                value_at,
+                end: lx.pos,
+            };
+            members.learn(lx.b, read, n);
         }
         if !lx.comma_or_close(b'}')? {
             return Ok(());
         }
+    }
+}
+
+/// A numeric arg the event keeps by name (a counter's series).
+#[inline(always)]
+fn push_num(raw: &mut Raw, key: RawStr, token: (usize, u32)) {
+    if raw.n_nums < raw.nums.len() {
+        raw.nums[raw.n_nums] = (key, token);
+        raw.n_nums += 1;
+    } else {
+        raw.nums_overflow = true;
+    }
+}
+
+/// An arg recognised whole by the member memo: what its arm of [`parse_args`] does with the value
+/// memo's answer (only those args are memorised).
+#[inline(always)]
+fn arg_member(raw: &mut Raw, hit: MemberHit<Arg>, graph_invalid: &mut (u64, usize)) {
+    let int = match hit.known {
+        Known::Int(v) => v,
+        _ => -1,
+    };
+    match hit.class {
+        Arg::TaskType => raw.task_type = hit.known.raw_str(hit.value_at),
+        Arg::PhysicStreamId => raw.phys_stream = int,
+        Arg::StreamId => raw.stream_id = int,
+        Arg::Stream => raw.kineto_stream = int,
+        Arg::StreamIdLc => raw.hccl_stream = int,
+        Arg::ConnectionId => raw.conn = int,
+        Arg::Correlation => raw.corr = int,
+        Arg::GraphId => {
+            raw.graph = int;
+            if int == INVALID_GRAPH {
+                invalid_graph(graph_invalid, hit.value_at);
+            }
+        }
+        Arg::Device => raw.device = int,
+        Arg::Other => {
+            if let Known::Token(len) = hit.known {
+                push_num(raw, hit.key, (hit.value_at, len));
+            }
+        }
+        _ => unreachable!("only the args above are memorised"),
     }
 }
 

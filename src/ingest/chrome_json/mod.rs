@@ -17,6 +17,7 @@ pub mod keys;
 pub mod layout;
 pub mod lexer;
 pub mod local;
+pub mod member_memo;
 pub mod merge;
 pub mod number;
 pub mod overlap_sums;

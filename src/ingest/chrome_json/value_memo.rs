@@ -67,6 +67,8 @@ pub enum Reader {
     #[default]
     Id,
     Int,
+    /// A graph id ([`super::chunk::INVALID_GRAPH`] where an integer reader gives the integer).
+    Graph,
     Str,
     Token,
 }
@@ -102,6 +104,9 @@ pub struct ValueMemo {
     entries: [[Entry; 2]; POSITIONS],
     /// Per position: misses in a row, then the values rested.
     misses: [u16; POSITIONS],
+    /// The answer of the last value answered from the memo, left for its reader's caller (which
+    /// clears it before each member; [`super::member_memo`] memorises such members whole).
+    pub hit: Option<Known>,
 }
 
 impl Default for ValueMemo {
@@ -109,6 +114,7 @@ impl Default for ValueMemo {
         ValueMemo {
             entries: [[Entry::default(); 2]; POSITIONS],
             misses: [0; POSITIONS],
+            hit: None,
         }
     }
 }
