@@ -192,7 +192,8 @@ impl<'a> Lexer<'a> {
         let p = match self.index.as_mut() {
             Some(ix) => ix.token_end(b, start),
             None => {
-                let mut p = start;
+                // Digits never end a token: a number's digits are passed over a word at a time.
+                let mut p = super::number::digits_end(b, start);
                 while p < b.len() && !super::number::ends_token(b[p]) {
                     p += 1;
                 }

@@ -134,6 +134,23 @@ const POW10: [u64; 9] = [
     100_000_000,
 ];
 
+/// The end of the run of ASCII digits from `b[p]` (the first other byte, or the end of `b`), 8
+/// bytes at a time while 8 remain.
+#[inline(always)]
+pub(super) fn digits_end(b: &[u8], mut p: usize) -> usize {
+    while let Some(w) = b.get(p..p + 8) {
+        let m = non_digits(u64::from_le_bytes(w.try_into().expect("8 bytes")) ^ ASCII_ZEROS);
+        if m != 0 {
+            return p + (m.trailing_zeros() / 8) as usize;
+        }
+        p += 8;
+    }
+    while p < b.len() && b[p].is_ascii_digit() {
+        p += 1;
+    }
+    p
+}
+
 /// Whether `c` ends an unquoted token (the lexer's scalar tokens end there too).
 #[inline(always)]
 pub(super) fn ends_token(c: u8) -> bool {
@@ -628,6 +645,22 @@ mod tests {
             three_decimals::<false>(b"3.714, \"args\": {\"Model Id\": 4294967295", 0),
             Some((3714, 5))
         );
+    }
+
+    /// `digits_end` stops at the first byte that is not an ASCII digit, at every offset of
+    /// generated digit runs followed by each byte value, and at the end of the bytes.
+    #[test]
+    fn digits_end_stops_at_the_first_other_byte() {
+        for len in 0..20 {
+            for stop in 0..=255u8 {
+                let mut v: Vec<u8> = (0..len).map(|k| b'0' + (k * 7 % 10) as u8).collect();
+                v.push(stop);
+                v.extend_from_slice(b"123");
+                let want = if stop.is_ascii_digit() { len + 4 } else { len };
+                assert_eq!(digits_end(&v, 0), want, "{len} {stop}");
+                assert_eq!(digits_end(&v[..len], 0), len);
+            }
+        }
     }
 
     #[test]
