@@ -1114,6 +1114,7 @@ fn resolve_ids<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw) -> (IdKey, Id
     (pid, tid)
 }
 
+#[inline(always)]
 fn emit<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw, offset: usize) {
     out.phase_counts[(raw.ph & 0x7f) as usize] += 1;
     let (pid, tid) = resolve_ids(out, b, raw);
