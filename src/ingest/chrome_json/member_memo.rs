@@ -87,18 +87,14 @@ impl<C: Copy + Default> MemberMemo<C> {
             return None;
         }
         let at = byte_match::load_at(b, pos)?;
-        for e in &self.entries[ordinal] {
-            if e.run.starts(at) {
-                return Some(Hit {
-                    key: RawStr::new(pos + e.name_at as usize, e.name_len as u32, false),
-                    class: e.class,
-                    known: e.known,
-                    value_at: pos + e.value_at as usize,
-                    end: pos + e.end as usize,
-                });
-            }
-        }
-        None
+        let e = self.entries[ordinal].iter().find(|e| e.run.starts(at))?;
+        Some(Hit {
+            key: RawStr::new(pos + e.name_at as usize, e.name_len as u32, false),
+            class: e.class,
+            known: e.known,
+            value_at: pos + e.value_at as usize,
+            end: pos + e.end as usize,
+        })
     }
 
     /// Memorises the member at `ordinal` described by `m`. Members longer than [`MAX_LEN`] with

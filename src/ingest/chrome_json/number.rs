@@ -40,24 +40,7 @@ pub fn scan_quoted_us_to_ns(b: &[u8], start: usize) -> Option<(i64, usize)> {
 #[inline(always)]
 pub fn three_decimals<const QUOTED: bool>(b: &[u8], start: usize) -> Option<(i64, usize)> {
     let w: &[u8; WORDS_AHEAD] = b.get(start..start + WORDS_AHEAD)?.try_into().ok()?;
-    let t0 = word_at(w, 0);
-    let m0 = non_digits(t0);
-    let (int, n) = if m0 != 0 {
-        let n = (m0.trailing_zeros() / 8) as usize;
-        if n == 0 {
-            return None;
-        }
-        (first_digits(t0, n), n)
-    } else {
-        let t1 = word_at(w, 8);
-        let m1 = non_digits(t1);
-        let high = eight_digits(t0);
-        match (m1.trailing_zeros() / 8) as usize {
-            0 => (high, 8),
-            8 => (high * 100_000_000 + eight_digits(t1), 16),
-            n1 => (high * POW10[n1] + first_digits(t1, n1), 8 + n1),
-        }
-    };
+    let (int, n) = integer_part(w)?;
     // The point and three digits as one 4-byte word (the byte after them checked below).
     let f = u32::from_le_bytes(w[n..n + 4].try_into().expect("4 bytes")) ^ 0x3030_302E;
     if f & 0xFF != 0 || (f | f.wrapping_add(0x7676_7600)) & 0x8080_8000 != 0 {
@@ -74,6 +57,25 @@ pub fn three_decimals<const QUOTED: bool>(b: &[u8], start: usize) -> Option<(i64
     let frac = (f >> 8 & 0xFF) * 100 + (f >> 16 & 0xFF) * 10 + (f >> 24);
     let ns = i64::try_from(int * 1000 + u64::from(frac)).ok()?;
     Some((ns, start + n + 4))
+}
+
+/// The 1 to 16 digits that begin `w`, from two words: (their value, how many); None when `w`
+/// does not begin with a digit (a 17th digit is the caller's to refuse).
+#[inline(always)]
+fn integer_part(w: &[u8; WORDS_AHEAD]) -> Option<(u64, usize)> {
+    let t0 = word_at(w, 0);
+    let m0 = non_digits(t0);
+    if m0 != 0 {
+        let n = (m0.trailing_zeros() / 8) as usize;
+        return (n > 0).then(|| (first_digits(t0, n), n));
+    }
+    let t1 = word_at(w, 8);
+    let high = eight_digits(t0);
+    Some(match (non_digits(t1).trailing_zeros() / 8) as usize {
+        0 => (high, 8),
+        8 => (high * 100_000_000 + eight_digits(t1), 16),
+        n => (high * POW10[n] + first_digits(t1, n), 8 + n),
+    })
 }
 
 /// An unquoted integer (`-`? and 1 to 18 digits) starting at `b[start]`, in the pass that finds
@@ -256,32 +258,10 @@ fn word_at(w: &[u8; WORDS_AHEAD], at: usize) -> u64 {
 /// else, which [`plain_digits_words`] then decides (it gives the same answer on these shapes).
 #[inline(always)]
 fn common_shape<const QUOTED: bool>(w: &[u8; WORDS_AHEAD]) -> Option<(u64, i32, usize)> {
-    let t0 = word_at(w, 0);
-    let m0 = non_digits(t0);
-    let (mut v, mut p) = if m0 != 0 {
-        let n = (m0.trailing_zeros() / 8) as usize;
-        if n == 0 {
-            return None;
-        }
-        (first_digits(t0, n), n)
-    } else {
-        let t1 = word_at(w, 8);
-        let m1 = non_digits(t1);
-        let high = eight_digits(t0);
-        if m1 == 0 {
-            if w[16].is_ascii_digit() {
-                return None;
-            }
-            (high * 100_000_000 + eight_digits(t1), 16)
-        } else {
-            let n = (m1.trailing_zeros() / 8) as usize;
-            if n == 0 {
-                (high, 8)
-            } else {
-                (high * POW10[n] + first_digits(t1, n), 8 + n)
-            }
-        }
-    };
+    let (mut v, mut p) = integer_part(w)?;
+    if p == 16 && w[16].is_ascii_digit() {
+        return None;
+    }
     let mut frac = 0;
     if w[p] == b'.' {
         let t = word_at(w, p + 1);
