@@ -6,6 +6,11 @@
 //! non-trace JSON among them must fail the same way in both modes), at the default chunk size and
 //! at 4 KiB chunks, plus generated strings that cross the index's blocks and windows with
 //! backslash runs of every length.
+//!
+//! The scalar scanner has two copies, compiled from one source for the baseline instructions and
+//! for AVX2 with BMI (src/ingest/chrome_json/chunk.rs, `parse_chunk`): where this CPU has AVX2,
+//! `ScanMode::Scalar` runs the AVX2 copy and `ScanMode::ScalarBaseline` the baseline one, and
+//! their tables must be identical too (on a CPU without AVX2 both run the baseline copy).
 
 use crate::common;
 use profscope::ingest::chrome_json::ingest_slice_scan;
@@ -62,6 +67,11 @@ fn indexed_and_scalar_scanners_give_identical_tables_on_every_real_json() {
             let scalar = outcome(&name, &b, chunk, ScanMode::Scalar);
             let indexed = outcome(&name, &b, chunk, ScanMode::Indexed);
             assert!(scalar == indexed, "{name} ({chunk}-byte chunks) differs");
+            let baseline = outcome(&name, &b, chunk, ScanMode::ScalarBaseline);
+            assert!(
+                scalar == baseline,
+                "{name} ({chunk}-byte chunks): the copies differ"
+            );
         }
         if let Ok(t) = ingest_slice_scan(&name, &b, 8 << 20, ScanMode::Indexed) {
             traces += (!t.events.is_empty()) as usize;
@@ -213,15 +223,21 @@ fn of_layout(k: usize, len: usize, n: usize) -> usize {
     (0..n).filter(|i| (i * 7 + i / 5) % len == k).count()
 }
 
-/// The scalar scanner (with its memos) and the indexed one (without) read `b` into the same
+/// The scalar scanner (with its memos, in both copies) and the indexed one (without) read `b` into the same
 /// tables at three chunk sizes, and `b` cut at each of its last 40 bytes too (a memorised
 /// prefix or value reaching past the end must not be read).
 fn assert_scanners_agree(name: &str, b: &[u8]) {
     for chunk in [8 << 20, 4096, 97] {
+        let scalar = outcome(name, b, chunk, ScanMode::Scalar);
         assert_eq!(
-            outcome(name, b, chunk, ScanMode::Scalar),
+            scalar,
             outcome(name, b, chunk, ScanMode::Indexed),
             "{chunk}"
+        );
+        assert_eq!(
+            scalar,
+            outcome(name, b, chunk, ScanMode::ScalarBaseline),
+            "{chunk}: the copies differ"
         );
     }
     for cut in 1..=40 {

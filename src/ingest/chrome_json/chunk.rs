@@ -330,7 +330,102 @@ pub struct ChunkRead {
 
 /// Parses events of the array from `start` (an event's `{`, or the first byte after `[`), into
 /// the columns of `spare`; the plain events of the threads `known` lists are summed instead.
+///
+/// The scanner is compiled twice ([`Isa`]): for the baseline instructions, and for AVX2 with
+/// BMI1/BMI2/LZCNT/POPCNT (x86-64-v3's integer and vector extensions), which runs where the CPU
+/// has them, unless `read.scan` asks for the baseline copy. Both copies are the same source, so
+/// they give the same tables (tests/it/scan_modes.rs compares them on every real JSON sample).
 pub fn parse_chunk(
+    b: &[u8],
+    start: usize,
+    limit: usize,
+    read: ChunkRead,
+    spare: Spare,
+    known: Arc<KnownOverlap>,
+) -> ChunkOut<'_> {
+    #[cfg(target_arch = "x86_64")]
+    if read.scan != ScanMode::ScalarBaseline && v3_cpu() {
+        // SAFETY: `v3_cpu` checked that this CPU has every feature `parse_chunk_v3` enables.
+        return unsafe { parse_chunk_v3(b, start, limit, read, spare, known) };
+    }
+    parse_chunk_in::<Baseline>(b, start, limit, read, spare, known)
+}
+
+/// Whether this CPU runs the scanner's AVX2 copy: every feature [`parse_chunk_v3`] enables
+/// (the standard library's detection is cached).
+#[cfg(target_arch = "x86_64")]
+fn v3_cpu() -> bool {
+    std::is_x86_feature_detected!("avx2")
+        && std::is_x86_feature_detected!("bmi1")
+        && std::is_x86_feature_detected!("bmi2")
+        && std::is_x86_feature_detected!("lzcnt")
+        && std::is_x86_feature_detected!("popcnt")
+}
+
+/// [`parse_chunk`]'s AVX2 copy: the scanner inlined here is compiled with these features.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
+fn parse_chunk_v3(
+    b: &[u8],
+    start: usize,
+    limit: usize,
+    read: ChunkRead,
+    spare: Spare,
+    known: Arc<KnownOverlap>,
+) -> ChunkOut<'_> {
+    parse_chunk_in::<V3>(b, start, limit, read, spare, known)
+}
+
+/// Which copy of the scanner a generic function is part of. Everything generic over it is
+/// inlined into the copy's entry ([`parse_chunk_v3`] or [`parse_chunk`]); `parse_args`, kept out
+/// of line (inlined, it makes the member loop spill), has one entry per copy.
+trait Isa {
+    fn parse_args(lx: &mut Lexer<'_>, raw: &mut Raw, memos: &mut Memos) -> Result<(), LexError>;
+}
+
+/// The baseline copy.
+struct Baseline;
+
+impl Isa for Baseline {
+    #[inline(always)]
+    fn parse_args(lx: &mut Lexer<'_>, raw: &mut Raw, memos: &mut Memos) -> Result<(), LexError> {
+        parse_args_baseline(lx, raw, memos)
+    }
+}
+
+#[inline(never)]
+fn parse_args_baseline(
+    lx: &mut Lexer<'_>,
+    raw: &mut Raw,
+    memos: &mut Memos,
+) -> Result<(), LexError> {
+    parse_args(lx, raw, memos)
+}
+
+/// The AVX2 copy.
+#[cfg(target_arch = "x86_64")]
+struct V3;
+
+#[cfg(target_arch = "x86_64")]
+impl Isa for V3 {
+    #[inline(always)]
+    fn parse_args(lx: &mut Lexer<'_>, raw: &mut Raw, memos: &mut Memos) -> Result<(), LexError> {
+        // SAFETY: `V3` is only used inside `parse_chunk_v3`, entered after `v3_cpu` checked the
+        // features `parse_args_v3` enables (the same ones).
+        unsafe { parse_args_v3(lx, raw, memos) }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
+#[inline(never)]
+fn parse_args_v3(lx: &mut Lexer<'_>, raw: &mut Raw, memos: &mut Memos) -> Result<(), LexError> {
+    parse_args(lx, raw, memos)
+}
+
+/// The scanner's body, in the copy `I`.
+#[inline(always)]
+fn parse_chunk_in<I: Isa>(
     b: &[u8],
     start: usize,
     limit: usize,
@@ -385,7 +480,7 @@ pub fn parse_chunk(
             break ChunkEnd::NextEvent(ev_start);
         }
         raw.reset();
-        match parse_event(&mut lx, &mut raw, &mut memos) {
+        match parse_event::<I>(&mut lx, &mut raw, &mut memos) {
             Ok(()) => emit(&mut out, b, &raw, ev_start),
             Err(LexError::Eof) => break ChunkEnd::Truncated(ev_start),
             Err(LexError::Unexpected { pos, what }) => break ChunkEnd::Error { offset: pos, what },
@@ -756,7 +851,12 @@ fn event_member(raw: &mut Raw, b: &[u8], hit: MemberHit<Member>) {
     }
 }
 
-fn parse_event(lx: &mut Lexer<'_>, raw: &mut Raw, memos: &mut Memos) -> Result<(), LexError> {
+#[inline(always)]
+fn parse_event<I: Isa>(
+    lx: &mut Lexer<'_>,
+    raw: &mut Raw,
+    memos: &mut Memos,
+) -> Result<(), LexError> {
     lx.expect(b'{', "expected '{'")?;
     if lx.peek()? == b'}' {
         lx.pos += 1;
@@ -803,7 +903,7 @@ fn parse_event(lx: &mut Lexer<'_>, raw: &mut Raw, memos: &mut Memos) -> Result<(
                 let s = string_value(lx)?;
                 raw.bp_e = lx.bytes(s) == b"e";
             }
-            Member::Args => parse_args(lx, raw, memos)?,
+            Member::Args => I::parse_args(lx, raw, memos)?,
             Member::Other => lx.skip_value()?,
         }
         if let Some(known) = memos.event_values.hit.take()
@@ -929,6 +1029,8 @@ fn flow_id(lx: &mut Lexer<'_>) -> Result<u64, LexError> {
     Ok(h)
 }
 
+/// An event's `args`, in the copy of the scanner it is inlined into ([`Isa::parse_args`]).
+#[inline(always)]
 fn parse_args(lx: &mut Lexer<'_>, raw: &mut Raw, memos: &mut Memos) -> Result<(), LexError> {
     let Memos {
         args: memo,
@@ -1102,6 +1204,7 @@ fn arg_member(raw: &mut Raw, hit: MemberHit<Arg>, graph_invalid: &mut (u64, usiz
     }
 }
 
+#[inline(always)]
 fn resolve_ids<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw) -> (IdKey, IdKey) {
     let pid = match (raw.pid, raw.pid_text) {
         (IdKey::Text(_), Some(s)) => IdKey::Text(u64::from(out.strings.intern(b, s))),
@@ -1163,7 +1266,7 @@ fn implausible(dur: i64) -> &'static str {
 }
 
 /// A complete (`X`) or instant (`i`, `I`, `R`) event, with its HCCL details and device hint.
-#[inline]
+#[inline(always)]
 fn emit_span<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw, pid: IdKey, tid: IdKey) -> Skip {
     let Some(ts) = raw.ts else {
         return Err(if raw.ts_bad {

@@ -77,7 +77,7 @@ impl<'a> Lexer<'a> {
     pub fn with_mode(b: &'a [u8], pos: usize, mode: ScanMode) -> Self {
         let index = match mode {
             ScanMode::Indexed => Some(StructuralIndex::new(Kernel::best())),
-            ScanMode::Scalar => None,
+            ScanMode::Scalar | ScanMode::ScalarBaseline => None,
         };
         Lexer { b, pos, index }
     }

@@ -32,17 +32,22 @@ pub enum ScanMode {
     /// With the structural index, built by the fastest kernel this CPU has.
     Indexed,
     /// Byte by byte (SWAR and memchr), no index: the default (the faster one on real traces),
-    /// and the reference the indexed path must equal.
+    /// and the reference the indexed path must equal. Runs the scanner's copy compiled for
+    /// AVX2 and BMI where the CPU has them ([`super::chunk::parse_chunk`]).
     Scalar,
+    /// [`ScanMode::Scalar`] in the copy compiled for the baseline instructions (x86-64's SSE2)
+    /// whatever the CPU has: the reference the AVX2 copy must equal.
+    ScalarBaseline,
 }
 
 impl ScanMode {
-    /// `PROFSCOPE_JSON_SCAN=indexed` selects the indexed scanner; anything else (or nothing)
-    /// the scalar one. Read once per process.
+    /// `PROFSCOPE_JSON_SCAN=indexed` selects the indexed scanner, `baseline` the scalar one's
+    /// baseline copy; anything else (or nothing) the scalar one. Read once per process.
     pub fn from_env() -> ScanMode {
         static MODE: std::sync::OnceLock<ScanMode> = std::sync::OnceLock::new();
         *MODE.get_or_init(|| match std::env::var("PROFSCOPE_JSON_SCAN").as_deref() {
             Ok("indexed") => ScanMode::Indexed,
+            Ok("baseline") => ScanMode::ScalarBaseline,
             _ => ScanMode::Scalar,
         })
     }
