@@ -12,16 +12,21 @@ use crate::model::hash::FxHashMap;
 type Columns = Vec<(u32, u32)>;
 
 /// Rows of `by` (name → the positions of its durations), top `top_n` by time, the rest summed:
-/// (rows, other). One buffer is reused across groups: no group's durations are copied twice.
+/// (rows, other).
 fn ranked(
     by: FxHashMap<&str, Columns>,
     seqs: &[Sequence],
     denom: i64,
     top_n: usize,
 ) -> (Vec<DurStats>, Vec<DurStats>) {
+    top(stats_of(by, seqs, denom), top_n)
+}
+
+/// The statistics of each group of `by`, unordered. One buffer is reused across groups: no
+/// group's durations are copied twice.
+fn stats_of(by: FxHashMap<&str, Columns>, seqs: &[Sequence], denom: i64) -> Vec<DurStats> {
     let mut buf: Vec<i64> = Vec::new();
-    let mut rows: Vec<DurStats> = by
-        .into_iter()
+    by.into_iter()
         .map(|(n, cols)| {
             buf.clear();
             for &(q, k) in &cols {
@@ -29,7 +34,11 @@ fn ranked(
             }
             dur_stats_of(n.to_string(), &mut buf, denom)
         })
-        .collect();
+        .collect()
+}
+
+/// `rows` by time (then name), split after the first `top_n`.
+fn top(mut rows: Vec<DurStats>, top_n: usize) -> (Vec<DurStats>, Vec<DurStats>) {
     rows.sort_by(|a, b| b.sum_ns.cmp(&a.sum_ns).then_with(|| a.name.cmp(&b.name)));
     let rest = rows.split_off(top_n.min(rows.len()));
     (rows, rest)
@@ -141,21 +150,44 @@ pub fn ops_in_graphs(
         graphs.push(sequence_row(q, m, spans));
     }
     let denom = total_ns;
-    // The per-op and per-family statistics each read every duration: two tasks, so the other
-    // core takes one when the analysis runs last.
-    let ((rows, rest), (families, (modules, frames))) = rayon::join(
-        || ranked(by_op, seqs, denom, top_n),
+    // Families by kernel name. A family of one name whose durations sit exactly where an op row's
+    // do (every unmatched event's row is its kernel name) has that row's statistics: it takes
+    // them instead of reading every duration again.
+    let mut fam: FxHashMap<&str, (Option<u32>, Columns)> = FxHashMap::default();
+    for (id, cols) in by_name {
+        let f = fam.entry(family_of(s.get(id))).or_default();
+        f.0 = if f.1.is_empty() { Some(id) } else { None };
+        f.1.extend(cols);
+    }
+    let (same, fam): (FxHashMap<_, _>, FxHashMap<_, _>) =
+        fam.into_iter().partition(|(_, (id, cols))| {
+            id.is_some_and(|id| by_op.get(s.get(id)).is_some_and(|c| c == cols))
+        });
+    let same: FxHashMap<&str, &str> = same
+        .into_iter()
+        .map(|(family, (id, _))| (s.get(id.expect("one name")), family))
+        .collect();
+    let fam: FxHashMap<&str, Columns> = fam.into_iter().map(|(k, (_, c))| (k, c)).collect();
+    // The per-op and per-family statistics each read durations: two tasks, so the other core
+    // takes one when the analysis runs last.
+    let (ops, (mut families, (modules, frames))) = rayon::join(
+        || stats_of(by_op, seqs, denom),
         || {
-            let mut fam: FxHashMap<&str, Columns> = FxHashMap::default();
-            for (id, cols) in by_name {
-                fam.entry(family_of(s.get(id))).or_default().extend(cols);
-            }
-            let families = ranked(fam, seqs, denom, top_n).0;
+            let families = stats_of(fam, seqs, denom);
             let modules = ranked(modules, seqs, denom, top_n).0;
             let frames = ranked(frames, seqs, denom, top_n).0;
             (families, (modules, frames))
         },
     );
+    families.extend(ops.iter().filter_map(|r| {
+        let family = same.get(r.name.as_str())?;
+        Some(DurStats {
+            name: family.to_string(),
+            ..r.clone()
+        })
+    }));
+    let families = top(families, top_n).0;
+    let (rows, rest) = top(ops, top_n);
     let source = per_source
         .into_iter()
         .max_by_key(|x| (x.1, x.0 as u8))
@@ -217,6 +249,91 @@ fn sequence_row(q: &Sequence, m: &SeqMatch, ops: Vec<OpSpan>) -> GraphSequence {
 mod tests {
     use super::*;
     use crate::analysis::graph_mode::extract::Token;
+
+    /// The family and op rows equal statistics taken directly of every duration of each group
+    /// (grouped here position by position from the kernel names and labels), whether a family
+    /// takes an op row's statistics (`EVENT_WAIT`: one kernel name, every event of it unmatched)
+    /// or reads its durations (`MatMulV2` with `MatMulV3`: two names; `AddRmsNorm`: one name,
+    /// some of its events matched to an op). Generated sequences.
+    #[test]
+    fn families_and_rows_equal_direct_statistics() {
+        let names = [
+            "MatMulV2",
+            "MatMulV3",
+            "AddRmsNorm",
+            "EVENT_WAIT",
+            "aten::mm",
+        ];
+        let s = Strings::from_list(names.iter().map(|n| n.to_string()).collect());
+        let seq = |kernels: &[u32], replays: u32, seed: i64| Sequence {
+            tokens: kernels
+                .iter()
+                .map(|&name| Token { kind: 1, name })
+                .collect(),
+            replays,
+            durs: (0..(replays as i64 * kernels.len() as i64))
+                .map(|i| (i * 37 + seed) % 101 + 1)
+                .collect(),
+            ..Sequence::default()
+        };
+        let seqs = [seq(&[0, 2, 1, 3], 3, 5), seq(&[2, 3], 2, 11)];
+        let op = Label {
+            op: 4,
+            ..Label::NONE
+        };
+        let matches = [
+            SeqMatch::default(),
+            SeqMatch {
+                source: Source::Capture,
+                labels: vec![Some(op), None],
+                matched: 1,
+                ..SeqMatch::default()
+            },
+        ];
+        // Each position's group: (op row, family), and its durations.
+        let mut by_op: std::collections::BTreeMap<String, Vec<i64>> = Default::default();
+        let mut by_family: std::collections::BTreeMap<String, Vec<i64>> = Default::default();
+        let mut total = 0i64;
+        for (q, m) in seqs.iter().zip(&matches) {
+            let n = q.tokens.len();
+            for k in 0..n {
+                let kernel = names[q.tokens[k].name as usize];
+                let row = match m.labels.get(k).copied().flatten() {
+                    Some(l) => names[l.op as usize],
+                    None => kernel,
+                };
+                let durs: Vec<i64> = (k..q.durs.len()).step_by(n).map(|i| q.durs[i]).collect();
+                total += durs.iter().sum::<i64>();
+                by_op.entry(row.into()).or_default().extend(&durs);
+                by_family
+                    .entry(family_of(kernel).into())
+                    .or_default()
+                    .extend(&durs);
+            }
+        }
+        // The setup covers both ways: a family of two names, and families of one unmatched name.
+        assert_eq!(family_of("MatMulV2"), family_of("MatMulV3"));
+        assert_ne!(family_of("AddRmsNorm"), family_of("MatMulV2"));
+        let direct = |groups: &std::collections::BTreeMap<String, Vec<i64>>, top_n: usize| {
+            let mut v: Vec<DurStats> = groups
+                .iter()
+                .map(|(name, d)| crate::analysis::stats::dur_stats(name.clone(), d.clone(), total))
+                .collect();
+            v.sort_by(|a, b| b.sum_ns.cmp(&a.sum_ns).then_with(|| a.name.cmp(&b.name)));
+            v.truncate(top_n);
+            format!("{v:?}")
+        };
+        for top_n in [1, 2, 10] {
+            let o = ops_in_graphs(&seqs, &matches, &s, top_n);
+            assert_eq!(
+                format!("{:?}", o.families),
+                direct(&by_family, top_n),
+                "{top_n}"
+            );
+            assert_eq!(format!("{:?}", o.rows), direct(&by_op, top_n), "{top_n}");
+            assert_eq!(o.families.len(), by_family.len().min(top_n));
+        }
+    }
 
     /// The sums read replay by replay equal each column summed down its stride, including a
     /// last replay cut short (generated durations; the columns summed independently here).
