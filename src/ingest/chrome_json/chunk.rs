@@ -387,19 +387,10 @@ trait Isa {
 struct Baseline;
 
 impl Isa for Baseline {
-    #[inline(always)]
+    #[inline(never)]
     fn parse_args(lx: &mut Lexer<'_>, raw: &mut Raw, memos: &mut Memos) -> Result<(), LexError> {
-        parse_args_baseline(lx, raw, memos)
+        parse_args(lx, raw, memos)
     }
-}
-
-#[inline(never)]
-fn parse_args_baseline(
-    lx: &mut Lexer<'_>,
-    raw: &mut Raw,
-    memos: &mut Memos,
-) -> Result<(), LexError> {
-    parse_args(lx, raw, memos)
 }
 
 /// The AVX2 copy.
