@@ -27,7 +27,7 @@ use super::collective_match::{DeviceOps, Group, Matched, match_ops};
 use super::devices::{AsyncCopy, Device, DeviceRef, iv};
 use super::gallop::Gallop;
 use super::grouping::counting_sort;
-use super::intervals::{self, Iv};
+use super::intervals;
 use super::phases::{DECODE_SCOPE, Launches, PREFILL_SCOPE};
 use super::stats::pct;
 use crate::model::{Category, EventKind, FileId, Tables};
@@ -293,8 +293,13 @@ fn one(
     });
     let (comm_first, comm_order) = by_step(&d.comm_ops, n, &mut step_of);
     let mut steps = Vec::new();
+    // One set of buffers for every step (a device can have tens of thousands of steps).
+    let (mut compute, mut copies, mut comm, mut busy) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (k, (_, label, key, host_ns)) in w.starts.iter().enumerate() {
-        let (mut compute, mut copies, mut kernels) = (Vec::new(), Vec::new(), 0u64);
+        compute.clear();
+        copies.clear();
+        let mut kernels = 0u64;
         for &i in &dev_order[dev_first[k]..dev_first[k + 1]] {
             if is_compute(i as usize) {
                 compute.push(iv(t, i));
@@ -304,28 +309,29 @@ fn one(
                 copies.push(iv(t, i));
             }
         }
-        let comm: Vec<Iv> = comm_order[comm_first[k]..comm_first[k + 1]]
-            .iter()
-            .map(|&i| iv(t, i))
-            .collect();
-        let c = intervals::union(compute);
-        let m = intervals::union(comm);
-        let computing = intervals::total(&c);
-        let communication = intervals::total(&m);
-        let overlapped = intervals::intersect_total(&c, &m);
-        let busy = intervals::union_of(&c, &m);
+        comm.clear();
+        comm.extend(
+            comm_order[comm_first[k]..comm_first[k + 1]]
+                .iter()
+                .map(|&i| iv(t, i)),
+        );
+        intervals::union_in_place(&mut compute);
+        intervals::union_in_place(&mut comm);
+        let (c, m) = (&compute, &comm);
+        let computing = intervals::total(c);
+        let communication = intervals::total(m);
+        let overlapped = intervals::intersect_total(c, m);
+        busy.clear();
+        busy.extend(intervals::merged(c, m));
         let (Some(first), Some(last)) = (busy.first(), busy.last()) else {
             continue;
         };
         let (start, end) = (first.0, last.1);
-        let (bubbles, bubble_ns) = intervals::gaps(&busy, (start, end))
-            .iter()
-            .map(|g| g.1 - g.0)
+        let (bubbles, bubble_ns) = intervals::inner_gaps(&busy)
             .filter(|&g| g >= min_gap_ns)
             .fold((0u64, 0i64), |(n, s), g| (n + 1, s + g));
-        let cp = copies;
-        let async_copy: i64 = cp.iter().map(|x| x.1 - x.0).sum();
-        let cp = intervals::union(cp);
+        let async_copy: i64 = copies.iter().map(|x| x.1 - x.0).sum();
+        intervals::union_in_place(&mut copies);
         steps.push(StepRow {
             label: label.clone(),
             key: *key,
@@ -337,7 +343,7 @@ fn one(
             communication_not_overlapped_ns: communication - overlapped,
             free_ns: (end - start) - intervals::total(&busy),
             async_copy_ns: async_copy,
-            async_copy_not_overlapped_ns: intervals::uncovered_total(&cp, &busy),
+            async_copy_not_overlapped_ns: intervals::uncovered_total(&copies, &busy),
             compute_kernels: kernels,
             bubbles,
             bubble_ns,

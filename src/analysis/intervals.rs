@@ -9,6 +9,13 @@ pub type Iv = (i64, i64);
 /// capacity is its length: unions of device kernels are kept for the whole run (one per device),
 /// and a merged union is often a fraction of its input.
 pub fn union(mut v: Vec<Iv>) -> Vec<Iv> {
+    union_in_place(&mut v);
+    v.shrink_to_fit();
+    v
+}
+
+/// [`union`] in `v`'s own buffer, its capacity kept (a buffer reused group after group).
+pub fn union_in_place(v: &mut Vec<Iv>) {
     v.retain(|&(a, b)| b > a);
     v.sort_unstable();
     let mut w = 0;
@@ -22,8 +29,12 @@ pub fn union(mut v: Vec<Iv>) -> Vec<Iv> {
         }
     }
     v.truncate(w);
-    v.shrink_to_fit();
-    v
+}
+
+/// The lengths of the gaps between consecutive intervals of the union `u`, in order: the
+/// lengths of `gaps(u, (first start, last end))`, without storing them.
+pub fn inner_gaps(u: &[Iv]) -> impl Iterator<Item = i64> + '_ {
+    u.windows(2).map(|w| w[1].0 - w[0].1)
 }
 
 /// The union of two unions, by one merge pass (no sort); capacity fitted to the result.
@@ -286,6 +297,23 @@ mod tests {
             );
             assert_eq!(union_total_by_start(sorted.iter().copied()), total(&a));
             assert_eq!(union_total_by_start(ra.iter().copied()), total(&a));
+            // A reused buffer (holding the last group's union) gives the same union.
+            let mut reused = b.clone();
+            reused.clear();
+            reused.extend(&ra);
+            union_in_place(&mut reused);
+            assert_eq!(reused, a, "in place");
+            if let (Some(f), Some(l)) = (ab.first(), ab.last()) {
+                // The gaps between the union's intervals: the bitmap's idle runs inside its span.
+                let idle: Vec<i64> = either[f.0 as usize..l.1 as usize]
+                    .split(|&busy| busy)
+                    .filter(|run| !run.is_empty())
+                    .map(|run| run.len() as i64)
+                    .collect();
+                assert_eq!(inner_gaps(&ab).collect::<Vec<_>>(), idle);
+                let g: Vec<i64> = gaps(&ab, (f.0, l.1)).iter().map(|g| g.1 - g.0).collect();
+                assert_eq!(inner_gaps(&ab).collect::<Vec<_>>(), g);
+            }
             let min_gap = rnd(6);
             let mut run = RunningUnion::new(min_gap);
             sorted.iter().for_each(|&x| run.add(x));
