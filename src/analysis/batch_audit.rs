@@ -17,8 +17,13 @@ fn parse_kv(rest: &str) -> Option<KvMarker> {
     let mut min = None;
     let mut max = None;
     let mut mean = None;
-    for part in format!("min={rest}").split(',') {
-        let (k, v) = part.split_once('=')?;
+    // `rest` follows `min=`: its first part is the minimum's value.
+    for (n, part) in rest.split(',').enumerate() {
+        let (k, v) = if n == 0 {
+            ("min", part)
+        } else {
+            part.split_once('=')?
+        };
         match k.trim() {
             "min" => min = v.trim().parse().ok(),
             "max" => max = v.trim().parse().ok(),
@@ -74,36 +79,33 @@ pub fn compute(t: &Tables, requested: Option<i64>) -> BatchAudit {
     let mut per_file: BTreeMap<usize, Vec<(usize, Shape)>> = BTreeMap::new();
     for &r in &replays {
         let (s, e) = (t.events.ts_ns[r], t.events.end_ns(r));
-        let inside: Vec<usize> = markers
-            .get(&t.events.thread[r].0)
-            .map(|v| {
-                let from = v.partition_point(|&i| t.events.ts_ns[i] < s);
-                v[from..]
-                    .iter()
-                    .copied()
-                    .take_while(|&i| t.events.ts_ns[i] <= e)
-                    .filter(|&i| t.events.end_ns(i) <= e)
-                    .collect()
-            })
-            .unwrap_or_default();
-        let batches: Vec<i64> = inside
-            .iter()
-            .filter_map(|&i| {
-                t.event_name(i)
-                    .strip_prefix(BATCH_PREFIX)?
-                    .trim()
-                    .parse()
-                    .ok()
-            })
-            .collect();
-        let kvs: Vec<KvMarker> = inside
-            .iter()
-            .filter_map(|&i| parse_kv(t.event_name(i).strip_prefix(KV_PREFIX)?))
-            .collect();
-        let shape = match (batches.len(), kvs.len()) {
-            (0, 0) => Shape::Bare,
-            (1, 1) => Shape::Ok(batches[0], kvs.into_iter().next().expect("one")),
-            (b, k) if b > 1 || k > 1 => Shape::Many,
+        // The markers nested in the replay, read where they are (no list per replay): how many
+        // of each kind parse, and the first of each.
+        let inside = markers.get(&t.events.thread[r].0).map_or(&[][..], |v| {
+            let from = v.partition_point(|&i| t.events.ts_ns[i] < s);
+            let n = v[from..].partition_point(|&i| t.events.ts_ns[i] <= e);
+            &v[from..from + n]
+        });
+        let (mut batches, mut batch) = (0usize, None);
+        let (mut kvs, mut kv) = (0usize, None);
+        for &i in inside.iter().filter(|&&i| t.events.end_ns(i) <= e) {
+            let name = t.event_name(i);
+            if let Some(b) = name
+                .strip_prefix(BATCH_PREFIX)
+                .and_then(|b| b.trim().parse::<i64>().ok())
+            {
+                batches += 1;
+                batch = batch.or(Some(b));
+            }
+            if let Some(k) = name.strip_prefix(KV_PREFIX).and_then(parse_kv) {
+                kvs += 1;
+                kv = kv.or(Some(k));
+            }
+        }
+        let shape = match (batches, kvs, batch, kv) {
+            (0, 0, ..) => Shape::Bare,
+            (1, 1, Some(b), Some(k)) => Shape::Ok(b, k),
+            (b, k, ..) if b > 1 || k > 1 => Shape::Many,
             _ => Shape::One,
         };
         per_file
@@ -224,4 +226,57 @@ pub fn merge(parts: Vec<BatchAudit>, requested: Option<i64>) -> BatchAudit {
         })
         .collect();
     conclude(ranks, batch)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The marker's text read as before (the whole `min=…` string rebuilt, then split), for
+    /// comparison.
+    fn parse_kv_rebuilt(rest: &str) -> Option<KvMarker> {
+        let (mut min, mut max, mut mean) = (None, None, None);
+        for part in format!("min={rest}").split(',') {
+            let (k, v) = part.split_once('=')?;
+            match k.trim() {
+                "min" => min = v.trim().parse().ok(),
+                "max" => max = v.trim().parse().ok(),
+                "mean" => mean = v.trim().parse().ok(),
+                _ => {}
+            }
+        }
+        Some(KvMarker {
+            min: min?,
+            max: max?,
+            mean: mean?,
+        })
+    }
+
+    /// `parse_kv` reads what the rebuilt string gave, on well-formed markers and on broken
+    /// ones (a part without `=`, an `=` inside the first value, blanks, extra or missing keys).
+    #[test]
+    fn parse_kv_reads_the_marker_as_the_whole_string_did() {
+        let cases = [
+            "130,max=161,mean=145.5",
+            " 130 , max = 161 , mean = 145.5 ",
+            "5=6,max=1,mean=2",
+            ",max=1,mean=2",
+            "1,max=2",
+            "1,max=2,mean=3,extra=4",
+            "1,mean=3,max=2,min=9",
+            "x,max=1,mean=1",
+            "",
+            "1,max=2,mean=3,=",
+            "1,max",
+            "1,max=2,mean=nan",
+        ];
+        let mut parsed = 0;
+        for c in cases {
+            let (a, b) = (parse_kv(c), parse_kv_rebuilt(c));
+            assert_eq!(format!("{a:?}"), format!("{b:?}"), "{c:?}");
+            parsed += a.is_some() as usize;
+        }
+        // Both outcomes occur.
+        assert!(parsed > 0 && parsed < cases.len(), "{parsed}");
+    }
 }
