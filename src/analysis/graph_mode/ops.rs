@@ -159,21 +159,25 @@ pub fn ops_in_graphs(
         f.0 = if f.1.is_empty() { Some(id) } else { None };
         f.1.extend(cols);
     }
-    let (same, fam): (FxHashMap<_, _>, FxHashMap<_, _>) =
-        fam.into_iter().partition(|(_, (id, cols))| {
-            id.is_some_and(|id| by_op.get(s.get(id)).is_some_and(|c| c == cols))
-        });
-    let same: FxHashMap<&str, &str> = same
-        .into_iter()
-        .map(|(family, (id, _))| (s.get(id.expect("one name")), family))
-        .collect();
-    let fam: FxHashMap<&str, Columns> = fam.into_iter().map(|(k, (_, c))| (k, c)).collect();
+    // `same`: op row name → its family; `own`: the families that read their durations.
+    let mut same: FxHashMap<&str, &str> = FxHashMap::default();
+    let mut own: FxHashMap<&str, Columns> = FxHashMap::default();
+    for (family, (id, cols)) in fam {
+        match id.map(|id| s.get(id)) {
+            Some(name) if by_op.get(name) == Some(&cols) => {
+                same.insert(name, family);
+            }
+            _ => {
+                own.insert(family, cols);
+            }
+        }
+    }
     // The per-op and per-family statistics each read durations: two tasks, so the other core
     // takes one when the analysis runs last.
     let (ops, (mut families, (modules, frames))) = rayon::join(
         || stats_of(by_op, seqs, denom),
         || {
-            let families = stats_of(fam, seqs, denom);
+            let families = stats_of(own, seqs, denom);
             let modules = ranked(modules, seqs, denom, top_n).0;
             let frames = ranked(frames, seqs, denom, top_n).0;
             (families, (modules, frames))
