@@ -147,6 +147,66 @@ fn overlap_rows_summed_while_parsing_equal_the_merge_sums() {
     }
 }
 
+/// Generated trace whose overlap rows are written in eight ways: the shape torch_npu and msprof
+/// write (read without the member loop, [`profscope::ingest::chrome_json::overlap_row`]), the
+/// legacy roots' unquoted two-decimal times, an escaped name, and five that the member loop must
+/// read (no blank after a colon, another member order, a quoted pid, a malformed ts, a thread
+/// that is not an overlap row). Every chunk size gives the tables the merge gives when it sums
+/// every row itself, and the sums computed here by hand: 250 rows of each way; Computing (tid 0)
+/// sums the first, third and fifth ways (1.125 + 2 + 3 µs each), Free (tid 3) the second,
+/// fourth and sixth (0.25 + 1.5 + 0.5 µs); the malformed ts is skipped; the other thread's
+/// rows stay events beside the 2,000 kernels.
+#[test]
+fn overlap_rows_written_every_way_are_summed_as_the_member_loop_sums_them() {
+    use profscope::ingest::chrome_json::ingest_slice_summing;
+    let meta = |name: &str, tid: u32, value: &str| {
+        format!(
+            r#"{{"name": "{name}", "pid": 7, "tid": {tid}, "args": {{"name": "{value}"}}, "ph": "M"}}"#
+        )
+    };
+    let mut ev = vec![
+        meta("process_name", 0, "Overlap Analysis"),
+        meta("thread_name", 0, "Computing"),
+        meta("thread_name", 3, "Free"),
+    ];
+    for i in 0..2000u64 {
+        let ts = 1_000_000 + 10 * i;
+        ev.push(format!(
+            r#"{{"name": "MatMul", "pid": 9, "tid": 2, "ts": "{ts}.000", "dur": 2.5, "args": {{"Task Type": "AI_CORE"}}, "ph": "X"}}"#
+        ));
+        ev.push(match i % 8 {
+            0 => format!(r#"{{"name": "Computing", "pid": 7, "tid": 0, "ts": "{ts}.000", "dur": 1.125, "ph": "X"}}"#),
+            1 => format!(r#"{{"name": "Free", "pid": 7, "tid": 3, "ts": {ts}.25, "dur": 0.25, "ph": "X"}}"#),
+            2 => format!(r#"{{"name": "Comp\"uting", "pid": 7, "tid": 0, "ts": "{ts}.000", "dur": 2, "ph": "X"}}"#),
+            3 => format!(r#"{{"name": "Free", "pid":7, "tid": 3, "ts": "{ts}.000", "dur": 1.5, "ph": "X"}}"#),
+            4 => format!(r#"{{"ph": "X", "name": "Computing", "pid": 7, "tid": 0, "ts": "{ts}.000", "dur": 3.000}}"#),
+            5 => format!(r#"{{"name": "Free", "pid": "7", "tid": 3, "ts": "{ts}.000", "dur": 0.5, "ph": "X"}}"#),
+            6 => r#"{"name": "Computing", "pid": 7, "tid": 0, "ts": "abc", "dur": 1.000, "ph": "X"}"#.to_string(),
+            _ => format!(r#"{{"name": "Other", "pid": 7, "tid": 5, "ts": "{ts}.000", "dur": 4.000, "ph": "X"}}"#),
+        });
+    }
+    let text = format!("[{}]", ev.join(", "));
+    let b = text.as_bytes();
+    let computing = 250 * (1_125 + 2_000 + 3_000);
+    let free = 250 * (250 + 1_500 + 500);
+    for chunk in [usize::MAX / 2, 200, 1000, 4096, 30_000] {
+        let (merged, _) = ingest_slice_summing("shapes.json", b, chunk, false).unwrap();
+        let (t, early) = ingest_slice_summing("shapes.json", b, chunk, true).unwrap();
+        assert_eq!(summed(&t), summed(&merged), "{chunk}-byte chunks");
+        let sums: Vec<(u8, u64, i64)> = (0..t.vendor_overlap.len())
+            .map(|r| {
+                let v = &t.vendor_overlap;
+                (v.kind[r], v.rows[r], v.dur_ns[r])
+            })
+            .collect();
+        assert_eq!(sums, vec![(0, 750, computing), (3, 750, free)], "{chunk}");
+        assert_eq!(t.events.len(), 2_250, "{chunk}");
+        if chunk == 1000 {
+            assert!(early > 1_000, "{chunk}: {early} of 1,500");
+        }
+    }
+}
+
 /// Generated trace whose overlap threads are renamed mid-file (a kind changes, the process stops
 /// and starts again being `Overlap Analysis`), with overlap events that carry a device hint (not
 /// plain: emitted, then summed by the merge): chunks parsed under names that changed before

@@ -9,6 +9,7 @@ use super::lexer::{LexError, Lexer, RawStr};
 use super::local::{IdKey, LocalStrings, LocalThreads, PackedKey, StringArena};
 use super::member_memo::{Hit as MemberHit, MemberMemo, Read};
 use super::number::{parse_f64, parse_i64, three_decimals, us_to_ns};
+use super::overlap_row;
 use super::overlap_sums::{ChunkOverlap, KnownOverlap};
 use super::structural::ScanMode;
 use super::value_memo::{Known, Lookup, Reader, ValueMemo};
@@ -447,6 +448,8 @@ fn parse_chunk_in<I: Isa>(
         op_inputs: read.op_inputs,
         ..Memos::default()
     };
+    // The vendor overlap rows of the threads this chunk sums, read by their shape first.
+    let rows_by_shape = !lx.indexed() && out.overlap.sums_any();
     let end = loop {
         let c = match lx.peek() {
             Ok(c) => c,
@@ -469,6 +472,18 @@ fn parse_chunk_in<I: Isa>(
         let ev_start = lx.pos;
         if ev_start >= limit {
             break ChunkEnd::NextEvent(ev_start);
+        }
+        if rows_by_shape {
+            let overlap = &out.overlap;
+            if let Some(row) = overlap_row::read(
+                &mut lx,
+                |p| overlap.listed_process(IdKey::Num(p)),
+                time_value,
+            ) && sum_row(&mut out, row)
+            {
+                continue;
+            }
+            lx.pos = ev_start;
         }
         raw.reset();
         match parse_event::<I>(&mut lx, &mut raw, &mut memos) {
@@ -550,7 +565,7 @@ fn graph_value(lx: &mut Lexer<'_>) -> Result<i64, LexError> {
 /// A `ts` or `dur` value as ns: the shape nearly every one has (three decimals, quoted or not:
 /// [`three_decimals`]) read here, in the caller, anything else by [`time_value_other`].
 #[inline(always)]
-fn time_value(lx: &mut Lexer<'_>) -> Result<Option<i64>, LexError> {
+pub(super) fn time_value(lx: &mut Lexer<'_>) -> Result<Option<i64>, LexError> {
     if !lx.indexed() {
         let found = if lx.b.get(lx.pos) == Some(&b'"') {
             three_decimals::<true>(lx.b, lx.pos + 1).map(|(ns, end)| (ns, end + 1))
@@ -1256,6 +1271,31 @@ fn implausible(dur: i64) -> &'static str {
     }
 }
 
+/// Whether `ts` is within ±MAX_TS_NS of the epoch and `dur` from 0 to a week, in one test (every
+/// event passes here; a negative dur is a huge u64).
+#[inline(always)]
+fn plausible(ts: i64, dur: i64) -> bool {
+    !((ts.wrapping_add(MAX_TS_NS) as u64 > 2 * MAX_TS_NS as u64)
+        | (dur as u64 > MAX_SPAN_NS as u64))
+}
+
+/// A vendor overlap row read by its shape, summed as [`emit`] would sum it: false (nothing
+/// counted) when the member loop must read it (its times out of bounds, or its thread not summed
+/// here).
+#[inline(always)]
+fn sum_row(out: &mut ChunkOut<'_>, row: overlap_row::Row) -> bool {
+    if !plausible(row.ts, row.dur) {
+        return false;
+    }
+    let (pid, tid) = (IdKey::Num(row.pid), IdKey::Num(row.tid));
+    let thread = out.threads.get(pid, tid);
+    if !out.overlap.try_sum(thread, pid, tid, row.dur) {
+        return false;
+    }
+    out.phase_counts[usize::from(b'X')] += 1;
+    true
+}
+
 /// A complete (`X`) or instant (`i`, `I`, `R`) event, with its HCCL details and device hint.
 #[inline(always)]
 fn emit_span<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw, pid: IdKey, tid: IdKey) -> Skip {
@@ -1274,11 +1314,7 @@ fn emit_span<'a>(out: &mut ChunkOut<'a>, b: &'a [u8], raw: &Raw, pid: IdKey, tid
     } else {
         (0, EventKind::Instant)
     };
-    // Both bounds in one test (every event passes here): a ts within ±MAX_TS_NS of the epoch,
-    // a dur of 0 to a week (a negative one is a huge u64).
-    if (ts.wrapping_add(MAX_TS_NS) as u64 > 2 * MAX_TS_NS as u64)
-        | (dur as u64 > MAX_SPAN_NS as u64)
-    {
+    if !plausible(ts, dur) {
         return Err(implausible(dur));
     }
     let thread = out.threads.get(pid, tid);

@@ -20,6 +20,7 @@ pub mod local;
 pub mod member_memo;
 pub mod merge;
 pub mod number;
+pub mod overlap_row;
 pub mod overlap_sums;
 pub mod split;
 pub mod stream;

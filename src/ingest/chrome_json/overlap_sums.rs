@@ -52,6 +52,12 @@ impl ChunkOverlap {
         self.known.generation
     }
 
+    /// Whether this chunk was given any thread to sum.
+    #[inline]
+    pub fn sums_any(&self) -> bool {
+        !self.known.threads.is_empty()
+    }
+
     /// Whether metadata of process `pid` could rename a thread this chunk may have summed (a
     /// process on its list).
     pub fn listed_process(&self, pid: IdKey) -> bool {
