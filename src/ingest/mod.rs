@@ -14,6 +14,7 @@ pub mod evidence;
 pub mod footprint;
 pub mod mapping;
 pub mod msprof_csv;
+mod nearly_sorted;
 pub mod once;
 mod postpass;
 pub mod profiler_metadata;

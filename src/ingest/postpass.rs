@@ -359,7 +359,7 @@ pub(super) fn overlap_diagnostics(t: &Tables) -> Diagnostics {
                 // Stable: events with equal keys keep their file order, as in the pass above.
                 // (Keys copied beside the indices sort no faster here and cost 6x the memory
                 // beside the analyses: kineto5x's peak RSS rose from 0.22x to 0.255x the file.)
-                idx.sort_by_key(|&i| key(i as usize));
+                super::nearly_sorted::sort_by_key(&mut idx, |i| key(i as usize));
                 *w = NestingWalk::new(w.device);
                 for &i in &idx {
                     w.step(e, i as usize);
