@@ -15,6 +15,17 @@ find "$S"/ascend-pt/text/level0 "$S"/torch-traces "$S"/torch-cpu "$S"/ascend-tim
   -name '*.json' -size -40M | head -40 | while read -r f; do
   head -c 8192 "$f" > "$C/chrome_json/$(echo "$f" | md5sum | cut -c1-12)"
 done
+# Chrome JSON: the real level1 trace's Overlap Analysis metadata and first 40 rows, as one array
+# (the rows a chunk sums while parsing once the metadata is merged).
+python3 - "$S"/ascend-pt/text/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json "$C/chrome_json/overlap_rows" <<'PY'
+import json, re, sys
+text = open(sys.argv[1]).read()
+pid = re.search(r'"pid": (\d+), "tid": 0, "args": \{"name": "Overlap Analysis"\}', text).group(1)
+events = re.findall(r'\{[^{}]*"pid": %s,[^{}]*(?:\{[^{}]*\}[^{}]*)?\}' % pid, text)
+meta = [e for e in events if '"ph": "M"' in e]
+rows = [e for e in events if '"ph": "X"' in e][:40]
+open(sys.argv[2], "w").write("[" + ", ".join(meta + rows) + "]")
+PY
 # CSVs: 4 KiB prefixes of real kernel_details / op_summary files.
 find "$S" -name 'kernel_details*.csv' -o -name 'op_summary*.csv' | head -20 | while read -r f; do
   head -c 4096 "$f" > "$C/kernel_csv/$(echo "$f" | md5sum | cut -c1-12)"
