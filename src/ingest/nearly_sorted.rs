@@ -39,10 +39,9 @@ pub fn sort_by_key<K: Ord + Copy>(idx: &mut [u32], key: impl Fn(u32) -> K) {
     // run's last key read once. Of two equal keys the kept one is the earlier in the file (a
     // kept index after a set-aside one has a key at least the running maximum the set-aside one
     // was below), so a tie takes the set-aside one first from the end.
-    let head = |i: u32| key(i);
     let (mut a, mut b, mut w) = (kept, below.len(), idx.len());
-    let mut x = (a > 0).then(|| head(idx[a - 1]));
-    let Some(mut y) = below.last().map(|&i| head(i)) else {
+    let mut x = (a > 0).then(|| key(idx[a - 1]));
+    let Some(mut y) = below.last().map(|&i| key(i)) else {
         return;
     };
     loop {
@@ -50,13 +49,13 @@ pub fn sort_by_key<K: Ord + Copy>(idx: &mut [u32], key: impl Fn(u32) -> K) {
         if x.is_some_and(|x| x > y) {
             idx[w] = idx[a - 1];
             a -= 1;
-            x = (a > 0).then(|| head(idx[a - 1]));
+            x = (a > 0).then(|| key(idx[a - 1]));
         } else {
             idx[w] = below[b - 1];
             b -= 1;
             match b {
                 0 => return,
-                _ => y = head(below[b - 1]),
+                _ => y = key(below[b - 1]),
             }
         }
     }
